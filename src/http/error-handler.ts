@@ -1,0 +1,77 @@
+import type { FastifyError, FastifyInstance } from "fastify";
+import { STATUS_OF, SlipwayError, type FieldProblem } from "./errors.ts";
+
+/**
+ * How 422s are written. The agent server answers `{"detail": "<field>: <why>"}` (its
+ * ErrorResponse); the control plane answers FastAPI's HTTPValidationError list.
+ */
+export type ValidationStyle = "message" | "fastapi";
+
+export function installErrorHandler(app: FastifyInstance, style: ValidationStyle): void {
+  app.setErrorHandler((error: FastifyError | SlipwayError, request, reply) => {
+    if (error instanceof SlipwayError) {
+      const status = STATUS_OF[error.code];
+      reply.headers(error.headers);
+      if (status >= 500) request.log.warn({ err: error }, "service refused");
+      return reply.status(status).send(body(status, error.message, error.problems, style));
+    }
+    if (error.validation) {
+      const problems = error.validation.map((v) => problemFromAjv(v, error.validationContext ?? "body"));
+      const message = problems.map((p) => `${p.loc.slice(1).join(".") || p.loc[0]}: ${p.msg}`).join("; ");
+      return reply.status(422).send(body(422, message, problems, style));
+    }
+    const status = error.statusCode ?? 500;
+    if (error.code === "FST_ERR_CTP_INVALID_JSON_LENGTH" || error.code === "FST_ERR_CTP_EMPTY_JSON_BODY" || isJsonSyntax(error)) {
+      const problem: FieldProblem = { loc: ["body"], msg: `invalid JSON: ${error.message}`, type: "json_invalid" };
+      return reply.status(422).send(body(422, problem.msg, [problem], style));
+    }
+    if (status >= 400 && status < 500) {
+      return reply.status(status).send({ detail: error.message });
+    }
+    request.log.error({ err: error }, "unhandled error");
+    return reply.status(500).send({ detail: "Internal server error" });
+  });
+
+  app.setNotFoundHandler((request, reply) => {
+    reply.status(404).send({ detail: `Not Found: ${request.method} ${request.url.split("?")[0]}` });
+  });
+}
+
+function body(status: number, message: string, problems: FieldProblem[], style: ValidationStyle) {
+  if (status === 422 && style === "fastapi") {
+    return { detail: problems.length ? problems : [{ loc: ["body"], msg: message, type: "value_error" }] };
+  }
+  return { detail: message };
+}
+
+function isJsonSyntax(error: FastifyError): boolean {
+  return error.statusCode === 400 && (error.name === "SyntaxError" || error.code === "FST_ERR_CTP_INVALID_CONTENT_LENGTH" || /JSON/i.test(error.message));
+}
+
+interface AjvIssue {
+  instancePath?: string;
+  keyword?: string;
+  message?: string;
+  params?: Record<string, unknown>;
+}
+
+function problemFromAjv(issue: AjvIssue, context: string): FieldProblem {
+  const loc: (string | number)[] = [context];
+  for (const part of (issue.instancePath ?? "").split("/").slice(1)) {
+    const key = part.replaceAll("~1", "/").replaceAll("~0", "~");
+    loc.push(/^\d+$/.test(key) ? Number(key) : key);
+  }
+  const params = issue.params ?? {};
+  if (issue.keyword === "required" && typeof params.missingProperty === "string") {
+    loc.push(params.missingProperty);
+    return { loc, msg: "Field required", type: "missing" };
+  }
+  if (issue.keyword === "additionalProperties" && typeof params.additionalProperty === "string") {
+    loc.push(params.additionalProperty);
+    return { loc, msg: "Extra inputs are not permitted", type: "extra_forbidden" };
+  }
+  if (issue.keyword === "enum" && Array.isArray(params.allowedValues)) {
+    return { loc, msg: `Input should be ${params.allowedValues.map((v) => `'${v}'`).join(", ")}`, type: "enum" };
+  }
+  return { loc, msg: issue.message ?? "invalid value", type: issue.keyword ?? "value_error" };
+}

@@ -1,0 +1,53 @@
+import Fastify, { type FastifyInstance } from "fastify";
+import swagger from "@fastify/swagger";
+import swaggerUi from "@fastify/swagger-ui";
+import { installErrorHandler, type ValidationStyle } from "./error-handler.ts";
+
+export interface HttpServerOptions {
+  title: string;
+  version: string;
+  validationStyle: ValidationStyle;
+  /** Largest accepted request body in bytes; larger ones get 413. */
+  bodyLimit?: number;
+  logLevel?: string;
+  /** Path prefixes the OpenAPI document should leave out (e.g. the /api-host mirror). */
+  hiddenPrefixes?: string[];
+}
+
+/**
+ * One Fastify instance with the house rules: JSON errors in one shape, unknown
+ * fields refused rather than dropped, OpenAPI generated from the route schemas
+ * and served at /openapi.json, a docs page at /docs.
+ */
+export async function createHttpServer(options: HttpServerOptions): Promise<FastifyInstance> {
+  const app = Fastify({
+    logger: { level: options.logLevel ?? process.env.SLIPWAY_LOG_LEVEL ?? "warn" },
+    bodyLimit: options.bodyLimit ?? 10 * 1024 * 1024,
+    disableRequestLogging: true,
+    ajv: {
+      customOptions: {
+        // Fail closed: an unknown field is a 422, never silently removed.
+        removeAdditional: false,
+        coerceTypes: "array",
+        useDefaults: true,
+        allErrors: false,
+      },
+    },
+  });
+  installErrorHandler(app, options.validationStyle);
+
+  await app.register(swagger, {
+    openapi: {
+      openapi: "3.1.0",
+      info: { title: options.title, version: options.version },
+    },
+    hideUntagged: false,
+    transform: ({ schema, url }) => {
+      const hidden = options.hiddenPrefixes?.some((prefix) => url.startsWith(prefix));
+      return { schema: hidden ? { ...schema, hide: true } : schema, url };
+    },
+  });
+  await app.register(swaggerUi, { routePrefix: "/docs", staticCSP: false });
+  app.get("/openapi.json", { schema: { hide: true } }, async () => app.swagger());
+  return app;
+}

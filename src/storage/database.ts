@@ -1,0 +1,42 @@
+/**
+ * The one database handle every component talks to. Two implementations share
+ * the PostgreSQL dialect: embedded PGlite (in-process, WASM) and a PostgreSQL
+ * server through `pg`. Repositories only see this interface.
+ */
+export interface Queryable {
+  /** Runs one statement with positional `$n` parameters and returns its rows. */
+  query<Row = Record<string, unknown>>(sql: string, params?: readonly unknown[]): Promise<Row[]>;
+}
+
+export interface Database extends Queryable {
+  readonly kind: "pglite" | "postgres";
+  /** The schema every unqualified table name resolves to. */
+  readonly schema: string;
+  /** Runs `work` inside BEGIN/COMMIT; any throw rolls back. */
+  transaction<T>(work: (tx: Queryable) => Promise<T>): Promise<T>;
+  /** Subscribes to NOTIFY on `channel`; resolves to an unsubscribe function. */
+  listen(channel: string, onPayload: (payload: string) => void): Promise<() => Promise<void>>;
+  notify(channel: string, payload: string): Promise<void>;
+  close(): Promise<void>;
+}
+
+export interface DatabaseOptions {
+  /** postgres://... for a server; otherwise the embedded store in `dataDir`. */
+  databaseUrl?: string;
+  /** Directory for embedded PGlite; `memory://` keeps it in memory (tests). */
+  dataDir?: string;
+  /** Schema name for this component's tables. */
+  schema: string;
+  /** Maximum pool size for a PostgreSQL server. */
+  poolSize?: number;
+}
+
+const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
+
+/** Schema names are interpolated into SQL, so they are checked strictly. */
+export function assertSchemaName(schema: string): string {
+  if (!SCHEMA_NAME.test(schema)) {
+    throw new Error(`invalid schema name ${JSON.stringify(schema)}: use lowercase letters, digits and _`);
+  }
+  return schema;
+}

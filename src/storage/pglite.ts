@@ -1,0 +1,39 @@
+import { mkdirSync } from "node:fs";
+import { PGlite } from "@electric-sql/pglite";
+import { assertSchemaName, type Database, type Queryable } from "./database.ts";
+
+/**
+ * Embedded PostgreSQL. PGlite runs one connection and serialises statements
+ * itself, so a transaction here is naturally exclusive.
+ */
+export async function openPglite(dataDir: string, schema: string): Promise<Database> {
+  assertSchemaName(schema);
+  const inMemory = dataDir === "memory://" || dataDir === "";
+  if (!inMemory) mkdirSync(dataDir, { recursive: true });
+  const pg = inMemory ? new PGlite() : new PGlite(dataDir);
+  await pg.waitReady;
+  await pg.exec(`CREATE SCHEMA IF NOT EXISTS ${schema}; SET search_path TO ${schema}, public;`);
+
+  const run = async <Row>(target: Pick<PGlite, "query">, sql: string, params?: readonly unknown[]) => {
+    const result = await target.query<Row>(sql, params as unknown[] | undefined);
+    return result.rows;
+  };
+
+  return {
+    kind: "pglite",
+    schema,
+    query: (sql, params) => run(pg, sql, params),
+    transaction: <T>(work: (tx: Queryable) => Promise<T>) =>
+      pg.transaction(async (tx) => work({ query: (sql, params) => run(tx, sql, params) })),
+    async listen(channel, onPayload) {
+      const unsubscribe = await pg.listen(channel, onPayload);
+      return async () => unsubscribe();
+    },
+    async notify(channel, payload) {
+      await pg.query("SELECT pg_notify($1, $2)", [channel, payload]);
+    },
+    async close() {
+      if (!pg.closed) await pg.close();
+    },
+  };
+}

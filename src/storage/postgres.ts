@@ -1,0 +1,105 @@
+import pg from "pg";
+import { assertSchemaName, type Database, type Queryable } from "./database.ts";
+
+// int8 (count(*), bigserial) as JS numbers; our counts stay far below 2^53.
+pg.types.setTypeParser(20, (value) => Number(value));
+
+/** A PostgreSQL server through a `pg` pool, every connection pinned to `schema`. */
+export async function openPostgres(url: string, schema: string, poolSize = 20): Promise<Database> {
+  assertSchemaName(schema);
+  const bootstrap = new pg.Client({ connectionString: url });
+  await bootstrap.connect();
+  try {
+    await bootstrap.query(`CREATE SCHEMA IF NOT EXISTS ${schema}`);
+  } catch (error) {
+    // Two processes creating the same schema at once race on the catalog; the loser can go on.
+    if ((error as { code?: string }).code !== "23505") throw error;
+  } finally {
+    await bootstrap.end();
+  }
+  const options = `-c search_path=${schema},public`;
+  const pool = new pg.Pool({ connectionString: url, max: poolSize, options });
+  pool.on("error", () => {
+    // An idle client lost its connection; the pool replaces it on next use.
+  });
+
+  const listeners = new Map<string, Set<(payload: string) => void>>();
+  let listenClient: pg.Client | undefined;
+  let closed = false;
+
+  async function ensureListenClient(): Promise<pg.Client> {
+    if (listenClient) return listenClient;
+    const client = new pg.Client({ connectionString: url, options });
+    await client.connect();
+    client.on("notification", (message) => {
+      for (const handler of listeners.get(message.channel) ?? []) handler(message.payload ?? "");
+    });
+    client.on("error", () => {
+      // Reconnect and re-subscribe; missed notifications are covered by the callers' periodic sweeps.
+      listenClient = undefined;
+      if (!closed) setTimeout(() => void resubscribe(), 500).unref();
+    });
+    listenClient = client;
+    return client;
+  }
+
+  async function resubscribe(): Promise<void> {
+    try {
+      const client = await ensureListenClient();
+      for (const channel of listeners.keys()) await client.query(`LISTEN ${quoteIdent(channel)}`);
+    } catch {
+      if (!closed) setTimeout(() => void resubscribe(), 1000).unref();
+    }
+  }
+
+  return {
+    kind: "postgres",
+    schema,
+    async query(sql, params) {
+      const result = await pool.query(sql, params as unknown[] | undefined);
+      return result.rows;
+    },
+    async transaction<T>(work: (tx: Queryable) => Promise<T>): Promise<T> {
+      const client = await pool.connect();
+      try {
+        await client.query("BEGIN");
+        const tx: Queryable = {
+          query: async (sql, params) => (await client.query(sql, params as unknown[] | undefined)).rows,
+        };
+        const result = await work(tx);
+        await client.query("COMMIT");
+        return result;
+      } catch (error) {
+        await client.query("ROLLBACK").catch(() => undefined);
+        throw error;
+      } finally {
+        client.release();
+      }
+    },
+    async listen(channel, onPayload) {
+      let handlers = listeners.get(channel);
+      if (!handlers) {
+        handlers = new Set();
+        listeners.set(channel, handlers);
+        const client = await ensureListenClient();
+        await client.query(`LISTEN ${quoteIdent(channel)}`);
+      }
+      handlers.add(onPayload);
+      return async () => {
+        handlers!.delete(onPayload);
+      };
+    },
+    async notify(channel, payload) {
+      await pool.query("SELECT pg_notify($1, $2)", [channel, payload]);
+    },
+    async close() {
+      closed = true;
+      await listenClient?.end().catch(() => undefined);
+      await pool.end();
+    },
+  };
+}
+
+function quoteIdent(name: string): string {
+  return `"${name.replaceAll('"', '""')}"`;
+}
