@@ -1,4 +1,5 @@
-import { mkdirSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
 import { PGlite } from "@electric-sql/pglite";
 import { assertSchemaName, type Database, type Queryable } from "./database.ts";
 
@@ -10,7 +11,7 @@ export async function openPglite(dataDir: string, schema: string): Promise<Datab
   assertSchemaName(schema);
   const inMemory = dataDir === "memory://" || dataDir === "";
   if (!inMemory) mkdirSync(dataDir, { recursive: true });
-  const pg = inMemory ? new PGlite() : new PGlite(dataDir);
+  const pg = inMemory ? new PGlite() : new PGlite(dataDir, templateFor(dataDir));
   await pg.waitReady;
   await pg.exec(`CREATE SCHEMA IF NOT EXISTS ${schema}; SET search_path TO ${schema}, public;`);
 
@@ -36,4 +37,26 @@ export async function openPglite(dataDir: string, schema: string): Promise<Datab
       if (!pg.closed) await pg.close();
     },
   };
+}
+
+/**
+ * Creating a PGlite cluster runs initdb inside WASM, which takes seconds. When
+ * SLIPWAY_PGLITE_TEMPLATE names a data-directory tarball (from `dumpDataDir`), a new
+ * data directory is unpacked from it instead. The test suite makes one template and
+ * starts every embedded server from it; an existing data directory is never touched.
+ */
+function templateFor(dataDir: string): { loadDataDir?: Blob } {
+  const template = process.env.SLIPWAY_PGLITE_TEMPLATE;
+  if (!template || existsSync(join(dataDir, "PG_VERSION")) || !existsSync(template)) return {};
+  return { loadDataDir: new Blob([readFileSync(template)]) };
+}
+
+/** Writes a fresh, empty cluster as a tarball usable as SLIPWAY_PGLITE_TEMPLATE. */
+export async function writePgliteTemplate(path: string): Promise<void> {
+  const { writeFileSync } = await import("node:fs");
+  const pg = new PGlite();
+  await pg.waitReady;
+  const dump = await pg.dumpDataDir("none");
+  writeFileSync(path, Buffer.from(await dump.arrayBuffer()));
+  await pg.close();
 }

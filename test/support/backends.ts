@@ -20,6 +20,8 @@ export interface BackendTarget {
 
 /** A fresh, isolated database target on the given back end. */
 export function freshBackend(name: BackendName, prefix = "t"): BackendTarget {
+  // Workers may not inherit the setup's environment; the template path comes by inject.
+  process.env.SLIPWAY_PGLITE_TEMPLATE ??= inject("pgliteTemplate");
   const schema = `${prefix}_${randomBytes(6).toString("hex")}`;
   if (name === "postgres") return { name, databaseUrl: inject("databaseUrl"), schema };
   return { name, dataDir: mkdtempSync(join(tmpdir(), "slipway-pglite-")), schema };

@@ -3,13 +3,14 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { TestProject } from "vitest/node";
+import { writePgliteTemplate } from "../../src/storage/pglite.ts";
 
 /**
  * Gives the suite a real PostgreSQL server and a real redis-server. `.ci/run` starts
  * them once and passes their URLs in the environment; a developer's plain
  * `npm test` gets a private pair started here and stopped at the end.
  */
-export default function setup(project: TestProject) {
+export default async function setup(project: TestProject) {
   let ownDir: string | undefined;
   let databaseUrl = process.env.SLIPWAY_TEST_DATABASE_URL;
   let redisUrl = process.env.SLIPWAY_TEST_REDIS_URL;
@@ -22,11 +23,21 @@ export default function setup(project: TestProject) {
       if (key === "SLIPWAY_TEST_REDIS_URL") redisUrl = rest.join("=");
     }
   }
+  // One empty embedded cluster, unpacked for every PGlite server the tests start.
+  let templateDir: string | undefined;
+  if (!process.env.SLIPWAY_PGLITE_TEMPLATE) {
+    templateDir = mkdtempSync(join(tmpdir(), "slipway-pglite-template-"));
+    const template = join(templateDir, "cluster.tar");
+    await writePgliteTemplate(template);
+    process.env.SLIPWAY_PGLITE_TEMPLATE = template;
+  }
+  project.provide("pgliteTemplate", process.env.SLIPWAY_PGLITE_TEMPLATE!);
   process.env.SLIPWAY_TEST_DATABASE_URL = databaseUrl;
   process.env.SLIPWAY_TEST_REDIS_URL = redisUrl;
   project.provide("databaseUrl", databaseUrl!);
   project.provide("redisUrl", redisUrl!);
   return () => {
+    if (templateDir) rmSync(templateDir, { recursive: true, force: true });
     if (ownDir) {
       execFileSync("bash", ["scripts/test-services.sh", "stop", ownDir]);
       rmSync(ownDir, { recursive: true, force: true });
@@ -38,5 +49,6 @@ declare module "vitest" {
   export interface ProvidedContext {
     databaseUrl: string;
     redisUrl: string;
+    pgliteTemplate: string;
   }
 }

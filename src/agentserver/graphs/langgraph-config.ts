@@ -1,0 +1,68 @@
+import { existsSync, readFileSync } from "node:fs";
+import { dirname, resolve } from "node:path";
+import { parse as parseDotenv } from "dotenv";
+
+/** The parts of `langgraph.json` the agent server reads. */
+export interface LanggraphConfig {
+  /** Directory of the config file; graph paths resolve against it. */
+  root: string;
+  graphs: Record<string, { path: string; exportName: string; description?: string }>;
+  env: Record<string, string>;
+  /** Raw `store`, `checkpointer`, `http` ... sections, kept for /info and later features. */
+  raw: Record<string, unknown>;
+}
+
+export class ConfigError extends Error {}
+
+/** Reads and checks a langgraph.json; every mistake names the key at fault. */
+export function readLanggraphConfig(configPath: string): LanggraphConfig {
+  const file = resolve(configPath);
+  if (!existsSync(file)) throw new ConfigError(`config file not found: ${file}`);
+  let raw: Record<string, unknown>;
+  try {
+    raw = JSON.parse(readFileSync(file, "utf8"));
+  } catch (error) {
+    throw new ConfigError(`${file}: not valid JSON (${(error as Error).message})`);
+  }
+  if (typeof raw !== "object" || raw === null || Array.isArray(raw)) throw new ConfigError(`${file}: expected a JSON object`);
+  const root = dirname(file);
+  const graphsRaw = raw.graphs;
+  if (typeof graphsRaw !== "object" || graphsRaw === null || Array.isArray(graphsRaw) || Object.keys(graphsRaw).length === 0) {
+    throw new ConfigError(`${file}: "graphs" must be an object with at least one graph`);
+  }
+  const graphs: LanggraphConfig["graphs"] = {};
+  for (const [graphId, spec] of Object.entries(graphsRaw as Record<string, unknown>)) {
+    const entry = typeof spec === "string" ? { path: spec } : (spec as { path?: unknown; description?: unknown });
+    if (typeof entry?.path !== "string") throw new ConfigError(`${file}: graphs.${graphId} must be "path:export" or {"path": ...}`);
+    const [modulePath, exportName = "default"] = splitGraphSpec(entry.path);
+    if (!modulePath) throw new ConfigError(`${file}: graphs.${graphId}: empty module path`);
+    graphs[graphId] = {
+      path: resolve(root, modulePath),
+      exportName,
+      description: typeof entry.description === "string" ? entry.description : undefined,
+    };
+  }
+  return { root, graphs, env: readEnv(raw.env, root, file), raw };
+}
+
+/** "./src/agent.ts:graph" -> ["./src/agent.ts", "graph"]; a Windows drive letter is not a separator. */
+function splitGraphSpec(spec: string): [string, string | undefined] {
+  const at = spec.lastIndexOf(":");
+  if (at <= 1) return [spec, undefined];
+  return [spec.slice(0, at), spec.slice(at + 1) || undefined];
+}
+
+function readEnv(env: unknown, root: string, file: string): Record<string, string> {
+  if (env === undefined || env === null) return {};
+  if (typeof env === "string") {
+    const envFile = resolve(root, env);
+    if (!existsSync(envFile)) throw new ConfigError(`${file}: env file not found: ${envFile}`);
+    return parseDotenv(readFileSync(envFile));
+  }
+  if (typeof env === "object" && !Array.isArray(env)) {
+    const out: Record<string, string> = {};
+    for (const [key, value] of Object.entries(env as Record<string, unknown>)) out[key] = String(value);
+    return out;
+  }
+  throw new ConfigError(`${file}: "env" must be an object or a path to a .env file`);
+}

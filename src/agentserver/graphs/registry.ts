@@ -1,0 +1,144 @@
+import { pathToFileURL } from "node:url";
+import type { LanggraphConfig } from "./langgraph-config.ts";
+
+/**
+ * A compiled graph as we use it. Graphs may come from another copy of
+ * @langchain/langgraph than ours (the user's node_modules), so everything here is
+ * duck-typed: we call methods, never `instanceof`.
+ */
+export interface GraphLike {
+  invoke(input: unknown, config?: unknown): Promise<unknown>;
+  stream(input: unknown, config?: unknown): Promise<AsyncIterable<unknown>>;
+  streamEvents(input: unknown, config: unknown): AsyncIterable<unknown>;
+  getState(config: unknown, options?: unknown): Promise<StateSnapshotLike>;
+  getStateHistory(config: unknown, options?: unknown): AsyncIterable<StateSnapshotLike>;
+  updateState(config: unknown, values: unknown, asNode?: string): Promise<unknown>;
+  bulkUpdateState?(config: unknown, supersteps: unknown): Promise<unknown>;
+  getGraphAsync?(config?: unknown): Promise<{ toJSON(): unknown }>;
+  getGraph?(config?: unknown): { toJSON(): unknown };
+  getSubgraphsAsync?(namespace?: string, recurse?: boolean): AsyncIterable<[string, GraphLike]>;
+  checkpointer?: unknown;
+  store?: unknown;
+  builder?: unknown;
+  name?: string;
+  nodes?: Record<string, unknown>;
+  streamChannels?: unknown;
+  interruptBefore?: unknown;
+  interruptAfter?: unknown;
+}
+
+export interface StateSnapshotLike {
+  values: unknown;
+  next: string[];
+  config: { configurable?: Record<string, unknown> };
+  metadata?: Record<string, unknown>;
+  createdAt?: string;
+  parentConfig?: { configurable?: Record<string, unknown> };
+  tasks: Array<{ id: string; name: string; error?: unknown; interrupts?: unknown[]; state?: unknown; path?: unknown; result?: unknown }>;
+}
+
+/** What a graph module exports: a compiled graph, an uncompiled builder, or a factory of either. */
+type GraphExport = unknown;
+
+export interface GraphDefinition {
+  graphId: string;
+  description?: string;
+  /** The export as loaded; a factory is called per use. */
+  source: GraphExport;
+}
+
+/** Attaches our checkpointer and store to every graph it hands out. */
+export interface GraphAttachments {
+  checkpointer: unknown;
+  store: unknown;
+}
+
+export class GraphLoadError extends Error {}
+
+export class GraphRegistry {
+  private readonly definitions = new Map<string, GraphDefinition>();
+  /** Compiled graphs from non-factory exports, built once. */
+  private readonly compiled = new Map<string, GraphLike>();
+
+  constructor(private readonly attachments: GraphAttachments) {}
+
+  ids(): string[] {
+    return [...this.definitions.keys()];
+  }
+
+  has(graphId: string): boolean {
+    return this.definitions.has(graphId);
+  }
+
+  description(graphId: string): string | undefined {
+    return this.definitions.get(graphId)?.description;
+  }
+
+  /** Registers a graph export directly (tests, or graphs built in code). */
+  register(graphId: string, source: GraphExport, description?: string): void {
+    this.definitions.set(graphId, { graphId, source, description });
+    this.compiled.delete(graphId);
+  }
+
+  /**
+   * The runnable graph for `graphId`. A factory export receives the run's config
+   * (as the vendor server does), so it can build a graph per assistant config.
+   */
+  async resolve(graphId: string, config: Record<string, unknown> = {}): Promise<GraphLike> {
+    const definition = this.definitions.get(graphId);
+    if (!definition) throw new GraphLoadError(`graph not found: ${graphId}`);
+    const cached = this.compiled.get(graphId);
+    if (cached) return cached;
+    const isFactory = typeof definition.source === "function" && !looksLikeGraph(definition.source) && !looksLikeBuilder(definition.source);
+    const produced = isFactory ? await (definition.source as (c: unknown) => unknown)(config) : definition.source;
+    const graph = this.attach(toCompiled(produced, graphId));
+    if (!isFactory) this.compiled.set(graphId, graph);
+    return graph;
+  }
+
+  private attach(graph: GraphLike): GraphLike {
+    graph.checkpointer = this.attachments.checkpointer;
+    graph.store = this.attachments.store;
+    return graph;
+  }
+}
+
+function looksLikeGraph(value: unknown): value is GraphLike {
+  const v = value as Partial<GraphLike> | null;
+  return !!v && typeof v.invoke === "function" && typeof v.getState === "function" && typeof v.stream === "function";
+}
+
+function looksLikeBuilder(value: unknown): value is { compile(): unknown } {
+  const v = value as { compile?: unknown } | null;
+  return !!v && typeof v.compile === "function" && typeof (v as { invoke?: unknown }).invoke !== "function";
+}
+
+function toCompiled(value: unknown, graphId: string): GraphLike {
+  if (looksLikeGraph(value)) return value;
+  if (looksLikeBuilder(value)) {
+    const compiled = value.compile();
+    if (looksLikeGraph(compiled)) return compiled;
+  }
+  throw new GraphLoadError(`graph ${graphId}: export is not a compiled graph, a StateGraph, or a function returning one`);
+}
+
+/** Imports every graph module of a langgraph.json into a registry. */
+export async function loadGraphs(config: LanggraphConfig, attachments: GraphAttachments): Promise<GraphRegistry> {
+  const registry = new GraphRegistry(attachments);
+  for (const [graphId, spec] of Object.entries(config.graphs)) {
+    let module: Record<string, unknown>;
+    try {
+      module = await import(pathToFileURL(spec.path).href);
+    } catch (error) {
+      throw new GraphLoadError(`graph ${graphId}: cannot import ${spec.path}: ${(error as Error).message}`);
+    }
+    if (!(spec.exportName in module)) {
+      throw new GraphLoadError(`graph ${graphId}: ${spec.path} has no export named "${spec.exportName}"`);
+    }
+    registry.register(graphId, module[spec.exportName], spec.description);
+    // Fail at start-up rather than on the first run when a static export is not a graph.
+    const source = module[spec.exportName];
+    if (typeof source !== "function" || looksLikeGraph(source) || looksLikeBuilder(source)) await registry.resolve(graphId);
+  }
+  return registry;
+}

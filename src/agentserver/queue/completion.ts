@@ -1,0 +1,55 @@
+import type { Database } from "../../storage/database.ts";
+
+export interface RunResult {
+  run_id: string;
+  status: string;
+  /** Final values of the run's thread (or of the run, for a temporary thread). */
+  values?: unknown;
+  error?: { error: string; message: string };
+}
+
+export const RUN_DONE_CHANNEL = "slipway_run_done";
+
+/**
+ * Lets HTTP handlers wait for a run to end. The worker that finishes a run resolves
+ * local waiters directly (with the final values in hand) and NOTIFYs, so waiters
+ * in other processes on the same PostgreSQL wake up too.
+ */
+export class RunCompletion {
+  private readonly waiters = new Map<string, Set<(result: RunResult | undefined) => void>>();
+
+  constructor(private readonly db: Database) {}
+
+  async start(): Promise<void> {
+    await this.db.listen(RUN_DONE_CHANNEL, (runId) => this.settle(runId, undefined));
+  }
+
+  /** Resolves when the run ends; `undefined` means "ended elsewhere: read the records". */
+  wait(runId: string, signal?: AbortSignal): Promise<RunResult | undefined> {
+    return new Promise((resolve) => {
+      let set = this.waiters.get(runId);
+      if (!set) {
+        set = new Set();
+        this.waiters.set(runId, set);
+      }
+      const done = (result: RunResult | undefined) => {
+        set!.delete(done);
+        resolve(result);
+      };
+      set.add(done);
+      signal?.addEventListener("abort", () => done(undefined), { once: true });
+    });
+  }
+
+  /** Called by the worker (with the result) and by the notification (without). */
+  settle(runId: string, result: RunResult | undefined): void {
+    const set = this.waiters.get(runId);
+    if (!set) return;
+    this.waiters.delete(runId);
+    for (const resolve of set) resolve(result);
+  }
+
+  async announce(runId: string): Promise<void> {
+    await this.db.notify(RUN_DONE_CHANNEL, runId);
+  }
+}

@@ -1,0 +1,124 @@
+import type { Database } from "../../storage/database.ts";
+import type { GraphRegistry } from "../graphs/registry.ts";
+import type { RunCompletion, RunResult } from "../queue/completion.ts";
+import type { StreamBroker } from "../stream/broker.ts";
+import { executeRun, type RunAssistant } from "./executor.ts";
+import { cancelActionOf, deleteRun, finishRun, toRun, type RunRow } from "./repository.ts";
+import { deleteThreadRow, threadValues } from "./thread-queue.ts";
+import { sendWebhook, type WebhookPolicy } from "./webhook.ts";
+import { persistRunEvents } from "./run-events.ts";
+
+export interface RunEngineDeps {
+  db: Database;
+  graphs: GraphRegistry;
+  broker: StreamBroker;
+  completion: RunCompletion;
+  assistants: { get(idOrGraphId: string): Promise<RunAssistant> };
+  checkpointer: {
+    latestCheckpointMeta(threadId: string): Promise<{ checkpoint_id: string; metadata: Record<string, unknown> } | undefined>;
+    deleteCheckpointsOfRun(threadId: string, runId: string): Promise<unknown>;
+  };
+  refreshThread(threadId: string, outcome?: { runError?: unknown }): Promise<void>;
+  webhookPolicy: WebhookPolicy;
+  log: { warn(obj: unknown, msg: string): void; error(obj: unknown, msg: string): void };
+}
+
+/**
+ * Takes one claimed run from start to its recorded end: stream events, final status,
+ * thread snapshot, waiters, webhook, and removal of a stateless run's thread.
+ */
+export function createRunProcessor(deps: RunEngineDeps) {
+  return async function processRun(run: RunRow, control: { signal: AbortSignal; workerId: string }): Promise<void> {
+    const { broker } = deps;
+    broker.open(run.run_id, run.thread_id);
+    const events: Array<{ id: number; event: string; data: unknown }> = [];
+    const emit = (event: string, data: unknown) => {
+      const record = broker.publish(run.run_id, event, data);
+      if (record && run.kwargs.stream_resumable) events.push(record);
+    };
+    emit("metadata", { run_id: run.run_id, attempt: run.attempt });
+
+    let assistant: RunAssistant;
+    try {
+      assistant = await deps.assistants.get(run.assistant_id);
+    } catch (error) {
+      await finish(run, control, { status: "error", error: { error: "AssistantNotFound", message: (error as Error).message } }, emit, events);
+      return;
+    }
+    const resumeFromCheckpoint = run.attempt > 1 && (await wroteCheckpoint(deps, run));
+    const outcome = await executeRun({ graphs: deps.graphs, assistant, run, signal: control.signal, emit, resumeFromCheckpoint });
+
+    if (outcome.status === "cancelled") {
+      const action = await cancelActionOf(deps.db, run.run_id);
+      if (action === undefined) {
+        // The run (or its thread) was deleted while executing.
+        return endQuietly(run, undefined);
+      }
+      if (action === null) {
+        // Aborted by shutdown, not by a client: hand it back to the queue.
+        await deps.db.query(
+          `UPDATE runs SET status = 'pending', lease_owner = NULL, lease_expires_at = NULL WHERE run_id = $1 AND lease_owner = $2 AND attempt = $3`,
+          [run.run_id, control.workerId, run.attempt],
+        );
+        broker.end(run.run_id);
+        return;
+      }
+      if (action === "rollback") {
+        await deps.checkpointer.deleteCheckpointsOfRun(run.thread_id, run.run_id);
+        await deleteRun(deps.db, run.run_id);
+        await deps.refreshThread(run.thread_id).catch((e) => deps.log.warn({ err: e }, "thread refresh failed"));
+        return endQuietly(run, { run_id: run.run_id, status: "interrupted" });
+      }
+      await finish(run, control, { status: "interrupted" }, emit, events);
+      return;
+    }
+    await finish(run, control, outcome.status === "success" ? { status: "success", values: outcome.values } : outcome, emit, events);
+  };
+
+  async function endQuietly(run: RunRow, result: RunResult | undefined): Promise<void> {
+    deps.completion.settle(run.run_id, result);
+    deps.broker.end(run.run_id);
+    await deps.completion.announce(run.run_id).catch(() => undefined);
+  }
+
+  async function finish(
+    run: RunRow,
+    control: { workerId: string },
+    outcome: { status: "success"; values: unknown } | { status: "error"; error: { error: string; message: string } } | { status: "interrupted" },
+    emit: (event: string, data: unknown) => void,
+    events: Array<{ id: number; event: string; data: unknown }>,
+  ): Promise<void> {
+    const error = outcome.status === "error" ? outcome.error : undefined;
+    if (error) emit("error", error);
+    const owned = await finishRun(deps.db, run.run_id, { workerId: control.workerId, attempt: run.attempt }, { status: outcome.status, error });
+    if (!owned) {
+      // Our lease expired and another worker has this run now: its outcome counts, not ours.
+      deps.log.warn({ run_id: run.run_id, attempt: run.attempt }, "run finished after losing its lease; outcome dropped");
+      deps.broker.end(run.run_id);
+      return;
+    }
+    await deps.refreshThread(run.thread_id, error ? { runError: error } : undefined).catch((e) =>
+      deps.log.warn({ err: e, thread_id: run.thread_id }, "thread refresh failed"),
+    );
+    if (run.kwargs.stream_resumable && events.length) {
+      await persistRunEvents(deps.db, run.run_id, events).catch((e) => deps.log.warn({ err: e }, "persisting run events failed"));
+    }
+    const values = outcome.status === "success" && !run.kwargs.temporary ? await threadValues(deps.db, run.thread_id) : outcome.status === "success" ? outcome.values : undefined;
+    deps.completion.settle(run.run_id, { run_id: run.run_id, status: outcome.status, values, error });
+    deps.broker.end(run.run_id);
+    await deps.completion.announce(run.run_id).catch(() => undefined);
+    if (run.kwargs.webhook) {
+      const record = { ...toRun({ ...run, status: outcome.status, updated_at: new Date() }), values: values ?? null, error: error ?? null };
+      sendWebhook(run.kwargs.webhook, record, deps.webhookPolicy).catch((e) =>
+        deps.log.warn({ err: e, run_id: run.run_id }, "webhook delivery failed"),
+      );
+    }
+    if (run.kwargs.temporary) await deleteThreadRow(deps.db, run.thread_id).catch(() => undefined);
+  }
+}
+
+/** Did this run already write a checkpoint (so a retry must continue from it)? */
+async function wroteCheckpoint(deps: RunEngineDeps, run: RunRow): Promise<boolean> {
+  const latest = await deps.checkpointer.latestCheckpointMeta(run.thread_id);
+  return latest?.metadata?.run_id === run.run_id;
+}

@@ -1,0 +1,138 @@
+import { Command, Send } from "@langchain/langgraph";
+import type { GraphLike, GraphRegistry } from "../graphs/registry.ts";
+import { describeError, toWire } from "../serialize.ts";
+import { MessagesModeTracker } from "../stream/messages-mode.ts";
+import { emitChunk, planStream, type Emit } from "../stream/modes.ts";
+import type { RunRow } from "./repository.ts";
+
+/** The assistant fields a run needs. */
+export interface RunAssistant {
+  assistant_id: string;
+  graph_id: string;
+  config: Record<string, unknown>;
+  context: Record<string, unknown>;
+}
+
+export type ExecutionOutcome =
+  | { status: "success"; values: unknown }
+  | { status: "error"; error: { error: string; message: string } }
+  | { status: "cancelled" };
+
+export interface ExecuteOptions {
+  graphs: GraphRegistry;
+  assistant: RunAssistant;
+  run: RunRow;
+  signal: AbortSignal;
+  emit: Emit;
+  /** Retrying after a crash: continue from the checkpoint this run last wrote. */
+  resumeFromCheckpoint: boolean;
+}
+
+/**
+ * Executes one run of a graph, turning its output into stream events. The outcome
+ * says how it ended; a cancellation (abort) is reported as such and the caller
+ * decides between `interrupted` and rollback.
+ */
+export async function executeRun(options: ExecuteOptions): Promise<ExecutionOutcome> {
+  const { run, assistant, emit, signal } = options;
+  const kwargs = run.kwargs;
+  const config = buildConfig(run, assistant);
+  const plan = planStream(kwargs.stream_mode, kwargs.stream_subgraphs);
+  let finalValues: unknown = undefined;
+  try {
+    const graph = await options.graphs.resolve(assistant.graph_id, config);
+    const input = options.resumeFromCheckpoint ? null : buildInput(kwargs.input, kwargs.command);
+    const streamConfig = {
+      ...config,
+      signal,
+      streamMode: plan.libraryModes,
+      subgraphs: plan.subgraphs,
+      ...(kwargs.interrupt_before ? { interruptBefore: kwargs.interrupt_before } : {}),
+      ...(kwargs.interrupt_after ? { interruptAfter: kwargs.interrupt_after } : {}),
+      durability: kwargs.durability,
+    };
+    if (plan.useEvents) {
+      finalValues = await streamWithEvents(graph, input, streamConfig, run.run_id, plan, emit);
+    } else {
+      for await (const chunk of await graph.stream(input, streamConfig)) {
+        const seen = emitChunk(plan, chunk, emit);
+        if ("values" in seen) finalValues = seen.values;
+      }
+    }
+    return { status: "success", values: toWire(finalValues ?? {}) };
+  } catch (error) {
+    if (signal.aborted) return { status: "cancelled" };
+    return { status: "error", error: describeError(error) };
+  }
+}
+
+async function streamWithEvents(
+  graph: GraphLike,
+  input: unknown,
+  config: Record<string, unknown>,
+  runId: string,
+  plan: ReturnType<typeof planStream>,
+  emit: Emit,
+): Promise<unknown> {
+  let finalValues: unknown;
+  const messages = plan.apiModes.has("messages") ? new MessagesModeTracker(emit) : undefined;
+  const events = graph.streamEvents(input, { ...config, version: "v2", runId }) as AsyncIterable<{
+    event: string;
+    run_id?: string;
+    data?: { chunk?: unknown };
+  }>;
+  for await (const event of events) {
+    if (event.event === "on_chain_stream" && event.run_id === runId) {
+      const seen = emitChunk(plan, event.data?.chunk, emit);
+      if ("values" in seen) finalValues = seen.values;
+    } else if (plan.apiModes.has("events")) {
+      emit("events", toWire(event));
+    }
+    messages?.handle(event);
+  }
+  return finalValues;
+}
+
+/** The RunnableConfig: assistant config under the run's, plus the ids LangGraph reads. */
+export function buildConfig(run: RunRow, assistant: RunAssistant): Record<string, unknown> {
+  const base = assistant.config ?? {};
+  const own = run.kwargs.config ?? {};
+  const baseConfigurable = (base.configurable as Record<string, unknown>) ?? {};
+  const ownConfigurable = (own.configurable as Record<string, unknown>) ?? {};
+  const { recursion_limit: ownLimit, configurable: _o, tags: ownTags, ...ownRest } = own as Record<string, unknown>;
+  const { recursion_limit: baseLimit, configurable: _b, tags: baseTags, ...baseRest } = base as Record<string, unknown>;
+  const ids = {
+    run_id: run.run_id,
+    thread_id: run.thread_id,
+    assistant_id: assistant.assistant_id,
+    graph_id: assistant.graph_id,
+  };
+  return {
+    ...baseRest,
+    ...ownRest,
+    tags: [...((baseTags as string[]) ?? []), ...((ownTags as string[]) ?? [])],
+    recursionLimit: (ownLimit as number) ?? (baseLimit as number) ?? 25,
+    configurable: {
+      ...baseConfigurable,
+      ...ownConfigurable,
+      ...ids,
+      ...(run.kwargs.checkpoint_id ? { checkpoint_id: run.kwargs.checkpoint_id } : {}),
+      ...(run.kwargs.checkpoint_ns ? { checkpoint_ns: run.kwargs.checkpoint_ns } : {}),
+    },
+    // Checkpoint metadata inherits these: rollback and crash recovery find a run's checkpoints by run_id.
+    metadata: { ...run.metadata, ...ids, run_attempt: run.attempt },
+    context: { ...(assistant.context ?? {}), ...(run.kwargs.context ?? {}) },
+  };
+}
+
+function buildInput(input: unknown, command: Record<string, unknown> | null): unknown {
+  if (!command) return input ?? null;
+  const goto = command.goto;
+  const toSend = (g: unknown) =>
+    g && typeof g === "object" && "node" in (g as object) ? new Send((g as { node: string }).node, (g as { input: unknown }).input) : g;
+  return new Command({
+    ...(command.update !== undefined && command.update !== null ? { update: command.update as Record<string, unknown> } : {}),
+    ...("resume" in command ? { resume: command.resume } : {}),
+    ...(goto !== undefined && goto !== null ? { goto: (Array.isArray(goto) ? goto.map(toSend) : toSend(goto)) as string } : {}),
+  });
+}

@@ -1,0 +1,229 @@
+import type { Queryable } from "../../storage/database.ts";
+import type { MultitaskStrategy, Run, RunStatus } from "./schemas.ts";
+
+/** A run row as stored; `toRun` shapes it for the wire. */
+export interface RunRow {
+  run_id: string;
+  seq: number;
+  thread_id: string;
+  assistant_id: string;
+  status: RunStatus;
+  metadata: Record<string, unknown>;
+  kwargs: RunKwargs;
+  multitask_strategy: MultitaskStrategy;
+  error: unknown;
+  attempt: number;
+  available_at: Date;
+  lease_owner: string | null;
+  cancel_action: "interrupt" | "rollback" | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
+/** What a run was asked to do, kept so any worker (after a crash too) can execute it. */
+export interface RunKwargs {
+  input: unknown;
+  command: Record<string, unknown> | null;
+  config: Record<string, unknown>;
+  context: Record<string, unknown>;
+  stream_mode: string[];
+  stream_subgraphs: boolean;
+  stream_resumable: boolean;
+  interrupt_before: string[] | "*" | null;
+  interrupt_after: string[] | "*" | null;
+  checkpoint_id: string | null;
+  checkpoint_ns: string;
+  durability: "sync" | "async" | "exit";
+  webhook: string | null;
+  on_disconnect: "cancel" | "continue";
+  /** Stateless runs: remove the thread when the run ends. */
+  temporary: boolean;
+  feedback_keys: string[] | null;
+}
+
+const RUN_COLUMNS = "run_id, seq, thread_id, assistant_id, status, metadata, kwargs, multitask_strategy, error, attempt, available_at, lease_owner, cancel_action, created_at, updated_at";
+
+export function toRun(row: RunRow): Run {
+  return {
+    run_id: row.run_id,
+    thread_id: row.thread_id,
+    assistant_id: row.assistant_id,
+    created_at: new Date(row.created_at).toISOString(),
+    updated_at: new Date(row.updated_at).toISOString(),
+    status: row.status,
+    metadata: row.metadata ?? {},
+    kwargs: row.kwargs as unknown as Record<string, unknown>,
+    multitask_strategy: row.multitask_strategy,
+  };
+}
+
+export async function insertRun(
+  db: Queryable,
+  run: Pick<RunRow, "run_id" | "thread_id" | "assistant_id" | "metadata" | "kwargs" | "multitask_strategy"> & { afterSeconds: number },
+): Promise<RunRow> {
+  const rows = await db.query<RunRow>(
+    `INSERT INTO runs (run_id, thread_id, assistant_id, metadata, kwargs, multitask_strategy, available_at)
+     VALUES ($1, $2, $3, $4::jsonb, $5::jsonb, $6, now() + make_interval(secs => $7))
+     RETURNING ${RUN_COLUMNS}`,
+    [run.run_id, run.thread_id, run.assistant_id, JSON.stringify(run.metadata), JSON.stringify(run.kwargs), run.multitask_strategy, run.afterSeconds],
+  );
+  return rows[0];
+}
+
+export async function getRun(db: Queryable, runId: string, threadId?: string): Promise<RunRow | undefined> {
+  const rows = threadId
+    ? await db.query<RunRow>(`SELECT ${RUN_COLUMNS} FROM runs WHERE run_id = $1 AND thread_id = $2`, [runId, threadId])
+    : await db.query<RunRow>(`SELECT ${RUN_COLUMNS} FROM runs WHERE run_id = $1`, [runId]);
+  return rows[0];
+}
+
+export async function listRuns(
+  db: Queryable,
+  threadId: string,
+  options: { limit: number; offset: number; status?: RunStatus },
+): Promise<RunRow[]> {
+  return db.query<RunRow>(
+    `SELECT ${RUN_COLUMNS} FROM runs
+     WHERE thread_id = $1 AND ($2::text IS NULL OR status = $2)
+     ORDER BY created_at DESC, seq DESC LIMIT $3 OFFSET $4`,
+    [threadId, options.status ?? null, options.limit, options.offset],
+  );
+}
+
+/** Runs of a thread still waiting or executing, oldest first. */
+export async function activeRunsOfThread(db: Queryable, threadId: string): Promise<RunRow[]> {
+  return db.query<RunRow>(
+    `SELECT ${RUN_COLUMNS} FROM runs WHERE thread_id = $1 AND status IN ('pending', 'running') ORDER BY seq`,
+    [threadId],
+  );
+}
+
+export async function deleteRun(db: Queryable, runId: string): Promise<void> {
+  await db.query("DELETE FROM runs WHERE run_id = $1", [runId]);
+  await db.query("DELETE FROM run_events WHERE run_id = $1", [runId]);
+}
+
+/** Marks a cancel request on a run; the worker holding it reads this when it stops. */
+export async function requestCancel(db: Queryable, runId: string, action: "interrupt" | "rollback"): Promise<RunRow | undefined> {
+  const rows = await db.query<RunRow>(
+    `UPDATE runs SET cancel_action = $2, updated_at = now()
+     WHERE run_id = $1 AND status IN ('pending', 'running') RETURNING ${RUN_COLUMNS}`,
+    [runId, action],
+  );
+  return rows[0];
+}
+
+/** A pending run that is cancelled never starts: it ends `interrupted` at once. */
+export async function interruptPendingRun(db: Queryable, runId: string): Promise<boolean> {
+  const rows = await db.query(
+    `UPDATE runs SET status = 'interrupted', updated_at = now() WHERE run_id = $1 AND status = 'pending' RETURNING run_id`,
+    [runId],
+  );
+  return rows.length > 0;
+}
+
+/**
+ * Claims the next run a worker may execute, or none.
+ *
+ * A run is eligible when it is pending, due (available_at), and first in its thread's
+ * queue: no run of the same thread is running and no earlier pending one exists. This
+ * is what makes `enqueue` FIFO and one-at-a-time per thread while runs of different
+ * threads go in parallel. FOR UPDATE SKIP LOCKED lets several workers (and processes)
+ * claim concurrently without waiting on each other's candidate rows; the partial unique
+ * index runs_one_running_per_thread is the last fence if two of them still pick runs
+ * of one thread (the loser gets a unique violation and simply tries again).
+ *
+ * We tried "claim by thread row lock" first: it serialises all claimers on hot threads
+ * and needs a second query; the NOT EXISTS form is one statement and index-backed.
+ */
+export async function claimNextRun(db: Queryable, workerId: string, leaseSeconds: number): Promise<RunRow | undefined> {
+  const rows = await db.query<RunRow>(
+    `WITH candidate AS (
+       SELECT r.run_id FROM runs r
+       WHERE r.status = 'pending' AND r.available_at <= now()
+         AND NOT EXISTS (
+           SELECT 1 FROM runs x
+           WHERE x.thread_id = r.thread_id
+             AND (x.status = 'running' OR (x.status = 'pending' AND x.seq < r.seq)))
+       ORDER BY r.seq
+       LIMIT 1
+       FOR UPDATE OF r SKIP LOCKED
+     )
+     UPDATE runs SET status = 'running', attempt = runs.attempt + 1, lease_owner = $1,
+       lease_expires_at = now() + make_interval(secs => $2), updated_at = now()
+     FROM candidate WHERE runs.run_id = candidate.run_id
+     RETURNING ${RUN_COLUMNS.split(", ").map((c) => `runs.${c}`).join(", ")}`,
+    [workerId, leaseSeconds],
+  );
+  return rows[0];
+}
+
+/** Seconds until the next delayed run becomes due, if any. */
+export async function secondsUntilNextDueRun(db: Queryable): Promise<number | undefined> {
+  const rows = await db.query<{ wait: number | null }>(
+    `SELECT EXTRACT(EPOCH FROM (min(available_at) - now()))::float8 AS wait FROM runs WHERE status = 'pending' AND available_at > now()`,
+  );
+  const wait = rows[0]?.wait;
+  return wait === null || wait === undefined ? undefined : Math.max(0, Number(wait));
+}
+
+/** Extends the leases of the runs this worker holds. */
+export async function renewLeases(db: Queryable, workerId: string, leaseSeconds: number): Promise<void> {
+  await db.query(
+    `UPDATE runs SET lease_expires_at = now() + make_interval(secs => $2) WHERE lease_owner = $1 AND status = 'running'`,
+    [workerId, leaseSeconds],
+  );
+}
+
+/**
+ * Returns runs whose worker stopped renewing (crashed, killed, partitioned) to the
+ * queue. Their attempt number goes up when re-claimed, which fences the old worker.
+ */
+export async function requeueExpiredLeases(db: Queryable, onlyOwnerNot?: string): Promise<string[]> {
+  const rows = await db.query<{ run_id: string }>(
+    `UPDATE runs SET status = 'pending', lease_owner = NULL, lease_expires_at = NULL, updated_at = now()
+     WHERE status = 'running' AND (lease_expires_at < now() OR ($1::text IS NOT NULL AND lease_owner <> $1))
+     RETURNING run_id`,
+    [onlyOwnerNot ?? null],
+  );
+  return rows.map((r) => r.run_id);
+}
+
+/**
+ * Records how a run ended, only if this worker still owns that attempt: a worker
+ * whose lease expired and whose run was re-claimed must not overwrite the new outcome.
+ */
+export async function finishRun(
+  db: Queryable,
+  runId: string,
+  fence: { workerId: string; attempt: number },
+  outcome: { status: RunStatus; error?: unknown },
+): Promise<boolean> {
+  const rows = await db.query(
+    `UPDATE runs SET status = $4, error = $5::jsonb, lease_owner = NULL, lease_expires_at = NULL, updated_at = now()
+     WHERE run_id = $1 AND lease_owner = $2 AND attempt = $3 RETURNING run_id`,
+    [runId, fence.workerId, fence.attempt, outcome.status, outcome.error === undefined ? null : JSON.stringify(outcome.error)],
+  );
+  return rows.length > 0;
+}
+
+export async function cancelActionOf(db: Queryable, runId: string): Promise<"interrupt" | "rollback" | null | undefined> {
+  const rows = await db.query<{ cancel_action: "interrupt" | "rollback" | null }>("SELECT cancel_action FROM runs WHERE run_id = $1", [runId]);
+  return rows[0]?.cancel_action;
+}
+
+/** Runs to cancel for POST /runs/cancel, by ids or by thread and status. */
+export async function findRunsToCancel(
+  db: Queryable,
+  filter: { runIds?: string[]; threadId?: string; status: "pending" | "running" | "all" },
+): Promise<RunRow[]> {
+  const statuses = filter.status === "all" ? ["pending", "running"] : [filter.status];
+  return db.query<RunRow>(
+    `SELECT ${RUN_COLUMNS} FROM runs
+     WHERE status = ANY($1::text[])
+       AND ($2::uuid[] IS NULL OR run_id = ANY($2::uuid[]))
+       AND ($3::uuid IS NULL OR thread_id = $3)
+     ORDER BY seq`,
+    [statuses, filter.runIds ?? null, filter.threadId ?? null],
+  );
+}

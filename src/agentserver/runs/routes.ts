@@ -1,0 +1,166 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import { Type } from "@sinclair/typebox";
+import type { Database } from "../../storage/database.ts";
+import { QueryBoolean, parseQueryBoolean } from "../../http/query.ts";
+import type { StreamBroker } from "../stream/broker.ts";
+import { toRun, type RunRow } from "./repository.ts";
+import {
+  AnyValue,
+  CancelQuery,
+  ErrorResponseSchema,
+  JoinStreamQuery,
+  ListRunsQuery,
+  RunCreateStatefulSchema,
+  RunIdParams,
+  RunSchema,
+  ThreadIdParams,
+  type RunCreate,
+} from "./schemas.ts";
+import type { RunService } from "./service.ts";
+import { parseLastEventId, streamRun } from "./stream-response.ts";
+import { waitResponse } from "./wait-response.ts";
+
+export interface RunRouteDeps {
+  runs: RunService;
+  broker: StreamBroker;
+  db: Database;
+  heartbeatMs?: number;
+}
+
+const errors = { 404: ErrorResponseSchema, 409: ErrorResponseSchema, 422: ErrorResponseSchema };
+const sseResponse = { 200: { description: "Server-sent events", content: { "text/event-stream": { schema: Type.String() } } } };
+const tags = ["Thread Runs"];
+
+type ThreadParams = { thread_id: string };
+type RunParams = { thread_id: string; run_id: string };
+
+/** Runs on a thread: create, stream, wait, list, get, delete, join, join stream, cancel. */
+export function registerThreadRunRoutes(app: FastifyInstance, deps: RunRouteDeps): void {
+  const { runs } = deps;
+  const runPath = (run: RunRow) => `/threads/${run.thread_id}/runs/${run.run_id}`;
+
+  app.post<{ Params: ThreadParams; Body: RunCreate }>(
+    "/threads/:thread_id/runs",
+    { schema: { tags, params: ThreadIdParams, body: RunCreateStatefulSchema, response: { 200: RunSchema, ...errors } } },
+    async (request, reply) => {
+      const run = await runs.create(request.params.thread_id, request.body, { onDisconnect: "continue" });
+      reply.header("Content-Location", runPath(run));
+      return toRun(run);
+    },
+  );
+
+  app.post<{ Params: ThreadParams; Body: RunCreate }>(
+    "/threads/:thread_id/runs/stream",
+    { schema: { tags, params: ThreadIdParams, body: RunCreateStatefulSchema, response: { ...sseResponse, ...errors } } },
+    async (request, reply) => {
+      const run = await runs.create(request.params.thread_id, request.body, { onDisconnect: "continue" });
+      await streamRun(request, reply, {
+        db: deps.db,
+        broker: deps.broker,
+        run,
+        runPath: runPath(run),
+        fromStart: true,
+        heartbeatMs: deps.heartbeatMs,
+        onDisconnect: cancelOnDisconnect(runs, run),
+      });
+    },
+  );
+
+  app.post<{ Params: ThreadParams; Body: RunCreate }>(
+    "/threads/:thread_id/runs/wait",
+    { schema: { tags, params: ThreadIdParams, body: RunCreateStatefulSchema, response: { 200: AnyValue, ...errors } } },
+    async (request, reply) => {
+      const run = await runs.create(request.params.thread_id, request.body, { onDisconnect: "continue" });
+      return waitResponse(request, reply, runs, run, runPath(run));
+    },
+  );
+
+  app.get<{ Params: ThreadParams; Querystring: { limit?: number; offset?: number; status?: RunRow["status"] } }>(
+    "/threads/:thread_id/runs",
+    { schema: { tags, params: ThreadIdParams, querystring: ListRunsQuery, response: { 200: Type.Array(RunSchema), ...errors } } },
+    async (request) => {
+      const { limit = 10, offset = 0, status } = request.query;
+      return (await runs.list(request.params.thread_id, { limit, offset, status })).map(toRun);
+    },
+  );
+
+  app.get<{ Params: RunParams }>(
+    "/threads/:thread_id/runs/:run_id",
+    { schema: { tags, params: RunIdParams, response: { 200: RunSchema, ...errors } } },
+    async (request) => toRun(await runs.get(request.params.thread_id, request.params.run_id)),
+  );
+
+  app.delete<{ Params: RunParams }>(
+    "/threads/:thread_id/runs/:run_id",
+    { schema: { tags, params: RunIdParams, response: { 200: AnyValue, ...errors } } },
+    async (request) => {
+      await runs.delete(request.params.thread_id, request.params.run_id);
+      return null;
+    },
+  );
+
+  app.get<{ Params: RunParams; Querystring: { cancel_on_disconnect?: boolean | string } }>(
+    "/threads/:thread_id/runs/:run_id/join",
+    {
+      schema: {
+        tags,
+        params: RunIdParams,
+        querystring: Type.Object({ cancel_on_disconnect: Type.Optional(QueryBoolean({ default: false })) }),
+        response: { 200: AnyValue, ...errors },
+      },
+    },
+    async (request, reply) => {
+      const run = await runs.get(request.params.thread_id, request.params.run_id);
+      const abort = new AbortController();
+      reply.raw.on("close", () => {
+        if (!reply.raw.writableEnded) abort.abort();
+      });
+      if (parseQueryBoolean(request.query.cancel_on_disconnect)) {
+        abort.signal.addEventListener("abort", () => void runs.cancel(run.thread_id, run.run_id, { wait: false, action: "interrupt" }).catch(() => undefined));
+      }
+      const result = await runs.waitForEnd(run.run_id, abort.signal);
+      return result.values ?? null;
+    },
+  );
+
+  app.get<{ Params: RunParams; Querystring: { cancel_on_disconnect?: boolean | string; stream_mode?: string | string[] } }>(
+    "/threads/:thread_id/runs/:run_id/stream",
+    { schema: { tags, params: RunIdParams, querystring: JoinStreamQuery, response: { ...sseResponse, ...errors } } },
+    async (request, reply) => {
+      const run = await runs.get(request.params.thread_id, request.params.run_id);
+      const modes = request.query.stream_mode;
+      await streamRun(request, reply, {
+        db: deps.db,
+        broker: deps.broker,
+        run,
+        runPath: runPath(run),
+        lastEventId: parseLastEventId(request.headers["last-event-id"]),
+        fromStart: false,
+        modes: modes === undefined ? undefined : Array.isArray(modes) ? modes : [modes],
+        heartbeatMs: deps.heartbeatMs,
+        onDisconnect: parseQueryBoolean(request.query.cancel_on_disconnect)
+          ? () => void runs.cancel(run.thread_id, run.run_id, { wait: false, action: "interrupt" }).catch(() => undefined)
+          : undefined,
+      });
+    },
+  );
+
+  app.post<{ Params: RunParams; Querystring: { wait?: boolean | string; action?: "interrupt" | "rollback" } }>(
+    "/threads/:thread_id/runs/:run_id/cancel",
+    { schema: { tags, params: RunIdParams, querystring: CancelQuery, response: { 200: AnyValue, ...errors } } },
+    async (request) => {
+      const { action = "interrupt" } = request.query;
+      const wait = parseQueryBoolean(request.query.wait);
+      await runs.cancel(request.params.thread_id, request.params.run_id, { wait, action });
+      return null;
+    },
+  );
+}
+
+/** on_disconnect "cancel": a client that stops listening stops the run too. */
+export function cancelOnDisconnect(runs: RunService, run: RunRow): (() => void) | undefined {
+  if (run.kwargs.on_disconnect !== "cancel") return undefined;
+  return () => void runs.cancel(run.thread_id, run.run_id, { wait: false, action: "interrupt" }).catch(() => undefined);
+}
+
+export type { FastifyReply, FastifyRequest };

@@ -1,0 +1,217 @@
+import type { Database, Queryable } from "../../storage/database.ts";
+import { SlipwayError, conflict, invalidField, notFound } from "../../http/errors.ts";
+import type { RunCompletion, RunResult } from "../queue/completion.ts";
+import { RUNS_CHANNEL, RUN_CANCEL_CHANNEL } from "../queue/channels.ts";
+import type { StreamBroker } from "../stream/broker.ts";
+import type { RunAssistant } from "./executor.ts";
+import {
+  activeRunsOfThread,
+  deleteRun,
+  findRunsToCancel,
+  getRun,
+  insertRun,
+  interruptPendingRun,
+  listRuns,
+  requestCancel,
+  type RunKwargs,
+  type RunRow,
+} from "./repository.ts";
+import type { MultitaskStrategy, RunCreate, RunStatus } from "./schemas.ts";
+import { insertThread, lockThread, markThreadBusy, threadValues } from "./thread-queue.ts";
+import { checkWebhookUrl, type WebhookPolicy } from "./webhook.ts";
+
+export interface RunServiceDeps {
+  db: Database;
+  broker: StreamBroker;
+  completion: RunCompletion;
+  assistants: { get(idOrGraphId: string): Promise<RunAssistant> };
+  refreshThread(threadId: string, outcome?: { runError?: unknown }): Promise<void>;
+  /** Aborts a run executing in this process (cross-process: the cancel NOTIFY). */
+  abortLocal(runId: string): void;
+  webhookPolicy: WebhookPolicy;
+  newId: () => string;
+}
+
+const TERMINAL: RunStatus[] = ["success", "error", "timeout", "interrupted"];
+
+/** Rules of runs: creation with multitask strategies, cancellation, waiting. */
+export class RunService {
+  constructor(private readonly deps: RunServiceDeps) {}
+
+  /**
+   * Creates a run on `threadId`, or on a new temporary thread when it is null
+   * (stateless). Applies the multitask strategy against the thread's active runs in
+   * the same transaction that inserts the run, so two concurrent creations cannot
+   * both see an idle thread.
+   */
+  async create(threadId: string | null, body: RunCreate, defaults: { onDisconnect: "cancel" | "continue" }): Promise<RunRow> {
+    const { deps } = this;
+    const kwargs = this.kwargsOf(body, threadId === null, defaults);
+    const assistant = await deps.assistants.get(body.assistant_id);
+    const strategy: MultitaskStrategy = body.multitask_strategy ?? "enqueue";
+    const runId = deps.newId();
+    const threadMeta = { graph_id: assistant.graph_id, assistant_id: assistant.assistant_id };
+    const toStop: RunRow[] = [];
+
+    const run = await deps.db.transaction(async (tx) => {
+      const id = threadId ?? deps.newId();
+      const thread = threadId ? await lockThread(tx, id) : undefined;
+      if (!thread) {
+        if (threadId && body.if_not_exists !== "create") throw notFound(`Thread ${threadId} not found`);
+        await insertThread(tx, id, threadMeta, kwargs.temporary);
+      } else {
+        const active = await activeRunsOfThread(tx, id);
+        if (active.length && strategy === "reject") {
+          throw conflict(`Thread ${id} is busy with run ${active[0].run_id}; multitask_strategy "reject" refuses new runs`);
+        }
+        if (active.length && (strategy === "interrupt" || strategy === "rollback")) {
+          await this.stopActive(tx, active, strategy, toStop);
+        }
+        await markThreadBusy(tx, id, threadMeta);
+      }
+      return insertRun(tx, {
+        run_id: runId,
+        thread_id: id,
+        assistant_id: assistant.assistant_id,
+        metadata: body.metadata ?? {},
+        kwargs,
+        multitask_strategy: strategy,
+        afterSeconds: body.after_seconds ?? 0,
+      });
+    });
+    deps.broker.open(run.run_id, run.thread_id);
+    for (const stopped of toStop) await this.signalCancel(stopped.run_id);
+    await deps.db.notify(RUNS_CHANNEL, run.run_id);
+    return run;
+  }
+
+  /** interrupt / rollback strategies: pending runs stop now, running ones are told to. */
+  private async stopActive(tx: Queryable, active: RunRow[], action: "interrupt" | "rollback", running: RunRow[]): Promise<void> {
+    for (const run of active) {
+      if (run.status === "pending") {
+        if (action === "rollback") await deleteRun(tx, run.run_id);
+        else await interruptPendingRun(tx, run.run_id);
+        this.deps.completion.settle(run.run_id, { run_id: run.run_id, status: "interrupted" });
+      } else {
+        await requestCancel(tx, run.run_id, action);
+        running.push(run);
+      }
+    }
+  }
+
+  private async signalCancel(runId: string): Promise<void> {
+    this.deps.abortLocal(runId);
+    await this.deps.db.notify(RUN_CANCEL_CHANNEL, runId);
+  }
+
+  async get(threadId: string | undefined, runId: string): Promise<RunRow> {
+    const run = await getRun(this.deps.db, runId, threadId);
+    if (!run) throw notFound(`Run ${runId} not found`);
+    return run;
+  }
+
+  async list(threadId: string, options: { limit: number; offset: number; status?: RunStatus }): Promise<RunRow[]> {
+    const exists = await this.deps.db.query("SELECT 1 FROM threads WHERE thread_id = $1", [threadId]);
+    if (!exists.length) throw notFound(`Thread ${threadId} not found`);
+    return listRuns(this.deps.db, threadId, options);
+  }
+
+  async delete(threadId: string, runId: string): Promise<void> {
+    const run = await this.get(threadId, runId);
+    if (!TERMINAL.includes(run.status)) {
+      throw conflict(`Run ${runId} is ${run.status}; cancel it before deleting it`);
+    }
+    await deleteRun(this.deps.db, runId);
+  }
+
+  /** Cancels one run. Pending runs end at once; running ones are aborted by their worker. */
+  async cancel(threadId: string | undefined, runId: string, options: { wait: boolean; action: "interrupt" | "rollback" }): Promise<void> {
+    const run = await this.get(threadId, runId);
+    if (TERMINAL.includes(run.status)) throw conflict(`Run ${runId} already ended with status ${run.status}`);
+    await this.cancelRow(run, options.action);
+    if (options.wait) await this.waitForEnd(run.run_id);
+  }
+
+  async cancelMany(filter: { runIds?: string[]; threadId?: string; status?: "pending" | "running" | "all" }, action: "interrupt" | "rollback"): Promise<void> {
+    if (!filter.runIds?.length && !filter.threadId) {
+      throw invalidField(["body"], "give run_ids, or thread_id (with an optional status)");
+    }
+    const runs = await findRunsToCancel(this.deps.db, { ...filter, status: filter.status ?? "all" });
+    if (filter.runIds?.length) {
+      const found = new Set(runs.map((r) => r.run_id));
+      const missing = filter.runIds.filter((id) => !found.has(id));
+      if (missing.length) throw notFound(`Runs not found or not cancellable: ${missing.join(", ")}`);
+    }
+    for (const run of runs) await this.cancelRow(run, action);
+  }
+
+  private async cancelRow(run: RunRow, action: "interrupt" | "rollback"): Promise<void> {
+    const { db } = this.deps;
+    if (run.status === "pending") {
+      const stopped = action === "rollback" ? (await deleteRun(db, run.run_id), true) : await interruptPendingRun(db, run.run_id);
+      if (stopped) {
+        this.deps.completion.settle(run.run_id, { run_id: run.run_id, status: "interrupted" });
+        this.deps.broker.end(run.run_id);
+        await this.deps.completion.announce(run.run_id);
+        await this.deps.refreshThread(run.thread_id);
+        return;
+      }
+    }
+    const marked = await requestCancel(db, run.run_id, action);
+    if (marked) await this.signalCancel(run.run_id);
+  }
+
+  /** Blocks until the run has ended; returns its result (values or error). */
+  async waitForEnd(runId: string, signal?: AbortSignal): Promise<RunResult> {
+    const waiting = this.deps.completion.wait(runId, signal);
+    const current = await getRun(this.deps.db, runId);
+    if (!current) {
+      this.deps.completion.settle(runId, undefined);
+      return (await waiting) ?? { run_id: runId, status: "interrupted" };
+    }
+    if (TERMINAL.includes(current.status)) this.deps.completion.settle(runId, undefined);
+    const local = await waiting;
+    if (local) return local;
+    const run = await getRun(this.deps.db, runId);
+    if (!run) return { run_id: runId, status: "interrupted" };
+    return {
+      run_id: runId,
+      status: run.status,
+      values: await threadValues(this.deps.db, run.thread_id),
+      error: run.error ? (run.error as RunResult["error"]) : undefined,
+    };
+  }
+
+  /** The kwargs stored with the run; refuses what cannot be honoured. */
+  private kwargsOf(body: RunCreate, stateless: boolean, defaults: { onDisconnect: "cancel" | "continue" }): RunKwargs {
+    if (body.feedback_keys?.length) throw invalidField(["body", "feedback_keys"], "feedback URLs need LangSmith, which this server does not use");
+    if (body.langsmith_tracer != null) throw invalidField(["body", "langsmith_tracer"], "LangSmith tracing is not supported by this server");
+    if (body.input != null && body.command != null) throw invalidField(["body", "command"], "give either input or command, not both");
+    if (body.checkpoint_id != null && body.checkpoint?.checkpoint_id != null && body.checkpoint_id !== body.checkpoint.checkpoint_id) {
+      throw invalidField(["body", "checkpoint_id"], "disagrees with checkpoint.checkpoint_id");
+    }
+    if (body.webhook) checkWebhookUrl(body.webhook, this.deps.webhookPolicy);
+    const modes = body.stream_mode == null ? ["values"] : Array.isArray(body.stream_mode) ? body.stream_mode : [body.stream_mode];
+    const durability = body.durability ?? (body.checkpoint_during === false ? "exit" : "async");
+    return {
+      input: body.input ?? null,
+      command: (body.command as Record<string, unknown> | null) ?? null,
+      config: (body.config as Record<string, unknown>) ?? {},
+      context: body.context ?? {},
+      stream_mode: modes.length ? [...new Set(modes)] : ["values"],
+      stream_subgraphs: body.stream_subgraphs ?? false,
+      stream_resumable: body.stream_resumable ?? false,
+      interrupt_before: body.interrupt_before ?? null,
+      interrupt_after: body.interrupt_after ?? null,
+      checkpoint_id: body.checkpoint_id ?? body.checkpoint?.checkpoint_id ?? null,
+      checkpoint_ns: body.checkpoint?.checkpoint_ns ?? "",
+      durability,
+      webhook: body.webhook ?? null,
+      on_disconnect: body.on_disconnect ?? defaults.onDisconnect,
+      temporary: stateless && (body.on_completion ?? "delete") === "delete",
+      feedback_keys: null,
+    };
+  }
+}
+
+export { SlipwayError };

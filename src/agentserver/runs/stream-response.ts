@@ -1,0 +1,77 @@
+import type { FastifyReply, FastifyRequest } from "fastify";
+import type { Database } from "../../storage/database.ts";
+import type { RunEvent, StreamBroker } from "../stream/broker.ts";
+import { SseWriter } from "../stream/sse.ts";
+import { loadRunEvents } from "./run-events.ts";
+import type { RunRow } from "./repository.ts";
+
+export interface StreamRunOptions {
+  db: Database;
+  broker: StreamBroker;
+  run: RunRow;
+  /** Where the run lives: `/threads/<t>/runs/<r>` or `/runs/<r>` for stateless runs. */
+  runPath: string;
+  /** Replay: everything after this id; -1 replays from the start. Undefined: live only... */
+  lastEventId?: number;
+  /** Replay everything buffered (the stream of the request that created the run). */
+  fromStart: boolean;
+  /** Called when the client disconnects before the run ended. */
+  onDisconnect?: () => void;
+  /** Only these event families are sent (join stream's stream_mode). */
+  modes?: string[];
+  heartbeatMs?: number;
+}
+
+/**
+ * Streams a run's events as SSE until the run ends. Resumable runs that ended a while
+ * ago are replayed from the run_events table.
+ */
+export async function streamRun(request: FastifyRequest, reply: FastifyReply, options: StreamRunOptions): Promise<void> {
+  const { run, broker } = options;
+  const headers: Record<string, string> = { "Content-Location": options.runPath };
+  if (run.kwargs.stream_resumable) headers.Location = `${options.runPath}/stream`;
+  const sse = new SseWriter(request, reply, { headers, heartbeatMs: options.heartbeatMs });
+  const wanted = (event: string) => !options.modes?.length || event === "metadata" || event === "error" || options.modes.some((m) => event === m || event.startsWith(`${m}|`) || event.startsWith(`${m}/`) || (m === "messages-tuple" && event.startsWith("messages")));
+  const send = (e: RunEvent) => {
+    if (wanted(e.event)) sse.send(e.event, e.data, e.id);
+  };
+  const afterId = options.lastEventId !== undefined ? Math.max(0, options.lastEventId) : undefined;
+
+  if (!broker.has(run.run_id)) {
+    if (run.status === "pending" || run.status === "running") {
+      // A run queued before a restart (or by another process): open its channel here.
+      broker.open(run.run_id, run.thread_id);
+    } else {
+      if (run.kwargs.stream_resumable && afterId !== undefined) {
+        for (const event of await loadRunEvents(options.db, run.run_id, afterId)) send(event);
+      }
+      sse.end();
+      return;
+    }
+  }
+
+  await new Promise<void>((resolve) => {
+    const unsubscribe = broker.subscribe(
+      run.run_id,
+      { afterId, replay: options.fromStart },
+      (event) => {
+        if (event === "end") {
+          sse.end();
+          resolve();
+        } else send(event);
+      },
+    );
+    sse.onClose(() => {
+      unsubscribe();
+      if (broker.isActive(run.run_id)) options.onDisconnect?.();
+      resolve();
+    });
+  });
+}
+
+/** Parses the Last-Event-ID header; `-1` means "from the start". */
+export function parseLastEventId(value: unknown): number | undefined {
+  if (typeof value !== "string" || value.trim() === "") return undefined;
+  const n = Number(value.trim());
+  return Number.isFinite(n) ? Math.trunc(n) : undefined;
+}

@@ -1,0 +1,154 @@
+import { resolve } from "node:path";
+import type { FastifyInstance } from "fastify";
+import { AGENT_DEFAULTS, type AgentServerOptions } from "../config/agent.ts";
+import { createHttpServer } from "../http/server.ts";
+import { openDatabase } from "../storage/open.ts";
+import type { Database } from "../storage/database.ts";
+import { requireApiKey } from "./api-key.ts";
+import { AssistantService, registerAssistantRoutes } from "./assistants/index.ts";
+import { SlipwaySaver } from "./checkpointer/index.ts";
+import { readLanggraphConfig } from "./graphs/langgraph-config.ts";
+import { loadGraphs } from "./graphs/registry.ts";
+import { registerMetaRoutes } from "./meta/routes.ts";
+import { RunCompletion } from "./queue/completion.ts";
+import { WorkerPool } from "./queue/worker-pool.ts";
+import { createRunProcessor } from "./runs/engine.ts";
+import { registerThreadRunRoutes } from "./runs/routes.ts";
+import { RunService } from "./runs/service.ts";
+import { registerStatelessRunRoutes } from "./runs/stateless-routes.ts";
+import { registerStoreRoutes, SlipwayStore } from "./store/index.ts";
+import { StreamBroker } from "./stream/broker.ts";
+import { registerThreadStreamRoutes } from "./stream/thread-stream-routes.ts";
+import { refreshThreadSnapshot, registerThreadRoutes, ThreadService } from "./threads/index.ts";
+
+export const SERVER_VERSION = "0.1.0";
+
+export interface RunningAgentServer {
+  url: string;
+  app: FastifyInstance;
+  storage: "pglite" | "postgres";
+  db: Database;
+  close(): Promise<void>;
+}
+
+/**
+ * Wires an agent server: storage, graphs of the langgraph.json, services, the run
+ * queue and the HTTP API. This is the only place that builds these parts.
+ */
+export async function startAgentServer(options: AgentServerOptions): Promise<RunningAgentServer> {
+  const config = readLanggraphConfig(options.configPath);
+  // The project's env applies where the deployment did not set a value itself.
+  for (const [key, value] of Object.entries(config.env)) if (process.env[key] === undefined) process.env[key] = value;
+
+  const db = await openDatabase({
+    databaseUrl: options.databaseUrl,
+    dataDir: options.databaseUrl ? undefined : resolve(options.dataDir ?? AGENT_DEFAULTS.dataDir),
+    schema: options.schema ?? AGENT_DEFAULTS.schema,
+    component: "agent",
+    poolSize: Math.max(10, (options.workers ?? AGENT_DEFAULTS.workers) + 10),
+  });
+  try {
+    return await assemble(db, config, options);
+  } catch (error) {
+    await db.close();
+    throw error;
+  }
+}
+
+async function assemble(db: Database, config: ReturnType<typeof readLanggraphConfig>, options: AgentServerOptions): Promise<RunningAgentServer> {
+  const now = () => new Date();
+  const newId = () => crypto.randomUUID();
+  const checkpointer = new SlipwaySaver(db);
+  const store = new SlipwayStore(db);
+  const graphs = await loadGraphs(config, { checkpointer, store });
+  let threads: ThreadService | undefined;
+  const assistants = new AssistantService(db, graphs, now, {
+    // DELETE /assistants/{id}?delete_threads=true removes the threads that ran it.
+    deleteThreadsOf: async (assistantId: string) => {
+      const rows = await db.query<{ thread_id: string }>("SELECT thread_id FROM threads WHERE metadata->>'assistant_id' = $1", [assistantId]);
+      for (const row of rows) await threads!.delete(row.thread_id);
+    },
+  });
+  await assistants.ensureSystemAssistants();
+
+  const app = await createHttpServer({
+    title: "Slipway agent server",
+    version: SERVER_VERSION,
+    validationStyle: "message",
+    bodyLimit: options.bodyLimit ?? AGENT_DEFAULTS.bodyLimit,
+    logLevel: options.logLevel,
+  });
+  const log = app.log;
+  const broker = new StreamBroker();
+  const completion = new RunCompletion(db);
+  await completion.start();
+  const refreshThread = (threadId: string, outcome?: { runError?: unknown }) => refreshThreadSnapshot({ db, graphs }, threadId, outcome);
+  const webhookPolicy = { allowHosts: options.webhookAllowHosts ?? [], onlyAllowed: false };
+
+  let pool: WorkerPool | undefined;
+  const runs = new RunService({
+    db,
+    broker,
+    completion,
+    assistants,
+    refreshThread,
+    abortLocal: (runId) => pool?.abortLocal(runId),
+    webhookPolicy,
+    newId,
+  });
+  const processor = createRunProcessor({ db, graphs, broker, completion, assistants, checkpointer, refreshThread, webhookPolicy, log });
+  pool = new WorkerPool(
+    db,
+    processor,
+    {
+      workers: options.workers ?? AGENT_DEFAULTS.workers,
+      leaseSeconds: options.leaseSeconds ?? AGENT_DEFAULTS.leaseSeconds,
+      exclusiveStorage: db.kind === "pglite",
+    },
+    log,
+  );
+  threads = new ThreadService({
+    db,
+    graphs,
+    checkpointer,
+    now,
+    newId,
+    beforeDelete: async (threadId: string) => {
+      await runs.cancelMany({ threadId, status: "all" }, "interrupt").catch(() => undefined);
+    },
+  });
+
+  requireApiKey(app, options.apiKey);
+  registerMetaRoutes(app, { version: SERVER_VERSION, graphIds: graphs.ids(), storage: db.kind });
+  registerAssistantRoutes(app, { assistants, graphs });
+  registerThreadRoutes(app, { threads, graphs, db, checkpointer });
+  registerThreadStreamRoutes(app, { db, broker, heartbeatMs: options.heartbeatMs });
+  const runDeps = { runs, broker, db, heartbeatMs: options.heartbeatMs ?? AGENT_DEFAULTS.heartbeatMs };
+  registerThreadRunRoutes(app, runDeps);
+  registerStatelessRunRoutes(app, runDeps);
+  registerStoreRoutes(app, { store });
+
+  await app.listen({ port: options.port ?? AGENT_DEFAULTS.port, host: options.host ?? AGENT_DEFAULTS.host });
+  await pool.start();
+  store.start();
+  const address = app.server.address();
+  const port = typeof address === "object" && address ? address.port : options.port;
+  const host = options.host ?? AGENT_DEFAULTS.host;
+  const url = `http://${host.includes(":") ? `[${host}]` : host}:${port}`;
+
+  let closed = false;
+  return {
+    url,
+    app,
+    storage: db.kind,
+    db,
+    async close() {
+      if (closed) return;
+      closed = true;
+      await pool!.stop();
+      store.stop();
+      await app.close();
+      await db.close();
+    },
+  };
+}

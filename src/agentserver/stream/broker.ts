@@ -1,0 +1,108 @@
+/**
+ * Fan-out of run output inside one process. The worker executing a run publishes
+ * events; HTTP streams subscribe by run (join stream, the stream of the request that
+ * created the run) or by thread (GET /threads/{id}/stream).
+ *
+ * While a run is active every event is kept, so a subscriber that arrives a little
+ * late (a join right after creation) still sees the whole run. After the run ends the
+ * buffer is dropped after `retainMs`; resumable runs are also persisted by the run
+ * engine (table run_events) for replay after that.
+ */
+export interface RunEvent {
+  /** Position in the run's stream, starting at 1; sent as the SSE `id`. */
+  id: number;
+  event: string;
+  data: unknown;
+}
+
+type Listener = (event: RunEvent | "end") => void;
+
+interface RunChannel {
+  threadId: string;
+  events: RunEvent[];
+  listeners: Set<Listener>;
+  ended: boolean;
+}
+
+const MAX_BUFFERED_EVENTS = 50_000;
+
+export class StreamBroker {
+  private readonly runs = new Map<string, RunChannel>();
+  private readonly threadListeners = new Map<string, Set<(runId: string, event: RunEvent | "end") => void>>();
+
+  constructor(private readonly retainMs = 30_000) {}
+
+  /** Opens (or reopens, on a retry) the channel of a run. */
+  open(runId: string, threadId: string): void {
+    const existing = this.runs.get(runId);
+    if (existing && !existing.ended) return;
+    this.runs.set(runId, { threadId, events: existing?.events ?? [], listeners: existing?.listeners ?? new Set(), ended: false });
+  }
+
+  publish(runId: string, event: string, data: unknown): RunEvent | undefined {
+    const channel = this.runs.get(runId);
+    if (!channel || channel.ended) return undefined;
+    const record: RunEvent = { id: (channel.events.at(-1)?.id ?? 0) + 1, event, data };
+    if (channel.events.length < MAX_BUFFERED_EVENTS) channel.events.push(record);
+    for (const listener of channel.listeners) listener(record);
+    for (const listener of this.threadListeners.get(channel.threadId) ?? []) listener(runId, record);
+    return record;
+  }
+
+  /** Ends the run's stream for every subscriber. */
+  end(runId: string): void {
+    const channel = this.runs.get(runId);
+    if (!channel || channel.ended) return;
+    channel.ended = true;
+    for (const listener of channel.listeners) listener("end");
+    for (const listener of this.threadListeners.get(channel.threadId) ?? []) listener(runId, "end");
+    channel.listeners.clear();
+    setTimeout(() => {
+      if (this.runs.get(runId) === channel) this.runs.delete(runId);
+    }, this.retainMs).unref();
+  }
+
+  /** The run's events are still held here (active, or ended within `retainMs`). */
+  has(runId: string): boolean {
+    return this.runs.has(runId);
+  }
+
+  isActive(runId: string): boolean {
+    const channel = this.runs.get(runId);
+    return !!channel && !channel.ended;
+  }
+
+  /**
+   * Subscribes to a run: first the buffered events after `afterId` (all of them for
+   * -1/undefined when `replay` is set), then live ones until the run ends.
+   */
+  subscribe(runId: string, options: { afterId?: number; replay: boolean }, listener: Listener): () => void {
+    const channel = this.runs.get(runId);
+    if (!channel) {
+      listener("end");
+      return () => undefined;
+    }
+    const from = options.afterId ?? (options.replay ? 0 : Number.POSITIVE_INFINITY);
+    for (const event of channel.events) if (event.id > from) listener(event);
+    if (channel.ended) {
+      listener("end");
+      return () => undefined;
+    }
+    channel.listeners.add(listener);
+    return () => channel.listeners.delete(listener);
+  }
+
+  /** Live events of every run of a thread, until unsubscribed. */
+  subscribeThread(threadId: string, listener: (runId: string, event: RunEvent | "end") => void): () => void {
+    let set = this.threadListeners.get(threadId);
+    if (!set) {
+      set = new Set();
+      this.threadListeners.set(threadId, set);
+    }
+    set.add(listener);
+    return () => {
+      set!.delete(listener);
+      if (set!.size === 0) this.threadListeners.delete(threadId);
+    };
+  }
+}

@@ -1,0 +1,56 @@
+import { toWire } from "../serialize.ts";
+
+/**
+ * Maps the API's stream modes onto LangGraph's and graph chunks onto SSE events.
+ *
+ * API modes and what they need from the library:
+ * - values, updates, debug, custom, tasks, checkpoints: the library mode of that name;
+ * - messages-tuple: the library's `messages` mode, sent as event `messages` with
+ *   `[chunk, metadata]`;
+ * - messages: whole-message events (`messages/metadata`, `messages/partial`,
+ *   `messages/complete`) built from chat-model callbacks, so it needs streamEvents;
+ * - events: every streamEvents v2 event, sent as `events`.
+ */
+export interface StreamPlan {
+  apiModes: Set<string>;
+  libraryModes: string[];
+  /** streamEvents is needed (events / messages modes); otherwise plain stream(). */
+  useEvents: boolean;
+  subgraphs: boolean;
+}
+
+export function planStream(apiModes: string[], subgraphs: boolean): StreamPlan {
+  const modes = new Set(apiModes.length ? apiModes : ["values"]);
+  const library = new Set<string>();
+  for (const mode of modes) {
+    if (mode === "messages-tuple") library.add("messages");
+    else if (mode === "messages") library.add("values");
+    else if (mode !== "events") library.add(mode);
+  }
+  // Always stream values: the run's final state is the last values chunk.
+  library.add("values");
+  return { apiModes: modes, libraryModes: [...library], useEvents: modes.has("events") || modes.has("messages"), subgraphs };
+}
+
+export type Emit = (event: string, data: unknown) => void;
+
+/** One chunk of graph.stream(...): [mode, data] or [namespace, mode, data] with subgraphs. */
+export function emitChunk(plan: StreamPlan, chunk: unknown, emit: Emit): { values?: unknown } {
+  const [namespace, mode, data] = splitChunk(chunk, plan.subgraphs);
+  const suffix = namespace.length ? `|${namespace.join("|")}` : "";
+  const isRoot = namespace.length === 0;
+  if (mode === "messages") {
+    if (plan.apiModes.has("messages-tuple")) emit(`messages${suffix}`, toWire(data));
+    return {};
+  }
+  if (plan.apiModes.has(mode) || (mode === "values" && plan.apiModes.size === 0)) {
+    emit(`${mode}${suffix}`, toWire(data));
+  }
+  return mode === "values" && isRoot ? { values: data } : {};
+}
+
+function splitChunk(chunk: unknown, subgraphs: boolean): [string[], string, unknown] {
+  const parts = chunk as unknown[];
+  if (subgraphs && parts.length === 3) return [(parts[0] as string[]) ?? [], parts[1] as string, parts[2]];
+  return [[], parts[0] as string, parts[1]];
+}

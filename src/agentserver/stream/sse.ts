@@ -1,0 +1,73 @@
+import type { FastifyReply, FastifyRequest } from "fastify";
+
+export interface SseOptions {
+  /** Extra headers: Content-Location naming the run, Location for reconnects. */
+  headers?: Record<string, string>;
+  heartbeatMs?: number;
+}
+
+/**
+ * Server-sent events on a hijacked reply. Frames are `event:`, `data:` (JSON) and
+ * `id:` lines; heartbeat comment lines keep proxies and the SDK's idle watchdog happy.
+ */
+export class SseWriter {
+  private closed = false;
+  private readonly heartbeat: NodeJS.Timeout;
+  private readonly closeHandlers: Array<() => void> = [];
+
+  constructor(_request: FastifyRequest, private readonly reply: FastifyReply, options: SseOptions = {}) {
+    reply.hijack();
+    const raw = reply.raw;
+    raw.writeHead(200, {
+      "Content-Type": "text/event-stream; charset=utf-8",
+      "Cache-Control": "no-cache",
+      Connection: "keep-alive",
+      "X-Accel-Buffering": "no",
+      "Access-Control-Expose-Headers": "Content-Location, Location",
+      ...options.headers,
+    });
+    raw.flushHeaders?.();
+    this.heartbeat = setInterval(() => this.comment("heartbeat"), options.heartbeatMs ?? 10_000);
+    this.heartbeat.unref();
+    // The response closed before we ended it: the client went away (on_disconnect).
+    // (The request's own "close" fires as soon as its body is read, so it is no signal.)
+    raw.on("close", () => this.markClosed());
+  }
+
+  get isClosed(): boolean {
+    return this.closed;
+  }
+
+  onClose(handler: () => void): void {
+    if (this.closed) handler();
+    else this.closeHandlers.push(handler);
+  }
+
+  send(event: string, data: unknown, id?: number | string): void {
+    if (this.closed) return;
+    let frame = `event: ${event}\ndata: ${JSON.stringify(data ?? null)}\n`;
+    if (id !== undefined) frame += `id: ${id}\n`;
+    this.reply.raw.write(frame + "\n");
+  }
+
+  comment(text: string): void {
+    if (!this.closed) this.reply.raw.write(`: ${text}\n\n`);
+  }
+
+  /** Ends the response normally. */
+  end(): void {
+    if (this.closed) return;
+    clearInterval(this.heartbeat);
+    this.closed = true;
+    // A normal end is not a disconnect: on_disconnect handlers must not fire.
+    this.closeHandlers.length = 0;
+    this.reply.raw.end();
+  }
+
+  private markClosed(): void {
+    clearInterval(this.heartbeat);
+    this.closed = true;
+    const handlers = this.closeHandlers.splice(0);
+    for (const handler of handlers) handler();
+  }
+}

@@ -1,0 +1,59 @@
+import type { FastifyInstance } from "fastify";
+import { Type } from "@sinclair/typebox";
+import type { Database } from "../../storage/database.ts";
+import { invalidField, notFound } from "../../http/errors.ts";
+import type { StreamBroker } from "./broker.ts";
+import { SseWriter } from "./sse.ts";
+
+const THREAD_STREAM_MODES = ["lifecycle", "run_modes", "state_update"] as const;
+const ModeList = Type.Union([
+  Type.Union(THREAD_STREAM_MODES.map((m) => Type.Literal(m))),
+  Type.Array(Type.Union(THREAD_STREAM_MODES.map((m) => Type.Literal(m)))),
+]);
+
+/**
+ * GET /threads/{thread_id}/stream: the output of every run executed on the thread,
+ * one after another, for as long as the client stays. Events are live: there is no
+ * replay across runs yet, so a Last-Event-ID is refused rather than ignored.
+ */
+export function registerThreadStreamRoutes(app: FastifyInstance, deps: { db: Database; broker: StreamBroker; heartbeatMs?: number }): void {
+  app.get<{ Params: { thread_id: string }; Querystring: { stream_modes?: string | string[]; stream_mode?: string | string[] } }>(
+    "/threads/:thread_id/stream",
+    {
+      schema: {
+        tags: ["Threads"],
+        params: Type.Object({ thread_id: Type.String({ format: "uuid" }) }),
+        querystring: Type.Object({ stream_modes: Type.Optional(ModeList), stream_mode: Type.Optional(ModeList) }),
+        response: {
+          200: { description: "Server-sent events", content: { "text/event-stream": { schema: Type.String() } } },
+          404: Type.Object({ detail: Type.String() }),
+          422: Type.Object({ detail: Type.String() }),
+        },
+      },
+    },
+    async (request, reply) => {
+      const { thread_id: threadId } = request.params;
+      const requested = request.query.stream_modes ?? request.query.stream_mode ?? "run_modes";
+      const modes = Array.isArray(requested) ? requested : [requested];
+      const unsupported = modes.filter((m) => m !== "run_modes");
+      if (unsupported.length) throw invalidField(["query", "stream_modes"], `${unsupported.join(", ")} not supported yet; use run_modes`);
+      const lastEventId = request.headers["last-event-id"];
+      if (lastEventId !== undefined && lastEventId !== "") {
+        throw invalidField(["header", "Last-Event-ID"], "resuming a thread stream is not supported yet; join a run's stream to resume");
+      }
+      const exists = await deps.db.query("SELECT 1 FROM threads WHERE thread_id = $1", [threadId]);
+      if (!exists.length) throw notFound(`Thread ${threadId} not found`);
+
+      const sse = new SseWriter(request, reply, { heartbeatMs: deps.heartbeatMs });
+      await new Promise<void>((resolve) => {
+        const unsubscribe = deps.broker.subscribeThread(threadId, (runId, event) => {
+          if (event !== "end") sse.send(event.event, event.data, `${runId}:${event.id}`);
+        });
+        sse.onClose(() => {
+          unsubscribe();
+          resolve();
+        });
+      });
+    },
+  );
+}

@@ -1,0 +1,52 @@
+import { Command, InvalidArgumentError, type Command as CommandType } from "commander";
+import { agentOptionsFromEnv, AGENT_DEFAULTS } from "../config/agent.ts";
+
+const positiveInt = (name: string) => (value: string) => {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 0) throw new InvalidArgumentError(`${name} must be a non-negative integer`);
+  return n;
+};
+
+/**
+ * `slipway agent`: serve one LangGraph project (its langgraph.json) as an agent
+ * server. The control plane launches the same command for each deployment revision.
+ */
+export function registerAgentCommand(program: CommandType): void {
+  program
+    .addCommand(
+      new Command("agent")
+        .description("Serve the graphs of a langgraph.json as a LangGraph agent server")
+        .requiredOption("--config <path>", "path to langgraph.json")
+        .option("--port <port>", "port to listen on (0 picks a free one)", positiveInt("--port"), AGENT_DEFAULTS.port)
+        .option("--host <host>", "address to bind", AGENT_DEFAULTS.host)
+        .option("--data-dir <dir>", "embedded database directory", AGENT_DEFAULTS.dataDir)
+        .option("--database-url <url>", "PostgreSQL server instead of the embedded database (env SLIPWAY_DATABASE_URL)")
+        .option("--database-schema <name>", "schema for this server's tables", AGENT_DEFAULTS.schema)
+        .option("--api-key <key>", "require this X-Api-Key on every route but /ok, /info, /docs, /openapi.json (env SLIPWAY_AGENT_API_KEY)")
+        .option("--workers <n>", "runs executed at once", positiveInt("--workers"), AGENT_DEFAULTS.workers)
+        .option("--webhook-allow <hosts>", "comma-separated hosts run webhooks may reach even if private (env SLIPWAY_WEBHOOK_ALLOW_HOSTS)")
+        .action(async (flags) => {
+          const { startAgentServer } = await import("../agentserver/server.ts");
+          const options = agentOptionsFromEnv({
+            configPath: flags.config,
+            port: flags.port,
+            host: flags.host,
+            dataDir: flags.dataDir,
+            databaseUrl: flags.databaseUrl,
+            schema: flags.databaseSchema,
+            apiKey: flags.apiKey,
+            workers: flags.workers,
+            webhookAllowHosts: flags.webhookAllow?.split(",").map((s: string) => s.trim()).filter(Boolean),
+          });
+          const server = await startAgentServer(options);
+          // One machine-readable line: the control plane and tests read the address from it.
+          console.log(JSON.stringify({ event: "listening", url: server.url, storage: server.storage }));
+          const shutdown = async () => {
+            await server.close();
+            process.exit(0);
+          };
+          process.once("SIGINT", shutdown);
+          process.once("SIGTERM", shutdown);
+        }),
+    );
+}

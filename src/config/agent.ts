@@ -1,0 +1,55 @@
+/** Settings of `slipway agent`, from flags with environment fallbacks. */
+export interface AgentServerOptions {
+  /** Path to langgraph.json. */
+  configPath: string;
+  port?: number;
+  host?: string;
+  /** Embedded PGlite data directory (default .slipway/agent). */
+  dataDir?: string;
+  /** A PostgreSQL server instead of the embedded store. */
+  databaseUrl?: string;
+  /** Schema for this server's tables (one per deployment on a shared server). */
+  schema?: string;
+  /** Required X-Api-Key value; no key means open access. */
+  apiKey?: string;
+  /** Runs executed at once by this process. */
+  workers?: number;
+  /** Seconds a claimed run stays leased without a heartbeat. */
+  leaseSeconds?: number;
+  /** Interval of SSE heartbeat comments. */
+  heartbeatMs?: number;
+  /** Hosts run webhooks may reach even though they are private/loopback. */
+  webhookAllowHosts?: string[];
+  /** Largest accepted request body in bytes. */
+  bodyLimit?: number;
+  logLevel?: string;
+}
+
+export const AGENT_DEFAULTS = {
+  port: 2024,
+  host: "127.0.0.1",
+  dataDir: ".slipway/agent",
+  schema: "slipway_agent",
+  workers: 10,
+  leaseSeconds: 30,
+  heartbeatMs: 10_000,
+  bodyLimit: 10 * 1024 * 1024,
+} as const;
+
+/** Fills unset options from SLIPWAY_* environment variables. */
+export function agentOptionsFromEnv(options: AgentServerOptions, env: NodeJS.ProcessEnv = process.env): AgentServerOptions {
+  const list = (value: string | undefined) => value?.split(",").map((s) => s.trim()).filter(Boolean);
+  return {
+    ...options,
+    databaseUrl: options.databaseUrl ?? env.SLIPWAY_DATABASE_URL ?? undefined,
+    apiKey: options.apiKey ?? env.SLIPWAY_AGENT_API_KEY ?? undefined,
+    leaseSeconds: options.leaseSeconds ?? numberOrUndefined(env.SLIPWAY_RUN_LEASE_SECONDS),
+    webhookAllowHosts: options.webhookAllowHosts ?? list(env.SLIPWAY_WEBHOOK_ALLOW_HOSTS),
+  };
+}
+
+function numberOrUndefined(value: string | undefined): number | undefined {
+  if (value === undefined || value === "") return undefined;
+  const n = Number(value);
+  return Number.isFinite(n) ? n : undefined;
+}

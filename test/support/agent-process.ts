@@ -1,0 +1,54 @@
+import { spawn, type ChildProcess } from "node:child_process";
+import { fileURLToPath } from "node:url";
+import { createInterface } from "node:readline";
+
+const BIN = fileURLToPath(new URL("../../bin/slipway.js", import.meta.url));
+
+export interface AgentProcess {
+  child: ChildProcess;
+  url: string;
+  /** Output so far, for assertion messages. */
+  output(): string;
+  kill(signal?: NodeJS.Signals): Promise<void>;
+}
+
+/** Runs `slipway agent` as a real child process and waits for its "listening" line. */
+export async function spawnAgent(args: string[], env: Record<string, string> = {}): Promise<AgentProcess> {
+  const child = spawn(process.execPath, [BIN, "agent", "--port", "0", ...args], {
+    env: { ...process.env, ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let output = "";
+  child.stderr!.on("data", (chunk) => (output += chunk));
+  const url = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`agent did not start:\n${output}`)), 60_000);
+    const lines = createInterface({ input: child.stdout! });
+    lines.on("line", (line) => {
+      output += line + "\n";
+      try {
+        const parsed = JSON.parse(line);
+        if (parsed.event === "listening") {
+          clearTimeout(timer);
+          resolve(parsed.url);
+        }
+      } catch {
+        // not our line
+      }
+    });
+    child.once("exit", (code) => {
+      clearTimeout(timer);
+      reject(new Error(`agent exited with ${code}:\n${output}`));
+    });
+  });
+  return {
+    child,
+    url,
+    output: () => output,
+    kill: (signal = "SIGTERM") =>
+      new Promise<void>((resolve) => {
+        if (child.exitCode !== null || child.signalCode !== null) return resolve();
+        child.once("exit", () => resolve());
+        child.kill(signal);
+      }),
+  };
+}

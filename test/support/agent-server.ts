@@ -1,0 +1,44 @@
+import { fileURLToPath } from "node:url";
+import { Client } from "@langchain/langgraph-sdk";
+import { startAgentServer, type RunningAgentServer } from "../../src/agentserver/server.ts";
+import { freshBackend, type BackendName } from "./backends.ts";
+
+export const FIXTURE_CONFIG = fileURLToPath(new URL("../fixtures/agents/langgraph.json", import.meta.url));
+
+export interface TestAgentServer {
+  server: RunningAgentServer;
+  client: Client;
+  url: string;
+  close(): Promise<void>;
+}
+
+/** A real agent server on a free loopback port over the fixture graphs, on one back end. */
+export async function startTestAgentServer(
+  backend: BackendName,
+  options: { apiKey?: string; workers?: number; webhookAllowHosts?: string[]; bodyLimit?: number; heartbeatMs?: number } = {},
+): Promise<TestAgentServer> {
+  const target = freshBackend(backend, "agent");
+  const server = await startAgentServer({
+    configPath: FIXTURE_CONFIG,
+    port: 0,
+    host: "127.0.0.1",
+    dataDir: target.dataDir,
+    databaseUrl: target.databaseUrl,
+    schema: target.schema,
+    workers: options.workers ?? 10,
+    apiKey: options.apiKey,
+    webhookAllowHosts: options.webhookAllowHosts,
+    bodyLimit: options.bodyLimit,
+    heartbeatMs: options.heartbeatMs,
+    logLevel: "error",
+  });
+  const client = new Client({ apiUrl: server.url, apiKey: options.apiKey});
+  return { server, client, url: server.url, close: () => server.close() };
+}
+
+/** Collects every part of an SDK stream. */
+export async function collect<T>(stream: AsyncIterable<T>): Promise<T[]> {
+  const parts: T[] = [];
+  for await (const part of stream) parts.push(part);
+  return parts;
+}
