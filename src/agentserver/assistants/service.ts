@@ -1,0 +1,250 @@
+import { v4 as uuid4, v5 as uuid5 } from "uuid";
+import { conflict, invalidField, notFound } from "../../http/errors.ts";
+import type { Database } from "../../storage/database.ts";
+import type { GraphLike, GraphRegistry } from "../graphs/registry.ts";
+import { drawGraph, graphSchemas, listSubgraphs, type GraphSchemas, type Xray } from "./graph-info.ts";
+import * as sql from "./repository.ts";
+import type { AssistantFields, AssistantFilter, AssistantRow, VersionRow } from "./repository.ts";
+import type { Assistant, AssistantCountRequest, AssistantCreate, AssistantPatch, AssistantSearchRequest, AssistantVersionsSearchRequest, SelectField } from "./schemas.ts";
+
+/** The namespace of system assistant ids: `uuid5(graph_id, NAMESPACE_GRAPH)`, as the vendor's servers. */
+export const NAMESPACE_GRAPH = "6ba7b821-9dad-11d1-80b4-00c04fd430c8";
+
+/** The id of the assistant the server creates for `graphId` at start. */
+export const systemAssistantId = (graphId: string): string => uuid5(graphId, NAMESPACE_GRAPH);
+
+// Stricter than ajv's "uuid" format (which allows a `urn:uuid:` prefix PostgreSQL refuses).
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+export interface AssistantServiceOptions {
+  /**
+   * Deletes the threads (with their runs and checkpoints) whose `metadata.assistant_id`
+   * is the given assistant: the threads domain supplies it. Without it,
+   * `delete_threads=true` is refused rather than ignored.
+   */
+  deleteThreadsOf?: (assistantId: string) => Promise<void>;
+}
+
+export interface SearchResult {
+  assistants: Partial<Assistant>[];
+  /** Assistants matching the filter, across all pages. */
+  total: number;
+  /** The offset of the next page, when there is one. */
+  next?: number;
+}
+
+/**
+ * The rules of assistants: system assistants per graph, versions on every change,
+ * graph ids accepted wherever an assistant id is. Never sees HTTP.
+ *
+ * @example
+ * const assistants = new AssistantService(db, graphs, () => new Date());
+ * await assistants.ensureSystemAssistants();
+ * const agent = await assistants.get("agent"); // the system assistant of graph "agent"
+ */
+export class AssistantService {
+  constructor(
+    private readonly db: Database,
+    private readonly graphs: GraphRegistry,
+    private readonly now: () => Date,
+    private readonly options: AssistantServiceOptions = {},
+  ) {}
+
+  /** One assistant per graph (`created_by: system`, named after the graph); safe to repeat and to race. */
+  async ensureSystemAssistants(): Promise<void> {
+    for (const graphId of this.graphs.ids()) {
+      const fields: AssistantFields = {
+        graph_id: graphId,
+        name: graphId,
+        description: this.graphs.description(graphId) ?? null,
+        config: {},
+        context: {},
+        metadata: { created_by: "system" },
+      };
+      await this.db.transaction(async (tx) => {
+        const id = systemAssistantId(graphId);
+        const now = this.now();
+        if (await sql.insertAssistant(tx, id, fields, now)) await sql.insertVersion(tx, id, 1, fields, now);
+      });
+    }
+  }
+
+  /**
+   * The uuid an assistant id or graph id stands for. A graph id names its system
+   * assistant; anything else that is not a uuid cannot name an assistant: not found.
+   */
+  resolveId(idOrGraphId: string): string {
+    if (this.graphs.has(idOrGraphId)) return systemAssistantId(idOrGraphId);
+    if (UUID.test(idOrGraphId)) return idOrGraphId.toLowerCase();
+    throw notFound(`Assistant "${idOrGraphId}" not found`);
+  }
+
+  async get(idOrGraphId: string): Promise<Assistant> {
+    const row = await sql.findAssistant(this.db, this.resolveId(idOrGraphId));
+    if (!row) throw notFound(`Assistant "${idOrGraphId}" not found`);
+    return toWire(row);
+  }
+
+  async create(input: AssistantCreate): Promise<Assistant> {
+    this.requireGraph(input.graph_id);
+    let id = uuid4();
+    if (input.assistant_id != null) {
+      if (!UUID.test(input.assistant_id)) throw invalidField(["body", "assistant_id"], "must be a UUID", "uuid_parsing");
+      id = input.assistant_id.toLowerCase();
+    }
+    const fields: AssistantFields = {
+      graph_id: input.graph_id,
+      name: input.name ?? "Untitled",
+      description: input.description ?? null,
+      config: input.config ?? {},
+      context: input.context ?? {},
+      metadata: input.metadata ?? {},
+    };
+    const now = this.now();
+    const created = await this.db.transaction(async (tx) => {
+      const row = await sql.insertAssistant(tx, id, fields, now);
+      if (row) await sql.insertVersion(tx, id, 1, fields, now);
+      return row;
+    });
+    if (created) return toWire(created);
+    if ((input.if_exists ?? "raise") === "raise") throw conflict(`Assistant "${id}" already exists`);
+    return this.get(id);
+  }
+
+  /**
+   * Every update is a new version (the highest so far + 1) and becomes current.
+   * `config` and `context` replace, `metadata` merges key by key, absent fields stay.
+   */
+  async patch(idOrGraphId: string, input: AssistantPatch): Promise<Assistant> {
+    if (input.graph_id != null) this.requireGraph(input.graph_id);
+    const id = this.resolveId(idOrGraphId);
+    const row = await this.db.transaction(async (tx) => {
+      const current = await sql.findAssistant(tx, id, true);
+      if (!current) return undefined;
+      const fields: AssistantFields = {
+        graph_id: input.graph_id ?? current.graph_id,
+        name: input.name ?? current.name,
+        description: input.description !== undefined ? input.description : current.description,
+        config: input.config ?? current.config,
+        context: input.context ?? current.context,
+        metadata: input.metadata ? { ...current.metadata, ...input.metadata } : current.metadata,
+      };
+      const version = (await sql.maxVersion(tx, id)) + 1;
+      const now = this.now();
+      await sql.insertVersion(tx, id, version, fields, now);
+      return sql.updateCurrent(tx, id, version, fields, now);
+    });
+    if (!row) throw notFound(`Assistant "${idOrGraphId}" not found`);
+    return toWire(row);
+  }
+
+  async delete(idOrGraphId: string, options: { deleteThreads?: boolean } = {}): Promise<void> {
+    const id = this.resolveId(idOrGraphId);
+    if (options.deleteThreads && !this.options.deleteThreadsOf) {
+      throw invalidField(["query", "delete_threads"], "deleting an assistant's threads is not supported by this server");
+    }
+    if (!(await sql.findAssistant(this.db, id))) throw notFound(`Assistant "${idOrGraphId}" not found`);
+    if (options.deleteThreads) await this.options.deleteThreadsOf!(id);
+    if (!(await sql.deleteAssistant(this.db, id))) throw notFound(`Assistant "${idOrGraphId}" not found`);
+  }
+
+  /** A page of assistants, newest first unless told otherwise, projected to `select`. */
+  async search(input: AssistantSearchRequest): Promise<SearchResult> {
+    const limit = input.limit ?? 10;
+    const offset = input.offset ?? 0;
+    const { rows, total } = await sql.searchAssistants(this.db, filterOf(input), {
+      sortBy: input.sort_by ?? "created_at",
+      sortOrder: input.sort_order ?? "desc",
+      limit,
+      offset,
+    });
+    const select = input.select?.length ? new Set<SelectField>(input.select) : undefined;
+    const assistants = rows.map((row) => project(toWire(row), select));
+    return { assistants, total, next: offset + rows.length < total ? offset + rows.length : undefined };
+  }
+
+  async count(input: AssistantCountRequest): Promise<number> {
+    return sql.countAssistants(this.db, filterOf(input));
+  }
+
+  /** Versions newest first; an unknown assistant is a 404, not an empty list. */
+  async versions(idOrGraphId: string, input: AssistantVersionsSearchRequest): Promise<Assistant[]> {
+    const id = (await this.get(idOrGraphId)).assistant_id;
+    const rows = await sql.listVersions(this.db, id, {
+      metadata: input.metadata ?? undefined,
+      limit: input.limit ?? 10,
+      offset: input.offset ?? 0,
+    });
+    return rows.map((row) => toWire({ ...row, updated_at: row.created_at }));
+  }
+
+  /** Makes an earlier (or later) version the current one; no new version is made. */
+  async setLatest(idOrGraphId: string, version: number): Promise<Assistant> {
+    const id = this.resolveId(idOrGraphId);
+    const row = await this.db.transaction(async (tx) => {
+      if (!(await sql.findAssistant(tx, id, true))) throw notFound(`Assistant "${idOrGraphId}" not found`);
+      const chosen: VersionRow | undefined = await sql.findVersion(tx, id, version);
+      if (!chosen) throw notFound(`Assistant "${idOrGraphId}" has no version ${version}`);
+      return sql.updateCurrent(tx, id, version, chosen, this.now());
+    });
+    return toWire(row);
+  }
+
+  /** The drawing of the assistant's graph; `xray` expands subgraphs (to a depth when a number). */
+  async drawGraph(idOrGraphId: string, xray: Xray): Promise<Record<string, unknown[]>> {
+    const { assistant, graph } = await this.graphOf(idOrGraphId);
+    return drawGraph(graph, runnableConfig(assistant), xray);
+  }
+
+  async schemas(idOrGraphId: string): Promise<GraphSchemas & { graph_id: string }> {
+    const { assistant, graph } = await this.graphOf(idOrGraphId);
+    return { graph_id: assistant.graph_id, ...graphSchemas(graph) };
+  }
+
+  async subgraphs(idOrGraphId: string, namespace: string | undefined, recurse: boolean): Promise<Record<string, GraphSchemas>> {
+    const { graph } = await this.graphOf(idOrGraphId);
+    return listSubgraphs(graph, namespace, recurse);
+  }
+
+  private async graphOf(idOrGraphId: string): Promise<{ assistant: Assistant; graph: GraphLike }> {
+    const assistant = await this.get(idOrGraphId);
+    // An assistant can outlive its graph (a later revision dropped it from langgraph.json).
+    this.requireGraph(assistant.graph_id);
+    return { assistant, graph: await this.graphs.resolve(assistant.graph_id, runnableConfig(assistant)) };
+  }
+
+  private requireGraph(graphId: string): void {
+    if (!this.graphs.has(graphId)) throw notFound(`Graph "${graphId}" not found`);
+  }
+}
+
+function filterOf(input: AssistantCountRequest): AssistantFilter {
+  return { metadata: input.metadata ?? undefined, graphId: input.graph_id ?? undefined, name: input.name ?? undefined };
+}
+
+/** What a factory graph receives: the assistant's config, with its context alongside. */
+function runnableConfig(assistant: Assistant): Record<string, unknown> {
+  return { ...assistant.config, context: assistant.context };
+}
+
+function project(assistant: Assistant, select: Set<SelectField> | undefined): Partial<Assistant> {
+  if (!select) return assistant;
+  return Object.fromEntries(Object.entries(assistant).filter(([key]) => select.has(key as SelectField)));
+}
+
+const iso = (value: Date | string) => new Date(value).toISOString();
+
+export function toWire(row: AssistantRow): Assistant {
+  return {
+    assistant_id: row.assistant_id,
+    graph_id: row.graph_id,
+    config: row.config ?? {},
+    context: row.context ?? {},
+    created_at: iso(row.created_at),
+    updated_at: iso(row.updated_at),
+    metadata: row.metadata ?? {},
+    version: Number(row.version),
+    name: row.name,
+    description: row.description ?? null,
+  };
+}

@@ -1,0 +1,172 @@
+import type { Queryable } from "../../storage/database.ts";
+import { compileFilter } from "./filter.ts";
+import { splitNamespace } from "./namespace.ts";
+
+/**
+ * The SQL of the store (table `store_items`, 0003_store.sql). Namespaces arrive
+ * already joined (`a.b`); every read takes the caller's clock so that expired
+ * rows are invisible from the instant they expire, whatever the sweeper did.
+ */
+export interface StoredItem {
+  namespace: string[];
+  key: string;
+  value: Record<string, unknown>;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+interface ItemRow {
+  namespace_path: string;
+  key: string;
+  value: Record<string, unknown>;
+  created_at: Date | string;
+  updated_at: Date | string;
+}
+
+const ITEM_COLUMNS = "namespace_path, key, value, created_at, updated_at";
+const LIVE = (now: string) => `(expires_at IS NULL OR expires_at > ${now}::timestamptz)`;
+
+/** Placeholders for one statement: `add(value)` returns `$n`. */
+function parameters() {
+  const values: unknown[] = [];
+  return { values, add: (value: unknown) => (values.push(value), `$${values.length}`) };
+}
+
+/** The rows at `path` or below it; see the comment on the column for the range. */
+function underPrefix(path: string, add: (value: unknown) => string): string {
+  const p = add(path);
+  return `(namespace_path = ${p}::text OR (namespace_path >= ${p}::text || '.' AND namespace_path < ${p}::text || '/'))`;
+}
+
+/**
+ * Reading an item that has a ttl pushes its expiry out again. The refresh rides
+ * in the same statement as the read (a data-modifying CTE), so a read is one
+ * round trip whether or not it refreshes.
+ */
+function refreshing(now: string): string {
+  return `, touched AS (
+    UPDATE store_items s SET expires_at = ${now}::timestamptz + s.ttl_minutes * interval '1 minute'
+    FROM hits h WHERE s.namespace_path = h.namespace_path AND s.key = h.key AND s.ttl_minutes IS NOT NULL
+  )`;
+}
+
+export async function getItem(db: Queryable, path: string, key: string, now: Date, refresh: boolean): Promise<StoredItem | null> {
+  const { values, add } = parameters();
+  const at = add(now);
+  const sql = `WITH hits AS (
+      SELECT ${ITEM_COLUMNS} FROM store_items
+      WHERE namespace_path = ${add(path)} AND key = ${add(key)} AND ${LIVE(at)}
+    )${refresh ? refreshing(at) : ""}
+    SELECT * FROM hits`;
+  const rows = await db.query<ItemRow>(sql, values);
+  return rows.length ? toItem(rows[0]) : null;
+}
+
+export async function putItem(
+  db: Queryable,
+  item: { path: string; key: string; value: Record<string, unknown>; ttlMinutes: number | null },
+  now: Date,
+): Promise<void> {
+  await db.query(
+    `INSERT INTO store_items AS s (namespace_path, key, value, created_at, updated_at, ttl_minutes, expires_at)
+     VALUES ($1, $2, $3::jsonb, $4::timestamptz, $4::timestamptz, $5::double precision,
+             $4::timestamptz + $5::double precision * interval '1 minute')
+     ON CONFLICT (namespace_path, key) DO UPDATE SET
+       value = excluded.value,
+       -- An expired row the sweeper has not removed yet is gone for readers: writing it starts a new item.
+       created_at = CASE WHEN s.expires_at <= excluded.updated_at THEN excluded.created_at ELSE s.created_at END,
+       updated_at = excluded.updated_at,
+       ttl_minutes = excluded.ttl_minutes,
+       expires_at = excluded.expires_at`,
+    [item.path, item.key, JSON.stringify(item.value), now, item.ttlMinutes],
+  );
+}
+
+export async function deleteItem(db: Queryable, path: string, key: string): Promise<void> {
+  await db.query("DELETE FROM store_items WHERE namespace_path = $1 AND key = $2", [path, key]);
+}
+
+export interface SearchQuery {
+  /** Joined prefix; "" searches everything. */
+  prefix: string;
+  filter?: unknown;
+  limit: number;
+  offset: number;
+  refresh: boolean;
+}
+
+/** Listing mode: newest update first; namespace and key break ties so pages are stable. */
+export async function searchItems(db: Queryable, query: SearchQuery, now: Date): Promise<StoredItem[]> {
+  const { values, add } = parameters();
+  const at = add(now);
+  const where = [LIVE(at), ...compileFilter(query.filter, add)];
+  if (query.prefix !== "") where.push(underPrefix(query.prefix, add));
+  const order = "ORDER BY updated_at DESC, namespace_path, key";
+  const sql = `WITH hits AS (
+      SELECT ${ITEM_COLUMNS} FROM store_items WHERE ${where.join(" AND ")}
+      ${order} LIMIT ${add(query.limit)}::bigint OFFSET ${add(query.offset)}::bigint
+    )${query.refresh ? refreshing(at) : ""}
+    SELECT * FROM hits ${order}`;
+  return (await db.query<ItemRow>(sql, values)).map(toItem);
+}
+
+export interface NamespaceQuery {
+  /** Labels, "*" matching any one label. */
+  prefix?: string[];
+  suffix?: string[];
+  maxDepth?: number;
+  limit: number;
+  offset: number;
+}
+
+/**
+ * Distinct namespaces of live items, matched on their full path and then cut to
+ * `maxDepth` labels, in byte order. Labels are compared one by one so that "*"
+ * can stand for any label; the literal head of the prefix also narrows the scan
+ * through the primary key.
+ */
+export async function listNamespaces(db: Queryable, query: NamespaceQuery, now: Date): Promise<string[][]> {
+  const { values, add } = parameters();
+  const inner = [LIVE(add(now))];
+  const outer: string[] = [];
+  const prefix = query.prefix ?? [];
+  const head = prefix.slice(0, prefix.includes("*") ? prefix.indexOf("*") : prefix.length);
+  if (head.length) inner.push(underPrefix(head.join("."), add));
+  if (prefix.length) {
+    outer.push(`cardinality(labels) >= ${prefix.length}`);
+    prefix.forEach((label, i) => label !== "*" && outer.push(`labels[${i + 1}] = ${add(label)}::text`));
+  }
+  const suffix = query.suffix ?? [];
+  if (suffix.length) {
+    outer.push(`cardinality(labels) >= ${suffix.length}`);
+    suffix.forEach(
+      (label, i) => label !== "*" && outer.push(`labels[cardinality(labels) - ${suffix.length - 1 - i}] = ${add(label)}::text`),
+    );
+  }
+  const path = query.maxDepth === undefined ? "namespace_path" : `array_to_string(labels[1:${add(query.maxDepth)}::int], '.')`;
+  const sql = `SELECT DISTINCT ${path} COLLATE "C" AS path FROM (
+      SELECT namespace_path, string_to_array(namespace_path, '.') AS labels FROM store_items WHERE ${inner.join(" AND ")}
+    ) n
+    ${outer.length ? `WHERE ${outer.join(" AND ")}` : ""}
+    ORDER BY path LIMIT ${add(query.limit)}::bigint OFFSET ${add(query.offset)}::bigint`;
+  return (await db.query<{ path: string }>(sql, values)).map((row) => splitNamespace(row.path));
+}
+
+/** Deletes the rows that expired at or before `now`; returns how many. */
+export async function deleteExpired(db: Queryable, now: Date): Promise<number> {
+  const rows = await db.query<{ n: number }>(
+    "WITH gone AS (DELETE FROM store_items WHERE expires_at <= $1::timestamptz RETURNING 1) SELECT count(*)::int AS n FROM gone",
+    [now],
+  );
+  return rows[0]?.n ?? 0;
+}
+
+function toItem(row: ItemRow): StoredItem {
+  return {
+    namespace: splitNamespace(row.namespace_path),
+    key: row.key,
+    value: row.value,
+    createdAt: new Date(row.created_at),
+    updatedAt: new Date(row.updated_at),
+  };
+}

@@ -1,0 +1,135 @@
+import { Type } from "@sinclair/typebox";
+import type { FastifyInstance } from "fastify";
+import type { Item } from "@langchain/langgraph-checkpoint";
+import { invalidField } from "../../http/errors.ts";
+import { SEPARATOR, namespaceProblem } from "./namespace.ts";
+import type { SlipwayStore } from "./store.ts";
+import * as S from "./schemas.ts";
+
+/**
+ * The /store API (long-term memory), as the vendor's agent server and its SDKs
+ * speak it. HTTP only: parsing, the namespace rules with the field that broke
+ * them, and item records in wire form; the store does the rest.
+ */
+export function registerStoreRoutes(app: FastifyInstance, deps: { store: SlipwayStore }): void {
+  const { store } = deps;
+  const errors = { 422: S.ErrorResponse };
+
+  app.put<{ Body: S.StorePutRequest }>(
+    "/store/items",
+    {
+      schema: {
+        tags: ["Store"],
+        summary: "Store or update an item.",
+        operationId: "put_item",
+        body: S.StorePutRequest,
+        response: { 204: S.NoContent, ...errors },
+      },
+    },
+    async (request, reply) => {
+      const { namespace, key, value, index, ttl } = request.body;
+      requireNamespace(namespace, "namespace", { write: true });
+      await store.put(namespace, key, value, index ?? undefined, { ttl });
+      return reply.status(204).send();
+    },
+  );
+
+  app.get<{ Querystring: S.StoreGetQuery }>(
+    "/store/items",
+    {
+      schema: {
+        tags: ["Store"],
+        summary: "Retrieve a single item.",
+        operationId: "get_item",
+        querystring: S.StoreGetQuery,
+        response: { 200: Type.Union([S.Item, Type.Null()]), ...errors },
+      },
+    },
+    async (request) => {
+      const { key, refresh_ttl } = request.query;
+      // The SDKs send the labels dot-joined in one parameter (`namespace=a.b`); repeated
+      // parameters (`namespace=a&namespace=b`) mean the same. An empty value is the root.
+      const namespace = (request.query.namespace ?? []).flatMap((part) => (part === "" ? [] : part.split(SEPARATOR)));
+      requireNamespace(namespace, "namespace", { allowEmpty: true });
+      const item = await store.get(namespace, key, { refreshTtl: refresh_ttl });
+      // A missing item is `null`, as the vendor's servers answer and the SDKs expect
+      // (their getItem returns null rather than raising).
+      return item ? toWire(item) : null;
+    },
+  );
+
+  app.delete<{ Body: S.StoreDeleteRequest }>(
+    "/store/items",
+    {
+      schema: {
+        tags: ["Store"],
+        summary: "Delete an item.",
+        operationId: "delete_item",
+        body: S.StoreDeleteRequest,
+        response: { 204: S.NoContent, ...errors },
+      },
+    },
+    async (request, reply) => {
+      const namespace = request.body.namespace ?? [];
+      requireNamespace(namespace, "namespace", { allowEmpty: true });
+      await store.delete(namespace, request.body.key);
+      return reply.status(204).send();
+    },
+  );
+
+  app.post<{ Body: S.StoreSearchRequest }>(
+    "/store/items/search",
+    {
+      schema: {
+        tags: ["Store"],
+        summary: "Search or list items within a namespace prefix.",
+        description: "Lists items by last update, newest first. `query` (semantic search) is refused: no embedding index.",
+        operationId: "search_items",
+        body: S.StoreSearchRequest,
+        response: { 200: S.SearchItemsResponse, ...errors },
+      },
+    },
+    async (request) => {
+      const { filter, limit, offset, query, refresh_ttl } = request.body;
+      const prefix = request.body.namespace_prefix ?? [];
+      requireNamespace(prefix, "namespace_prefix", { allowEmpty: true });
+      const options = { filter: filter ?? undefined, limit, offset, query: query ?? undefined, refreshTtl: refresh_ttl ?? undefined };
+      const items = await store.search(prefix, options);
+      return { items: items.map(toWire) };
+    },
+  );
+
+  app.post<{ Body: S.StoreListNamespacesRequest }>(
+    "/store/namespaces",
+    {
+      schema: {
+        tags: ["Store"],
+        summary: "List namespaces with optional match conditions.",
+        operationId: "list_namespaces",
+        body: S.StoreListNamespacesRequest,
+        response: { 200: S.ListNamespaceResponse, ...errors },
+      },
+    },
+    async (request) => {
+      const { prefix, suffix, max_depth, limit, offset } = request.body;
+      if (prefix) requireNamespace(prefix, "prefix", { allowEmpty: true });
+      if (suffix) requireNamespace(suffix, "suffix", { allowEmpty: true });
+      return { namespaces: await store.listNamespaces({ prefix, suffix, maxDepth: max_depth, limit, offset }) };
+    },
+  );
+}
+
+function requireNamespace(namespace: string[], field: string, options: { allowEmpty?: boolean; write?: boolean }): void {
+  const problem = namespaceProblem(namespace, options);
+  if (problem) throw invalidField(["body", field], problem);
+}
+
+function toWire(item: Item): S.WireItem {
+  return {
+    namespace: item.namespace,
+    key: item.key,
+    value: item.value,
+    created_at: item.createdAt.toISOString(),
+    updated_at: item.updatedAt.toISOString(),
+  };
+}

@@ -1,0 +1,213 @@
+import {
+  BaseStore,
+  InvalidNamespaceError,
+  type GetOperation,
+  type Item,
+  type ListNamespacesOperation,
+  type MatchCondition,
+  type Operation,
+  type OperationResults,
+  type PutOperation,
+  type SearchItem,
+  type SearchOperation,
+} from "@langchain/langgraph-checkpoint";
+import type { Database, Queryable } from "../../storage/database.ts";
+import { invalidField } from "../../http/errors.ts";
+import { joinNamespace, namespaceProblem } from "./namespace.ts";
+import * as sql from "./repository.ts";
+
+/** Upstream operations plus the TTL fields the vendor's server accepts. */
+export type StorePutOperation = PutOperation & { ttl?: number | null };
+export type StoreGetOperation = GetOperation & { refreshTtl?: boolean };
+export type StoreSearchOperation = SearchOperation & { refreshTtl?: boolean };
+
+export interface StoreTtlOptions {
+  /** Minutes an item lives when its put names no ttl; unset: forever. */
+  defaultTtl?: number;
+  /** Whether reads push expiry out when the caller does not say (default true, as upstream). */
+  refreshOnRead?: boolean;
+  /** How often `start()` deletes expired rows (default 5). Expired rows are invisible meanwhile. */
+  sweepIntervalMinutes?: number;
+}
+
+export interface SlipwayStoreOptions {
+  /** The clock every expiry decision reads; injected by tests. */
+  now?: () => Date;
+  ttl?: StoreTtlOptions;
+}
+
+/**
+ * The long-term memory store on our database: the `BaseStore` handed to graphs
+ * (`config.store`) and the engine behind the `/store` API. Each `batch` runs in
+ * one transaction, in order, so a read sees the writes before it.
+ *
+ * Semantic search (`query`) needs an embedding index this server does not have
+ * and is refused rather than answered by a plain listing.
+ *
+ * @example
+ * const store = new SlipwayStore(db);
+ * await store.put(["users", "u1"], "prefs", { theme: "dark" }, undefined, { ttl: 60 });
+ * await store.search(["users"], { filter: { theme: "dark" } });
+ */
+export class SlipwayStore extends BaseStore {
+  readonly #db: Database;
+  readonly #now: () => Date;
+  readonly #ttl: StoreTtlOptions;
+  #sweeper: ReturnType<typeof setInterval> | undefined;
+
+  constructor(db: Database, options: SlipwayStoreOptions = {}) {
+    super();
+    this.#db = db;
+    this.#now = options.now ?? (() => new Date());
+    this.#ttl = options.ttl ?? {};
+    if (this.#ttl.defaultTtl !== undefined) checkTtl(this.#ttl.defaultTtl);
+  }
+
+  async batch<Op extends Operation[]>(operations: Op): Promise<OperationResults<Op>> {
+    // A lone operation needs no BEGIN/COMMIT round trips.
+    if (operations.length === 1) return [await this.#apply(this.#db, operations[0])] as OperationResults<Op>;
+    return this.#db.transaction(async (tx) => {
+      const results: unknown[] = [];
+      for (const operation of operations) results.push(await this.#apply(tx, operation));
+      return results as OperationResults<Op>;
+    });
+  }
+
+  /** As upstream, plus `refreshTtl` (default: the store's `refreshOnRead`). */
+  override async get(namespace: string[], key: string, options: { refreshTtl?: boolean } = {}): Promise<Item | null> {
+    const op: StoreGetOperation = { namespace, key, refreshTtl: options.refreshTtl };
+    return (await this.batch([op]))[0];
+  }
+
+  /** As upstream, plus `ttl` in minutes (`null`: never expires; unset: the default ttl). */
+  override async put(
+    namespace: string[],
+    key: string,
+    value: Record<string, unknown>,
+    index?: false | string[],
+    options: { ttl?: number | null } = {},
+  ): Promise<void> {
+    checkNamespace(namespace, { write: true });
+    const op: StorePutOperation = { namespace, key, value, index, ttl: options.ttl };
+    await this.batch([op]);
+  }
+
+  /** As upstream, plus `refreshTtl` for the items returned. */
+  override async search(
+    namespacePrefix: string[],
+    options: { filter?: Record<string, unknown>; limit?: number; offset?: number; query?: string; refreshTtl?: boolean } = {},
+  ): Promise<SearchItem[]> {
+    const { filter, limit = 10, offset = 0, query, refreshTtl } = options;
+    const op: StoreSearchOperation = { namespacePrefix, filter, limit, offset, query, refreshTtl };
+    return (await this.batch([op]))[0];
+  }
+
+  /** As upstream, without upstream's refusal of ":" in labels (the vendor's server accepts it). */
+  override async delete(namespace: string[], key: string): Promise<void> {
+    const op: StorePutOperation = { namespace, key, value: null };
+    await this.batch([op]);
+  }
+
+  /** As upstream; "*" in `prefix` or `suffix` matches any one label. */
+  override async listNamespaces(
+    options: { prefix?: string[]; suffix?: string[]; maxDepth?: number; limit?: number; offset?: number } = {},
+  ): Promise<string[][]> {
+    const { prefix, suffix, maxDepth, limit = 100, offset = 0 } = options;
+    const matchConditions: MatchCondition[] = [];
+    if (prefix) matchConditions.push({ matchType: "prefix", path: prefix });
+    if (suffix) matchConditions.push({ matchType: "suffix", path: suffix });
+    const op: ListNamespacesOperation = { matchConditions, maxDepth, limit, offset };
+    return (await this.batch([op]))[0];
+  }
+
+  /** Deletes expired rows now; returns how many went. */
+  async sweepExpired(): Promise<number> {
+    return sql.deleteExpired(this.#db, this.#now());
+  }
+
+  override start(): void {
+    const minutes = this.#ttl.sweepIntervalMinutes ?? 5;
+    if (this.#sweeper || minutes <= 0) return;
+    this.#sweeper = setInterval(() => void this.sweepExpired().catch(() => undefined), minutes * 60_000);
+    this.#sweeper.unref();
+  }
+
+  override stop(): void {
+    clearInterval(this.#sweeper);
+    this.#sweeper = undefined;
+  }
+
+  // Graphs may bring their own copy of @langchain/langgraph, so operations are told
+  // apart by their fields (as upstream does), never by class.
+  async #apply(db: Queryable, op: Operation): Promise<unknown> {
+    if ("namespacePrefix" in op) return this.#search(db, op as StoreSearchOperation);
+    if ("namespace" in op && "key" in op) {
+      return "value" in op ? this.#put(db, op as StorePutOperation) : this.#get(db, op as StoreGetOperation);
+    }
+    if ("matchConditions" in op || "limit" in op || "maxDepth" in op) return this.#list(db, op as ListNamespacesOperation);
+    throw new TypeError(`unknown store operation with fields ${Object.keys(op as object).join(", ")}`);
+  }
+
+  #get(db: Queryable, op: StoreGetOperation): Promise<Item | null> {
+    checkNamespace(op.namespace, { allowEmpty: true });
+    const refresh = op.refreshTtl ?? this.#ttl.refreshOnRead ?? true;
+    return sql.getItem(db, joinNamespace(op.namespace), String(op.key), this.#now(), refresh);
+  }
+
+  async #put(db: Queryable, op: StorePutOperation): Promise<void> {
+    if (op.value === null || op.value === undefined) {
+      checkNamespace(op.namespace, { allowEmpty: true });
+      return sql.deleteItem(db, joinNamespace(op.namespace), String(op.key));
+    }
+    checkNamespace(op.namespace, {});
+    if (typeof op.value !== "object" || Array.isArray(op.value)) throw invalidField(["value"], "must be an object");
+    if (Array.isArray(op.index) && op.index.length > 0) {
+      throw invalidField(["index"], "indexing fields needs a vector index, which this store does not have; send false or null");
+    }
+    const ttl = op.ttl === undefined ? (this.#ttl.defaultTtl ?? null) : op.ttl;
+    if (ttl !== null) checkTtl(ttl);
+    const item = { path: joinNamespace(op.namespace), key: String(op.key), value: op.value, ttlMinutes: ttl };
+    await sql.putItem(db, item, this.#now());
+  }
+
+  #search(db: Queryable, op: StoreSearchOperation): Promise<SearchItem[]> {
+    checkNamespace(op.namespacePrefix, { allowEmpty: true });
+    if (op.query) {
+      throw invalidField(["query"], "semantic search needs an embedding index, which this store does not have; omit query to list items");
+    }
+    const refresh = op.refreshTtl ?? this.#ttl.refreshOnRead ?? true;
+    const page = { limit: checkCount("limit", op.limit ?? 10), offset: checkCount("offset", op.offset ?? 0) };
+    return sql.searchItems(db, { prefix: joinNamespace(op.namespacePrefix), filter: op.filter, refresh, ...page }, this.#now());
+  }
+
+  #list(db: Queryable, op: ListNamespacesOperation): Promise<string[][]> {
+    const query: sql.NamespaceQuery = { limit: checkCount("limit", op.limit ?? 100), offset: checkCount("offset", op.offset ?? 0) };
+    for (const condition of op.matchConditions ?? []) {
+      checkNamespace(condition.path, { allowEmpty: true });
+      if (condition.matchType !== "prefix" && condition.matchType !== "suffix") {
+        throw invalidField(["matchType"], `unsupported match type ${JSON.stringify(condition.matchType)}`);
+      }
+      if (query[condition.matchType]) throw invalidField(["matchConditions"], "at most one prefix and one suffix condition are supported");
+      query[condition.matchType] = condition.path;
+    }
+    if (op.maxDepth !== undefined && op.maxDepth !== null) {
+      if (!Number.isInteger(op.maxDepth) || op.maxDepth < 1) throw invalidField(["max_depth"], "must be an integer of at least 1");
+      query.maxDepth = op.maxDepth;
+    }
+    return sql.listNamespaces(db, query, this.#now());
+  }
+}
+
+function checkNamespace(namespace: unknown, options: { allowEmpty?: boolean; write?: boolean }): void {
+  const problem = namespaceProblem(namespace, options);
+  if (problem) throw new InvalidNamespaceError(`Invalid namespace ${JSON.stringify(namespace)}: ${problem}`);
+}
+
+function checkTtl(ttl: unknown): void {
+  if (typeof ttl !== "number" || !Number.isFinite(ttl) || ttl <= 0) throw invalidField(["ttl"], "must be a positive number of minutes or null");
+}
+
+function checkCount(name: string, value: unknown): number {
+  if (typeof value !== "number" || !Number.isInteger(value) || value < 0) throw invalidField([name], "must be a non-negative integer");
+  return value;
+}
