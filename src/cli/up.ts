@@ -1,12 +1,108 @@
-import type { Command } from "commander";
+import { Command, type Command as CommandType } from "commander";
+import { addRateLimitFlags } from "../ratelimit/cli-options.ts";
 
-/** `slipway up`: the control plane. (Being built in the control-plane issue.) */
-export function registerUpCommand(program: Command): void {
-  program
-    .command("up")
-    .description("Serve the control plane")
-    .action(() => {
-      console.error("slipway up: not built yet");
-      process.exitCode = 1;
+/**
+ * `slipway up`: serve the control plane. Over an empty database it first creates a
+ * default organization, workspace and API key and prints them once, so that
+ * `npm start` is all a new user needs.
+ */
+export function registerUpCommand(program: CommandType): void {
+  const up = new Command("up")
+    .description("Serve the control plane (/v1, /v2, also under /api-host; docs at /docs)")
+    .option("--port <port>", "port to listen on, 0 picks a free one (env SLIPWAY_PORT)", undefined)
+    .option("--host <host>", "address to bind (env SLIPWAY_HOST)", undefined)
+    .option("--data-dir <dir>", "embedded database, secrets.key and lock file (env SLIPWAY_DATA_DIR)", undefined)
+    .option("--database-url <url>", "PostgreSQL server instead of the embedded database (env SLIPWAY_DATABASE_URL)")
+    .option("--region <region>", "us or eu: selects the rate-limit table (env SLIPWAY_REGION)", undefined)
+    .option("--json", "print machine-readable JSON lines instead of text");
+  // --rate-limit-policy, --redis-url, --no-rate-limit, ... (our --region above is shared).
+  addRateLimitFlags(up).action(async (flags) => {
+    try {
+      await serve(flags);
+    } catch (error) {
+      console.error(`slipway up: ${(error as Error).message}`);
+      process.exit(1);
+    }
+  });
+  program.addCommand(up);
+}
+
+interface UpFlags extends Record<string, unknown> {
+  port?: string;
+  host?: string;
+  dataDir?: string;
+  databaseUrl?: string;
+  region?: string;
+  json?: boolean;
+}
+
+async function serve(flags: UpFlags): Promise<void> {
+  const { randomUUID } = await import("node:crypto");
+  const { resolveControlPlaneConfig, loadSecretsKey, lockDataDir } = await import("../config/controlplane.ts");
+  const { openDatabase } = await import("../storage/open.ts");
+  const { createBearerVerifier } = await import("../auth/bearer.ts");
+  const { buildControlPlaneApp, resolveRateLimitIdentity } = await import("../controlplane/app.ts");
+  const { rateLimitFlagsFrom, rateLimitOptionsFromFlags } = await import("../ratelimit/index.ts");
+  const { createAuthenticator } = await import("../controlplane/tenancy/authenticate.ts");
+  const { checkSecretsKey, createTenancyService } = await import("../controlplane/tenancy/service.ts");
+
+  const config = resolveControlPlaneConfig(flags);
+  const release = config.databaseUrl ? () => undefined : lockDataDir(config.dataDir);
+  const say = (text: string, event: Record<string, unknown>) => console.log(flags.json ? JSON.stringify(event) : text);
+  let db: Awaited<ReturnType<typeof openDatabase>> | undefined;
+  try {
+    const secrets = loadSecretsKey(config.dataDir);
+    if (secrets.source === "generated") {
+      say(`Slipway: generated a secrets key in ${secrets.path} (keep it: sealed secrets need it)`, { event: "secrets_key_generated", path: secrets.path });
+    } else if (config.databaseUrl && secrets.source === "file") {
+      console.error("slipway up: using the secrets key from the data directory; nodes sharing this database must all set SLIPWAY_SECRETS_KEY to it");
+    }
+    db = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.pgliteDir, schema: config.schema, component: "control" });
+    await checkSecretsKey(db, secrets.key, new Date());
+    const deps = { db, secretsKey: secrets.key, now: () => new Date(), newId: () => randomUUID(), publicUrl: config.publicUrl ?? "" };
+
+    const created = await createTenancyService(deps).ensureDefaultTenant();
+    if (created) {
+      say(
+        [
+          'Slipway: new installation, created organization "Default" (plan self_hosted_enterprise)',
+          `  organization_id: ${created.organization_id}`,
+          `  workspace_id:    ${created.workspace_id}`,
+          `  api_key:         ${created.api_key}`,
+          "  The key is shown only this once: store it now. Send it as X-Api-Key and the workspace id as X-Tenant-Id.",
+        ].join("\n"),
+        { event: "bootstrap", organization_id: created.organization_id, workspace_id: created.workspace_id, api_key: created.api_key },
+      );
+    }
+
+    const authenticator = createAuthenticator({ db, bearer: config.bearer ? createBearerVerifier(config.bearer) : undefined });
+    const rateLimit = await rateLimitOptionsFromFlags(rateLimitFlagsFrom({ ...flags, region: config.region }), {
+      resolveIdentity: (request) => resolveRateLimitIdentity(authenticator, request),
+      log: { warn: (object, message) => console.error(JSON.stringify({ level: "warn", msg: message, ...object })) },
     });
+    const app = await buildControlPlaneApp({ deps, authenticator, rateLimit });
+    await app.listen({ host: config.host, port: config.port });
+    const address = app.server.address();
+    const port = typeof address === "object" && address ? address.port : config.port;
+    const url = `http://${config.host.includes(":") ? `[${config.host}]` : config.host}:${port}`;
+    deps.publicUrl ||= url;
+    say(`Slipway control plane listening on ${url} (docs: ${url}/docs, storage: ${db.kind})`, { event: "listening", url, storage: db.kind });
+
+    const openDb = db;
+    let stopping = false;
+    const shutdown = async () => {
+      if (stopping) return;
+      stopping = true;
+      await app.close().catch(() => undefined);
+      await openDb.close().catch(() => undefined);
+      release();
+      process.exit(0);
+    };
+    process.once("SIGINT", shutdown);
+    process.once("SIGTERM", shutdown);
+  } catch (error) {
+    await db?.close().catch(() => undefined);
+    release();
+    throw error;
+  }
 }

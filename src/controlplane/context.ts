@@ -1,4 +1,4 @@
-import type { FastifyInstance } from "fastify";
+import type { FastifyInstance, FastifyRequest } from "fastify";
 import type { Database } from "../storage/database.ts";
 
 /** Organisation plans; listeners are only for `self_hosted_enterprise`. */
@@ -32,8 +32,29 @@ export interface ControlPlaneDeps {
 /** Every resource folder exports one of these; `app.ts` mounts it at / and /api-host. */
 export type RegisterRoutes = (app: FastifyInstance, deps: ControlPlaneDeps) => void | Promise<void>;
 
+/**
+ * A background service of the control plane (e.g. the revision pipeline's workers),
+ * started once per process when the app is ready (not once per mount prefix); it
+ * resolves to its stop function, called when the app closes.
+ */
+export type StartService = (deps: ControlPlaneDeps) => Promise<() => Promise<void>>;
+
+/**
+ * The tenant the auth hook resolved for this request. Every route mounted through
+ * `routes.ts` is behind that hook, so a missing tenant is a wiring bug (500), never a
+ * client error.
+ */
+export function requireTenant(request: FastifyRequest): TenantContext {
+  if (!request.tenant) throw new Error(`route ${request.method} ${request.url} ran without the auth hook`);
+  return request.tenant;
+}
+
 declare module "fastify" {
   interface FastifyRequest {
     tenant?: TenantContext;
+  }
+  interface FastifyContextConfig {
+    /** Serve without credentials (health, docs, OAuth redirects from a provider). */
+    public?: boolean;
   }
 }

@@ -16,7 +16,8 @@ export function installErrorHandler(app: FastifyInstance, style: ValidationStyle
       return reply.status(status).send(body(status, error.message, error.problems, style));
     }
     if (error.validation) {
-      const problems = error.validation.map((v) => problemFromAjv(v, error.validationContext ?? "body"));
+      const context = LOCATION_OF[error.validationContext ?? "body"] ?? error.validationContext ?? "body";
+      const problems = error.validation.map((v) => problemFromAjv(v, context));
       const message = problems.map((p) => `${p.loc.slice(1).join(".") || p.loc[0]}: ${p.msg}`).join("; ");
       return reply.status(422).send(body(422, message, problems, style));
     }
@@ -36,6 +37,9 @@ export function installErrorHandler(app: FastifyInstance, style: ValidationStyle
     reply.status(404).send({ detail: `Not Found: ${request.method} ${request.url.split("?")[0]}` });
   });
 }
+
+/** Fastify's names for request parts, as FastAPI spells them in `loc`. */
+const LOCATION_OF: Record<string, string> = { body: "body", params: "path", querystring: "query", headers: "header" };
 
 function body(status: number, message: string, problems: FieldProblem[], style: ValidationStyle) {
   if (status === 422 && style === "fastapi") {

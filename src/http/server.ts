@@ -23,7 +23,6 @@ export async function createHttpServer(options: HttpServerOptions): Promise<Fast
   const app = Fastify({
     logger: { level: options.logLevel ?? process.env.SLIPWAY_LOG_LEVEL ?? "warn" },
     bodyLimit: options.bodyLimit ?? 10 * 1024 * 1024,
-    disableRequestLogging: true,
     ajv: {
       customOptions: {
         // Fail closed: an unknown field is a 422, never silently removed.

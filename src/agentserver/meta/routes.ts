@@ -1,5 +1,8 @@
 import type { FastifyInstance } from "fastify";
+import { createRequire } from "node:module";
 import { Type } from "@sinclair/typebox";
+
+const LANGGRAPH_VERSION: string = createRequire(import.meta.url)("@langchain/langgraph/package.json").version;
 
 export interface ServerInfo {
   version: string;
@@ -19,7 +22,8 @@ export function registerMetaRoutes(app: FastifyInstance, info: ServerInfo): void
         response: {
           200: Type.Object({
             version: Type.String(),
-            langgraph_js_version: Type.Optional(Type.String()),
+            langgraph_py_version: Type.String(),
+            langgraph_js_version: Type.String(),
             flags: Type.Record(Type.String(), Type.Unknown()),
             metadata: Type.Record(Type.String(), Type.Unknown()),
           }),
@@ -28,6 +32,10 @@ export function registerMetaRoutes(app: FastifyInstance, info: ServerInfo): void
     },
     async () => ({
       version: info.version,
+      // Clients require langgraph_py_version; this server runs LangGraph.js and reports
+      // that library's version in both fields.
+      langgraph_py_version: LANGGRAPH_VERSION,
+      langgraph_js_version: LANGGRAPH_VERSION,
       flags: { assistants: true, crons: false, langsmith: false, langsmith_tracing_replicas: false },
       metadata: { server: "slipway", storage: info.storage, graphs: info.graphIds },
     }),

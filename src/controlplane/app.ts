@@ -1,0 +1,96 @@
+import type { FastifyInstance, FastifyRequest } from "fastify";
+import { createHttpServer } from "../http/server.ts";
+import { registerRateLimit, type RateLimitOptions } from "../ratelimit/index.ts";
+import type { ControlPlaneDeps, RegisterRoutes, StartService } from "./context.ts";
+import { apiHostDocument, installOpenApiExtras } from "./openapi.ts";
+import { routeModules, serviceModules } from "./routes.ts";
+import type { Authenticator } from "./tenancy/authenticate.ts";
+import { installControlPlaneValidator } from "./validator.ts";
+
+/** Path prefixes the control plane answers under: the API itself and the self-hosted mirror. */
+export const MOUNT_PREFIXES = ["", "/api-host"] as const;
+
+export interface ControlPlaneAppOptions {
+  deps: ControlPlaneDeps;
+  authenticator: Authenticator;
+  /**
+   * Rate limiting (src/ratelimit/; build it with `rateLimitOptionsFromFlags`). Its
+   * `resolveIdentity` should be `(request) => resolveRateLimitIdentity(authenticator, request)`.
+   * Without it the app has no limits (tests).
+   */
+  rateLimit?: RateLimitOptions;
+  /** Defaults to `routeModules` from routes.ts; tests may mount fewer. */
+  modules?: RegisterRoutes[];
+  /** Defaults to `serviceModules` from routes.ts; pass [] for an app without background work. */
+  services?: StartService[];
+  logLevel?: string;
+  /** Largest request body in bytes (413 beyond). Control-plane bodies are small: 1 MiB. */
+  bodyLimit?: number;
+}
+
+/**
+ * Identity for rate limiting that never throws: `{apiKey}` (the key's id, not the
+ * secret) only for a live API key, `{userId}` for a valid bearer token, `{}` for
+ * anything else (the limiter then counts the IP). Shares the auth hook's lookups.
+ */
+export function resolveRateLimitIdentity(authenticator: Authenticator, request: FastifyRequest): Promise<{ apiKey?: string; userId?: string }> {
+  return authenticator.callerIdentity(request.headers);
+}
+
+/**
+ * The control-plane HTTP app: FastAPI-shaped errors, strict body validation, every
+ * route of `routeModules` at `/...` and `/api-host/...` behind the auth hook, the
+ * OpenAPI document at `/openapi.json` and `/api-host/openapi.json`, docs at `/docs`,
+ * health at `GET /ok`. The caller listens (or uses `app.inject`) and closes it.
+ */
+export async function buildControlPlaneApp(options: ControlPlaneAppOptions): Promise<FastifyInstance> {
+  const app = await createHttpServer({
+    title: "Slipway Control Plane API",
+    version: "0.1.0",
+    validationStyle: "fastapi",
+    hiddenPrefixes: ["/api-host"],
+    bodyLimit: options.bodyLimit ?? 1024 * 1024,
+    logLevel: options.logLevel,
+  });
+  installControlPlaneValidator(app);
+  installOpenApiExtras(
+    app,
+    "Slipway's control plane, wire-compatible with the LangSmith Deployment Control Plane API. " +
+      "Authenticate with `X-Api-Key` (plus `X-Tenant-Id` for organization keys) or `Authorization: Bearer <JWT>`. " +
+      "Every path also answers under `/api-host`.",
+  );
+
+  // ─── Rate limiting (src/ratelimit/) ─────────────────────────────────────────────────
+  // Before authentication: a request refused with 401 still counts (guessing keys is not
+  // free), and floods of bad keys are throttled by IP before they reach the database.
+  if (options.rateLimit) registerRateLimit(app, options.rateLimit);
+  // ────────────────────────────────────────────────────────────────────────────────────
+
+  for (const prefix of ["", "/api-host"]) {
+    app.get(`${prefix}/ok`, { schema: { hide: true } }, async () => ({ ok: true }));
+  }
+  app.get("/api-host/openapi.json", { schema: { hide: true } }, async () => apiHostDocument(app));
+
+  const modules = options.modules ?? routeModules;
+  for (const prefix of MOUNT_PREFIXES) {
+    await app.register(
+      async (scope) => {
+        scope.addHook("onRequest", async (request) => {
+          if (request.routeOptions.config.public) return;
+          request.tenant = await options.authenticator.authenticate(request.headers);
+        });
+        for (const register of modules) await register(scope, options.deps);
+      },
+      { prefix },
+    );
+  }
+
+  const stops: (() => Promise<void>)[] = [];
+  app.addHook("onReady", async () => {
+    for (const start of options.services ?? serviceModules) stops.push(await start(options.deps));
+  });
+  app.addHook("onClose", async () => {
+    for (const stop of stops.reverse()) await stop();
+  });
+  return app;
+}

@@ -1,0 +1,141 @@
+import { openSecret, sealSecret } from "../../auth/secret-box.ts";
+import { conflict, invalidField, notFound } from "../../http/errors.ts";
+import type { Database } from "../../storage/database.ts";
+import { listHostRepositories, type ListingOptions } from "./repo-listing.ts";
+import * as repo from "./repository.ts";
+import type { GithubIntegration, GithubRepository, InstallIntegrationRequest } from "./schemas.ts";
+
+/**
+ * Integrations: registered git hosts of a workspace. Tokens and webhook secrets are
+ * sealed with the installation's secrets key (bound to the row id and field), and
+ * never leave the service except through `credentials()` for the build pipeline.
+ */
+export interface IntegrationsDeps {
+  db: Database;
+  secretsKey: Buffer;
+  now: () => Date;
+  newId: () => string;
+  listing?: ListingOptions;
+}
+
+/** What the pipeline needs to fetch a repository of an integration. */
+export interface IntegrationCredentials {
+  id: string;
+  provider: "github" | "git";
+  baseUrl: string;
+  token?: string;
+  webhookSecret?: string;
+}
+
+const SCHEMES = new Set(["https:", "http:", "git:", "ssh:"]);
+
+export function createIntegrationsService(deps: IntegrationsDeps) {
+  const { db, secretsKey, now, newId } = deps;
+
+  async function mustFind(workspaceId: string, id: string): Promise<repo.IntegrationRow> {
+    const row = await repo.findIntegration(db, workspaceId, id.toLowerCase());
+    if (!row) throw notFound(`Integration '${id}' not found`);
+    return row;
+  }
+
+  return {
+    async list(workspaceId: string): Promise<GithubIntegration[]> {
+      return (await repo.listIntegrations(db, workspaceId)).map(toWire);
+    },
+
+    async get(workspaceId: string, id: string): Promise<GithubIntegration> {
+      return toWire(await mustFind(workspaceId, id));
+    },
+
+    async install(workspaceId: string, request: InstallIntegrationRequest): Promise<GithubIntegration> {
+      const name = request.name.trim();
+      if (!name) throw invalidField(["body", "name"], "String should have at least 1 character", "string_too_short");
+      const baseUrl = normaliseBaseUrl(request.base_url);
+      const id = newId();
+      const seal = (value: string | null | undefined, field: string) =>
+        value ? sealSecret(secretsKey, value, sealContext(id, field)) : null;
+      return db.transaction(async (tx) => {
+        if (await repo.findIntegrationByName(tx, workspaceId, name)) {
+          throw conflict(`an integration named '${name}' already exists in this workspace`);
+        }
+        const row = await repo
+          .insertIntegration(tx, {
+            id,
+            workspace_id: workspaceId,
+            provider: isGithub(baseUrl) ? "github" : "git",
+            name,
+            base_url: baseUrl,
+            token_sealed: seal(request.token, "token"),
+            webhook_secret_sealed: seal(request.webhook_secret, "webhook_secret"),
+            now: now(),
+          })
+          .catch((error: { code?: string }) => {
+            if (error.code === "23505") throw conflict(`an integration named '${name}' already exists in this workspace`);
+            throw error;
+          });
+        return toWire(row);
+      });
+    },
+
+    async remove(workspaceId: string, id: string): Promise<void> {
+      if (!(await repo.deleteIntegration(db, workspaceId, id.toLowerCase()))) throw notFound(`Integration '${id}' not found`);
+    },
+
+    async listRepositories(workspaceId: string, id: string): Promise<GithubRepository[]> {
+      const row = await mustFind(workspaceId, id);
+      const token = row.token_sealed ? openSecret(secretsKey, row.token_sealed, sealContext(row.id, "token")) : undefined;
+      const listed = await listHostRepositories(row.base_url, token, deps.listing);
+      return listed.map((r) => ({ host_integration_id: row.id, ...r }));
+    },
+
+    /** For the deployments pipeline: the host and its opened secrets. 404 for another workspace's id. */
+    async credentials(workspaceId: string, id: string): Promise<IntegrationCredentials> {
+      const row = await mustFind(workspaceId, id);
+      const open = (sealed: string | null, field: string) => (sealed ? openSecret(secretsKey, sealed, sealContext(row.id, field)) : undefined);
+      return {
+        id: row.id,
+        provider: row.provider,
+        baseUrl: row.base_url,
+        token: open(row.token_sealed, "token"),
+        webhookSecret: open(row.webhook_secret_sealed, "webhook_secret"),
+      };
+    },
+  };
+}
+
+export type IntegrationsService = ReturnType<typeof createIntegrationsService>;
+
+function sealContext(id: string, field: string): string {
+  return `integration:${id}:${field}`;
+}
+
+function toWire(row: repo.IntegrationRow): GithubIntegration {
+  return {
+    id: row.id,
+    installation_id: row.installation_id,
+    name: row.name,
+    base_url: row.base_url,
+    created_at: new Date(row.created_at).toISOString(),
+  };
+}
+
+/** A URL with an allowed scheme, a host, and no password or query; returned in normal form. */
+export function normaliseBaseUrl(input: string): string {
+  const problem = (msg: string) => invalidField(["body", "base_url"], msg, "url_parsing");
+  let url: URL;
+  try {
+    url = new URL(input.trim());
+  } catch {
+    throw problem("Input should be a valid URL, e.g. https://git.example.com/ or git://127.0.0.1:9418/");
+  }
+  if (!SCHEMES.has(url.protocol)) throw problem(`URL scheme should be one of https, http, git, ssh (got '${url.protocol.replace(/:$/, "")}')`);
+  if (!url.hostname) throw problem("URL should name a host");
+  if (url.password) throw problem("URL should not carry a password: send it as `token`");
+  if (url.search || url.hash) throw problem("URL should not have a query or fragment");
+  return url.href;
+}
+
+function isGithub(baseUrl: string): boolean {
+  const host = new URL(baseUrl).hostname;
+  return host === "github.com" || host === "www.github.com";
+}

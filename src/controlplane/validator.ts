@@ -1,0 +1,67 @@
+import { Ajv, type ErrorObject, type ValidateFunction } from "ajv";
+import formatsModule from "ajv-formats";
+import type { FastifyInstance } from "fastify";
+
+/**
+ * The control plane's request validator. It differs from Fastify's default in two ways
+ * that matter for FastAPI wire compatibility:
+ *
+ * 1. Bodies are validated without type coercion: `{"name": 123}` or `{"build_on_push": "yes"}`
+ *    is a 422, as with pydantic, instead of silently becoming "123" / true. Path, query and
+ *    header values are strings on the wire, so they keep Ajv's coercion.
+ * 2. `loc` names the part the way FastAPI does: `path`, `query`, `header`, `body`
+ *    (Fastify calls them params, querystring, headers).
+ *
+ * It also pins `format: "uuid"` to the plain 8-4-4-4-12 form; ajv-formats accepts a
+ * `urn:uuid:` prefix that PostgreSQL's uuid type would then reject with a 500.
+ */
+const FASTAPI_PART: Record<string, string> = { params: "path", querystring: "query", headers: "header", body: "body" };
+const UUID = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/;
+
+type FormatsPlugin = (ajv: Ajv) => Ajv;
+const addFormats: FormatsPlugin =
+  (formatsModule as unknown as { default?: FormatsPlugin }).default ?? (formatsModule as unknown as FormatsPlugin);
+
+function makeAjv(coerce: boolean): Ajv {
+  const ajv = new Ajv({
+    coerceTypes: coerce ? "array" : false,
+    useDefaults: true,
+    removeAdditional: false,
+    allErrors: false,
+    strict: false,
+  });
+  addFormats(ajv);
+  ajv.addFormat("uuid", UUID);
+  return ajv;
+}
+
+export function installControlPlaneValidator(app: FastifyInstance): void {
+  const strict = makeAjv(false);
+  const lenient = makeAjv(true);
+  let sharedAdded = false;
+
+  app.setValidatorCompiler(({ schema, httpPart }) => {
+    if (!sharedAdded) {
+      // Schemas registered with app.addSchema (referenced by $ref) must be known to our instances.
+      for (const shared of Object.values(app.getSchemas())) {
+        const id = (shared as { $id?: string }).$id;
+        if (id && !strict.getSchema(id)) strict.addSchema(shared as object);
+        if (id && !lenient.getSchema(id)) lenient.addSchema(shared as object);
+      }
+      sharedAdded = true;
+    }
+    const ajv = httpPart === "body" ? strict : lenient;
+    const id = (schema as { $id?: string }).$id;
+    const validate: ValidateFunction = (id && ajv.getSchema(id)) || ajv.compile(schema as object);
+    const part = FASTAPI_PART[httpPart ?? "body"] ?? httpPart ?? "body";
+    return (data: unknown) => {
+      if (validate(data)) return true;
+      const issues = (validate.errors ?? []) as ErrorObject[];
+      const error = Object.assign(new Error(issues.map((i) => `${i.instancePath || part} ${i.message}`).join("; ")), {
+        validation: issues,
+        validationContext: part,
+      });
+      return { error };
+    };
+  });
+}

@@ -1,0 +1,213 @@
+import { createServer, type IncomingMessage, type Server } from "node:http";
+import { randomUUID } from "node:crypto";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { openSecret } from "../../src/auth/secret-box.ts";
+import { createIntegrationsService } from "../../src/controlplane/integrations/service.ts";
+import type { BootstrapResult } from "../../src/controlplane/tenancy/service.ts";
+import { BACKENDS } from "../support/backends.ts";
+import { as, json, openHarness, type Harness } from "./tenancy-harness.ts";
+
+const INSTALL = "/v1/integrations/github/install";
+const TOKEN = "gitea-token-0123456789";
+
+/**
+ * Stands in for a Gitea/Forgejo host: `GET /api/v1/user/repos` pages through three
+ * repositories two at a time and insists on the integration's token.
+ */
+async function startForge(): Promise<{ url: string; seen: string[]; close(): Promise<void> }> {
+  const seen: string[] = [];
+  const repos = [1, 2, 3].map((n) => ({
+    id: 100 + n,
+    name: `agent-${n}`,
+    owner: { login: "team" },
+    clone_url: `http://forge.test/team/agent-${n}.git`,
+    default_branch: n === 2 ? "develop" : "main",
+  }));
+  const server: Server = createServer((request: IncomingMessage, response) => {
+    const url = new URL(request.url ?? "/", "http://x");
+    seen.push(`${url.pathname} ${request.headers.authorization ?? ""}`);
+    if (url.pathname !== "/api/v1/user/repos") {
+      response.writeHead(404, { "content-type": "text/plain" }).end("not found");
+      return;
+    }
+    if (request.headers.authorization !== `Bearer ${TOKEN}`) {
+      response.writeHead(401, { "content-type": "application/json" }).end('{"message":"token is required"}');
+      return;
+    }
+    const page = Number(url.searchParams.get("page") ?? 1);
+    response.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(repos.slice((page - 1) * 2, page * 2)));
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as { port: number };
+  return { url: `http://127.0.0.1:${port}/`, seen, close: () => new Promise((resolve) => server.close(() => resolve())) };
+}
+
+async function closedPort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
+describe.each(BACKENDS)("integrations on %s", (backend) => {
+  let h: Harness;
+  let tenant: BootstrapResult;
+  let forge: Awaited<ReturnType<typeof startForge>>;
+  let headers: Record<string, string>;
+
+  beforeAll(async () => {
+    h = await openHarness(backend);
+    tenant = await h.tenancy.bootstrap({ orgName: "integrations" });
+    headers = as(tenant.api_key, tenant.workspace_id);
+    forge = await startForge();
+  });
+  afterAll(async () => {
+    await forge?.close();
+    await h?.close();
+  });
+
+  const install = (payload: unknown, extra: Record<string, string> = {}) =>
+    h.app.inject({ method: "POST", url: INSTALL, headers: { ...headers, ...extra }, payload: payload as object });
+  const count = async () => (await h.db.query<{ n: number }>("SELECT count(*)::int AS n FROM integrations"))[0].n;
+
+  it("registers a git host: 201 with the record, secrets sealed and never returned", async () => {
+    const response = await install({ name: "forge", base_url: forge.url, token: TOKEN, webhook_secret: "hook-secret-xyz" });
+    expect(response.statusCode).toBe(201);
+    const body = json(response);
+    expect(Object.keys(body).sort()).toEqual(["base_url", "created_at", "id", "installation_id", "name"]);
+    expect(body).toMatchObject({ name: "forge", base_url: forge.url });
+    expect(body.id).toMatch(/^[0-9a-f-]{36}$/);
+    expect(Number.isInteger(body.installation_id)).toBe(true);
+    expect(response.body).not.toContain(TOKEN);
+    expect(response.body).not.toContain("hook-secret-xyz");
+
+    const [row] = await h.db.query<{ token_sealed: string; webhook_secret_sealed: string }>(
+      "SELECT token_sealed, webhook_secret_sealed FROM integrations WHERE id = $1",
+      [body.id],
+    );
+    expect(row.token_sealed).not.toContain(TOKEN);
+    expect(openSecret(h.deps.secretsKey, row.token_sealed, `integration:${body.id}:token`)).toBe(TOKEN);
+    const credentials = await createIntegrationsService(h.deps).credentials(tenant.workspace_id, body.id);
+    expect(credentials).toMatchObject({ baseUrl: forge.url, token: TOKEN, webhookSecret: "hook-secret-xyz", provider: "git" });
+
+    const listed = json(await h.app.inject({ method: "GET", url: INSTALL, headers }));
+    expect(listed).toContainEqual(body);
+    const mirrored = json(await h.app.inject({ method: "GET", url: `/api-host${INSTALL}`, headers }));
+    expect(mirrored).toEqual(listed);
+  });
+
+  it("lists the repositories a forge exposes, page by page, sending the token", async () => {
+    const created = json(await install({ name: "forge-list", base_url: forge.url, token: TOKEN }));
+    const response = await h.app.inject({ method: "GET", url: `/v1/integrations/github/${created.id}/repos`, headers });
+    expect(response.statusCode).toBe(200);
+    expect(json(response)).toEqual([1, 2, 3].map((n) => ({
+      host_integration_id: created.id,
+      id: 100 + n,
+      name: `agent-${n}`,
+      owner: "team",
+      url: `http://forge.test/team/agent-${n}.git`,
+      default_branch: n === 2 ? "develop" : "main",
+    })));
+    expect(forge.seen).toContain(`/api/v1/user/repos Bearer ${TOKEN}`);
+  });
+
+  it("answers an empty list for hosts without a listing API (git://, ssh://)", async () => {
+    for (const [name, base_url] of [["daemon", "git://127.0.0.1:9418/"], ["ssh", "ssh://git@git.example.test/"]]) {
+      const created = await install({ name, base_url });
+      expect(created.statusCode).toBe(201);
+      const repos = await h.app.inject({ method: "GET", url: `/v1/integrations/github/${json(created).id}/repos`, headers });
+      expect(repos.statusCode).toBe(200);
+      expect(json(repos)).toEqual([]);
+    }
+  });
+
+  it("reports a refused token as 400 and an unreachable host as 503", async () => {
+    const refused = json(await install({ name: "forge-wrong-token", base_url: forge.url, token: "wrong" }));
+    const r1 = await h.app.inject({ method: "GET", url: `/v1/integrations/github/${refused.id}/repos`, headers });
+    expect(r1.statusCode).toBe(400);
+    expect(json(r1).detail).toMatch(/refused the integration's credentials \(HTTP 401\)/);
+    expect(r1.body).not.toContain("wrong\"");
+
+    const gone = json(await install({ name: "gone", base_url: `http://127.0.0.1:${await closedPort()}/` }));
+    const r2 = await h.app.inject({ method: "GET", url: `/v1/integrations/github/${gone.id}/repos`, headers });
+    expect(r2.statusCode).toBe(503);
+    expect(json(r2).detail).toMatch(/unreachable/);
+  });
+
+  it("refuses a duplicate name with 409", async () => {
+    expect((await install({ name: "twice", base_url: "https://git.example.test/" })).statusCode).toBe(201);
+    const before = await count();
+    const again = await install({ name: "twice", base_url: "https://other.example.test/" });
+    expect(again.statusCode).toBe(409);
+    expect(json(again).detail).toMatch(/already exists/);
+    expect(await count()).toBe(before);
+  });
+
+  it("answers bad input with FastAPI-shaped 4xx and writes nothing", async () => {
+    const before = await count();
+    const cases: { payload: unknown; raw?: string; contentType?: string; status: number; loc?: (string | number)[]; type?: string }[] = [
+      { payload: { base_url: "https://x.test/" }, status: 422, loc: ["body", "name"], type: "missing" },
+      { payload: { name: 123, base_url: "https://x.test/" }, status: 422, loc: ["body", "name"] },
+      { payload: { name: "n", base_url: "https://x.test/", token: 42 }, status: 422, loc: ["body", "token"] },
+      { payload: { name: "n", base_url: "https://x.test/", admin: true }, status: 422, loc: ["body", "admin"], type: "extra_forbidden" },
+      { payload: { name: "n", base_url: "ftp://x.test/" }, status: 422, loc: ["body", "base_url"], type: "url_parsing" },
+      { payload: { name: "n", base_url: "not a url" }, status: 422, loc: ["body", "base_url"], type: "url_parsing" },
+      { payload: { name: "n", base_url: "https://user:pw@x.test/" }, status: 422, loc: ["body", "base_url"] },
+      { payload: { name: "", base_url: "https://x.test/" }, status: 422, loc: ["body", "name"] },
+      { payload: ["name"], status: 422, loc: ["body"] },
+      { payload: null, raw: '{"name": "n", "base_url": ', status: 422, loc: ["body"], type: "json_invalid" },
+      { payload: null, raw: "name=n", contentType: "text/plain", status: 422, loc: ["body"] },
+      { payload: null, raw: "<name>n</name>", contentType: "application/xml", status: 415 },
+      { payload: null, raw: JSON.stringify({ name: "n", base_url: "https://x.test/", token: "x".repeat(1_100_000) }), status: 413 },
+    ];
+    for (const c of cases) {
+      const response = await h.app.inject({
+        method: "POST",
+        url: INSTALL,
+        headers: { ...headers, "content-type": c.contentType ?? "application/json" },
+        payload: c.raw ?? JSON.stringify(c.payload),
+      });
+      const label = c.raw?.slice(0, 40) ?? JSON.stringify(c.payload);
+      expect(response.statusCode, label).toBe(c.status);
+      const body = json(response);
+      if (c.status === 422) {
+        expect(Array.isArray(body.detail), label).toBe(true);
+        for (const problem of body.detail) expect(Object.keys(problem).sort()).toEqual(["loc", "msg", "type"]);
+        expect(body.detail[0].loc, label).toEqual(c.loc);
+        if (c.type) expect(body.detail[0].type, label).toBe(c.type);
+      } else {
+        expect(typeof body.detail, label).toBe("string");
+      }
+    }
+    expect(await count()).toBe(before);
+  });
+
+  it("validates ids in the path (422) and answers 404 for unknown ones", async () => {
+    for (const bad of ["not-a-uuid", "urn:uuid:6ba7b821-9dad-11d1-80b4-00c04fd430c8", "1"]) {
+      const response = await h.app.inject({ method: "GET", url: `/v1/integrations/github/${bad}/repos`, headers });
+      expect(response.statusCode, bad).toBe(422);
+      expect(json(response).detail[0].loc).toEqual(["path", "integration_id"]);
+    }
+    const missing = randomUUID();
+    const response = await h.app.inject({ method: "GET", url: `/v1/integrations/github/${missing}/repos`, headers });
+    expect(response.statusCode).toBe(404);
+    expect(json(response)).toEqual({ detail: `Integration '${missing}' not found` });
+  });
+
+  it("deletes an integration (204), after which it is 404", async () => {
+    const created = json(await install({ name: "short-lived", base_url: "https://git.example.test/" }));
+    const url = `/v1/integrations/github/${created.id}`;
+    expect((await h.app.inject({ method: "DELETE", url, headers })).statusCode).toBe(204);
+    expect((await h.app.inject({ method: "DELETE", url, headers })).statusCode).toBe(404);
+    expect((await h.app.inject({ method: "GET", url: `${url}/repos`, headers })).statusCode).toBe(404);
+  });
+
+  it("has no Forge integrations on a self-hosted install", async () => {
+    const list = await h.app.inject({ method: "GET", url: "/v1/integrations/forge/github/install", headers });
+    expect(list.statusCode).toBe(200);
+    expect(json(list)).toEqual([]);
+    const repos = await h.app.inject({ method: "GET", url: `/v1/integrations/forge/github/${randomUUID()}/repos`, headers });
+    expect(repos.statusCode).toBe(404);
+  });
+});
