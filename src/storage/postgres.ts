@@ -17,7 +17,8 @@ export async function openPostgres(url: string, schema: string, poolSize = 20): 
   } finally {
     await bootstrap.end();
   }
-  const options = `-c search_path=${schema},public`;
+  // jit=off: the planner misjudges jsonb set-returning functions and JIT-compiles cheap queries for seconds.
+  const options = `-c search_path=${schema},public -c jit=off`;
   const pool = new pg.Pool({ connectionString: url, max: poolSize, options });
   pool.on("error", () => {
     // An idle client lost its connection; the pool replaces it on next use.

@@ -17,6 +17,7 @@ export interface GraphLike {
   getGraphAsync?(config?: unknown): Promise<{ toJSON(): unknown }>;
   getGraph?(config?: unknown): { toJSON(): unknown };
   getSubgraphsAsync?(namespace?: string, recurse?: boolean): AsyncIterable<[string, GraphLike]>;
+  withConfig?(config: Record<string, unknown>): unknown;
   checkpointer?: unknown;
   store?: unknown;
   builder?: unknown;
@@ -96,10 +97,15 @@ export class GraphRegistry {
     return graph;
   }
 
+  /**
+   * Our checkpointer and store go on a copy: the exported graph is a module singleton
+   * that other registries in the same process (tests, several servers) also use.
+   */
   private attach(graph: GraphLike): GraphLike {
-    graph.checkpointer = this.attachments.checkpointer;
-    graph.store = this.attachments.store;
-    return graph;
+    const own = typeof graph.withConfig === "function" ? (graph.withConfig({}) as GraphLike) : graph;
+    own.checkpointer = this.attachments.checkpointer;
+    own.store = this.attachments.store;
+    return own;
   }
 }
 

@@ -1,0 +1,278 @@
+import type { RunnableConfig } from "@langchain/core/runnables";
+import {
+  BaseCheckpointSaver,
+  type ChannelVersions,
+  type Checkpoint,
+  type CheckpointListOptions,
+  type CheckpointMetadata,
+  type CheckpointTuple,
+  type PendingWrite,
+  type SerializerProtocol,
+  getCheckpointId,
+} from "@langchain/langgraph-checkpoint";
+import type { Database } from "../../storage/database.ts";
+import {
+  type TupleRow,
+  checkpointJson,
+  decodeTuple,
+  dumpBlobs,
+  dumpWrites,
+  metadataJson,
+  runIdOf,
+  withConfigMetadata,
+} from "./codec.ts";
+import {
+  COLLECT_BLOBS,
+  COPY_THREAD,
+  DELETE_RUN,
+  DELETE_THREAD,
+  DETACH_LATEST_ROOT,
+  GET_TUPLE,
+  LATEST_META,
+  listPage,
+  PRUNE_KEEP_LATEST,
+  PUT_CHECKPOINT,
+  PUT_WRITES,
+} from "./sql.ts";
+import { nextChannelVersion } from "./versions.ts";
+
+export interface SlipwaySaverOptions {
+  /** Serializer for channel values and writes; LangGraph's JsonPlusSerializer by default. */
+  serde?: SerializerProtocol;
+  /**
+   * Store `config.metadata` (minus LangGraph's bookkeeping keys) under each
+   * checkpoint's metadata, as LangGraph Platform does; `deleteCheckpointsOfRun`
+   * relies on the run_id it brings. Default true.
+   */
+  inheritConfigMetadata?: boolean;
+}
+
+/** What `latestCheckpointMeta` returns: enough to answer "where is this thread?". */
+export interface CheckpointHead {
+  checkpoint_id: string;
+  parent_checkpoint_id: string | null;
+  /** The stored JSON as is (not passed through the serializer). */
+  metadata: Record<string, unknown>;
+}
+
+/** Rows per query when `list` streams a long history. */
+const LIST_PAGE_SIZE = 100;
+
+/**
+ * LangGraph checkpointer on Slipway's storage (PGlite or a PostgreSQL server).
+ * Passes `@langchain/langgraph-checkpoint-validation`.
+ *
+ * Graphs may be built with another copy of `@langchain/langgraph` than ours, so
+ * the saver only relies on the data LangGraph passes to its methods, never on the
+ * caller's classes.
+ *
+ * @example
+ * ```ts
+ * const db = await openDatabase({ dataDir: ".slipway", schema: "agent", component: "agent" });
+ * const checkpointer = new SlipwaySaver(db);
+ * const graph = builder.compile({ checkpointer });
+ * await graph.invoke(input, { configurable: { thread_id }, metadata: { run_id } });
+ * ```
+ */
+export class SlipwaySaver extends BaseCheckpointSaver {
+  // TS-private rather than #private: a Proxy around the saver (instrumentation) keeps working.
+  private readonly db: Pick<Database, "query" | "transaction">;
+  private readonly inheritConfigMetadata: boolean;
+
+  constructor(db: Pick<Database, "query" | "transaction">, options: SlipwaySaverOptions = {}) {
+    super(options.serde);
+    this.db = db;
+    this.inheritConfigMetadata = options.inheritConfigMetadata ?? true;
+  }
+
+  async getTuple(config: RunnableConfig): Promise<CheckpointTuple | undefined> {
+    const threadId = config.configurable?.thread_id;
+    if (threadId === undefined || threadId === null || threadId === "") return undefined;
+    const ns = String(config.configurable?.checkpoint_ns ?? "");
+    const checkpointId = getCheckpointId(config);
+    const rows = await this.db.query<TupleRow>(GET_TUPLE, [String(threadId), ns, checkpointId || null]);
+    return rows[0] ? this.decode(rows[0]) : undefined;
+  }
+
+  /**
+   * Checkpoints newest first. `config.configurable` narrows by thread_id,
+   * checkpoint_ns (only when given: all namespaces otherwise) and checkpoint_id;
+   * `filter` keeps checkpoints whose metadata contains it (jsonb `@>`); `before`
+   * keeps ids below its checkpoint_id. Long histories are fetched a page at a time.
+   */
+  async *list(config: RunnableConfig, options: CheckpointListOptions = {}): AsyncGenerator<CheckpointTuple> {
+    const { filter, before, limit } = options;
+    const where: string[] = [];
+    const params: unknown[] = [];
+    const add = (clause: (param: string) => string, value: unknown) => {
+      params.push(value);
+      where.push(clause(`$${params.length}`));
+    };
+    const threadId = config.configurable?.thread_id;
+    const ns = config.configurable?.checkpoint_ns;
+    const checkpointId = getCheckpointId(config);
+    const beforeId = before ? getCheckpointId(before) : "";
+    const oneThread = threadId !== undefined && threadId !== null && threadId !== "";
+    const oneNamespace = ns !== undefined && ns !== null;
+    if (oneThread) add((p) => `c.thread_id = ${p}`, String(threadId));
+    if (oneNamespace) add((p) => `c.checkpoint_ns = ${p}`, String(ns));
+    if (checkpointId) add((p) => `c.checkpoint_id = ${p}`, checkpointId);
+    if (filter && Object.keys(filter).length > 0) add((p) => `c.metadata @> ${p}::jsonb`, JSON.stringify(filter));
+    if (beforeId) add((p) => `c.checkpoint_id < ${p}`, beforeId);
+    // With thread and namespace fixed, the id alone orders the rows and bounds the index scan.
+    const idOnlyCursor = oneThread && oneNamespace;
+
+    let remaining = limit === undefined || !Number.isFinite(Number(limit)) ? Infinity : Math.max(0, Math.floor(Number(limit)));
+    let cursor: TupleRow | undefined;
+    while (remaining > 0) {
+      const pageSize = Math.min(remaining, LIST_PAGE_SIZE);
+      const pageWhere = [...where];
+      const pageParams = [...params];
+      if (cursor && idOnlyCursor) {
+        pageParams.push(cursor.checkpoint_id);
+        pageWhere.push(`c.checkpoint_id < $${pageParams.length}`);
+      } else if (cursor) {
+        pageParams.push(cursor.checkpoint_id, cursor.thread_id, cursor.checkpoint_ns);
+        const n = pageParams.length;
+        pageWhere.push(`(c.checkpoint_id, c.thread_id, c.checkpoint_ns) < ($${n - 2}, $${n - 1}, $${n})`);
+      }
+      pageParams.push(pageSize);
+      const rows = await this.db.query<TupleRow>(listPage(pageWhere, `$${pageParams.length}`), pageParams);
+      for (const row of rows) yield await this.decode(row);
+      if (rows.length < pageSize) return;
+      remaining -= rows.length;
+      cursor = rows[rows.length - 1];
+    }
+  }
+
+  /** Stores a checkpoint and the values of the channels in `newVersions`: one statement. */
+  async put(
+    config: RunnableConfig,
+    checkpoint: Checkpoint,
+    metadata: CheckpointMetadata,
+    newVersions: ChannelVersions,
+  ): Promise<RunnableConfig> {
+    if (config.configurable === undefined) throw new Error('Failed to put checkpoint: config has no "configurable".');
+    const { thread_id, checkpoint_id } = config.configurable;
+    const checkpoint_ns = String(config.configurable.checkpoint_ns ?? "");
+    if (thread_id === undefined || thread_id === null || thread_id === "") {
+      throw new Error('Failed to put checkpoint: config.configurable has no "thread_id".');
+    }
+    const stored = this.inheritConfigMetadata ? withConfigMetadata(config, metadata) : metadata;
+    const [blobs, metadataText] = await Promise.all([
+      dumpBlobs(this.serde, checkpoint.channel_values, newVersions),
+      metadataJson(this.serde, stored),
+    ]);
+    await this.db.query(PUT_CHECKPOINT, [
+      String(thread_id),
+      checkpoint_ns,
+      checkpoint.id,
+      checkpoint_id || null,
+      checkpointJson(checkpoint),
+      metadataText,
+      blobs.channels,
+      blobs.versions,
+      blobs.types,
+      blobs.values,
+    ]);
+    return { configurable: { thread_id, checkpoint_ns, checkpoint_id: checkpoint.id } };
+  }
+
+  /** Stores a task's writes against a checkpoint: one statement (see PUT_WRITES for conflicts). */
+  async putWrites(config: RunnableConfig, writes: PendingWrite[], taskId: string, taskPath = ""): Promise<void> {
+    const threadId = config.configurable?.thread_id;
+    const checkpointId = config.configurable?.checkpoint_id;
+    if (threadId === undefined || threadId === null || threadId === "") {
+      throw new Error('Failed to put writes: config.configurable has no "thread_id".');
+    }
+    if (checkpointId === undefined || checkpointId === null || checkpointId === "") {
+      throw new Error('Failed to put writes: config.configurable has no "checkpoint_id".');
+    }
+    if (writes.length === 0) return;
+    const columns = await dumpWrites(this.serde, writes);
+    await this.db.query(PUT_WRITES, [
+      String(threadId),
+      String(config.configurable?.checkpoint_ns ?? ""),
+      String(checkpointId),
+      taskId,
+      taskPath ?? "",
+      runIdOf(config),
+      columns.idx,
+      columns.channels,
+      columns.types,
+      columns.values,
+    ]);
+  }
+
+  async deleteThread(threadId: string): Promise<void> {
+    await this.db.query(DELETE_THREAD, [threadId]);
+  }
+
+  /**
+   * Unique channel versions (see versions.ts). LangGraph accepts string versions;
+   * the signature stays the base class's so the saver fits `compile({ checkpointer })`.
+   */
+  override getNextVersion(current: number | undefined): number {
+    return nextChannelVersion(current as number | string | undefined) as unknown as number;
+  }
+
+  /**
+   * Copies every checkpoint, blob and pending write of `fromThreadId` to
+   * `toThreadId` (a thread with no checkpoints yet), in one statement. Ids are
+   * kept; `metadata.thread_id` is rewritten where it named the source thread.
+   */
+  async copyThread(fromThreadId: string, toThreadId: string): Promise<void> {
+    await this.db.query(COPY_THREAD, [fromThreadId, toThreadId]);
+  }
+
+  /**
+   * Undoes a run for the `rollback` multitask strategy: deletes the checkpoints
+   * whose `metadata.run_id` is `runId` (every namespace), their pending writes, the
+   * writes the run left on earlier checkpoints (a resumed run writes there), and
+   * the channel values nothing refers to any more. Call it once the run's worker
+   * has stopped: a put racing the cleanup may lose a shared value.
+   *
+   * @returns how many checkpoints were deleted.
+   */
+  async deleteCheckpointsOfRun(threadId: string, runId: string): Promise<number> {
+    return this.db.transaction(async (tx) => {
+      const [row] = await tx.query<{ deleted: number }>(DELETE_RUN, [threadId, runId]);
+      await tx.query(COLLECT_BLOBS, [threadId]);
+      return row?.deleted ?? 0;
+    });
+  }
+
+  /**
+   * The newest checkpoint of the thread's root graph, without loading values or
+   * writes: one index probe. `undefined` when the thread has no checkpoint.
+   */
+  async latestCheckpointMeta(threadId: string): Promise<CheckpointHead | undefined> {
+    const [row] = await this.db.query<CheckpointHead>(LATEST_META, [threadId]);
+    return row;
+  }
+
+  /**
+   * `POST /threads/prune` with `keep_latest`: keeps the newest root checkpoint
+   * (with its pending writes, so an interrupt can still be resumed) and the
+   * subgraph checkpoints taken under it; deletes the rest of the history and the
+   * values only it used. The kept checkpoint loses its (deleted) parent link.
+   * Same caveat as `deleteCheckpointsOfRun`: not while a run writes to the thread.
+   *
+   * @returns how many checkpoints were deleted.
+   */
+  async pruneThreadKeepLatest(threadId: string): Promise<number> {
+    return this.db.transaction(async (tx) => {
+      const [row] = await tx.query<{ deleted: number }>(PRUNE_KEEP_LATEST, [threadId]);
+      const deleted = row?.deleted ?? 0;
+      if (deleted > 0) {
+        await tx.query(DETACH_LATEST_ROOT, [threadId]);
+        await tx.query(COLLECT_BLOBS, [threadId]);
+      }
+      return deleted;
+    });
+  }
+
+  private decode(row: TupleRow): Promise<CheckpointTuple> {
+    return decodeTuple(this.serde, row, (current) => this.getNextVersion(current as number | undefined));
+  }
+}

@@ -1,0 +1,17 @@
+/**
+ * The threads group of the agent server: threads, their state and history, TTLs.
+ *
+ * @example
+ * const threads = new ThreadService({ db, graphs, checkpointer, beforeDelete: (id) => runs.cancelAllOf(id) });
+ * registerThreadRoutes(app, { threads, graphs, db, checkpointer });
+ * // when a run ends:
+ * await refreshThreadSnapshot({ db, graphs }, threadId, error ? { runError: error } : undefined);
+ */
+export { registerThreadRoutes, type ThreadRouteDeps } from "./routes.ts";
+export { ThreadService, removeThread, type ThreadCheckpointer, type ThreadServiceDeps } from "./service.ts";
+export { ThreadStateService } from "./state-service.ts";
+export { refreshThreadSnapshot, settledStatus } from "./snapshot.ts";
+export { sweepExpiredThreads, type SweepResult } from "./sweep.ts";
+export { toThread } from "./wire.ts";
+export type { ThreadRow } from "./repository.ts";
+export type { Thread, ThreadStatus, ThreadStateWire } from "./schemas.ts";

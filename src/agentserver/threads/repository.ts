@@ -1,0 +1,243 @@
+import type { Queryable } from "../../storage/database.ts";
+import type { ThreadStatus } from "./schemas.ts";
+
+/** SQL of the threads group. No policy here: the service decides, these statements do. */
+
+export interface ThreadTtl {
+  strategy: "delete" | "keep_latest";
+  ttl_minutes: number;
+}
+
+export interface ThreadRow {
+  thread_id: string;
+  status: ThreadStatus;
+  metadata: Record<string, unknown>;
+  config: Record<string, unknown>;
+  values: unknown;
+  interrupts: Record<string, unknown>;
+  error: unknown;
+  temporary: boolean;
+  ttl: ThreadTtl | null;
+  expires_at: Date | null;
+  created_at: Date;
+  updated_at: Date;
+  state_updated_at: Date;
+}
+
+export interface ThreadFilter {
+  ids?: string[] | null;
+  metadata?: Record<string, unknown> | null;
+  values?: Record<string, unknown> | null;
+  status?: ThreadStatus | null;
+}
+
+export interface NewThread {
+  thread_id: string;
+  metadata: Record<string, unknown>;
+  ttl: ThreadTtl | null;
+  expires_at: Date | null;
+}
+
+const COLUMNS = `thread_id, status, metadata, config, "values", interrupts, error, temporary, ttl, expires_at, created_at, updated_at, state_updated_at`;
+
+/** Inserts a thread unless the id is taken; `undefined` means it was. */
+export async function insertThread(db: Queryable, thread: NewThread): Promise<ThreadRow | undefined> {
+  const rows = await db.query<ThreadRow>(
+    `INSERT INTO threads (thread_id, metadata, ttl, expires_at) VALUES ($1, $2::jsonb, $3::jsonb, $4)
+     ON CONFLICT (thread_id) DO NOTHING RETURNING ${COLUMNS}`,
+    [thread.thread_id, JSON.stringify(thread.metadata), thread.ttl ? JSON.stringify(thread.ttl) : null, thread.expires_at],
+  );
+  return rows[0];
+}
+
+export async function getThread(db: Queryable, threadId: string): Promise<ThreadRow | undefined> {
+  const rows = await db.query<ThreadRow>(`SELECT ${COLUMNS} FROM threads WHERE thread_id = $1`, [threadId]);
+  return rows[0];
+}
+
+/** Merges `metadata` into the stored metadata (top-level keys) and/or replaces the TTL. */
+export async function patchThread(
+  db: Queryable,
+  threadId: string,
+  patch: { metadata?: Record<string, unknown>; ttl?: { ttl: ThreadTtl; expires_at: Date } },
+): Promise<ThreadRow | undefined> {
+  const rows = await db.query<ThreadRow>(
+    `UPDATE threads SET metadata = metadata || $2::jsonb,
+       ttl = CASE WHEN $3::boolean THEN $4::jsonb ELSE ttl END,
+       expires_at = CASE WHEN $3::boolean THEN $5::timestamptz ELSE expires_at END,
+       updated_at = now()
+     WHERE thread_id = $1 RETURNING ${COLUMNS}`,
+    [threadId, JSON.stringify(patch.metadata ?? {}), !!patch.ttl, patch.ttl ? JSON.stringify(patch.ttl.ttl) : null, patch.ttl?.expires_at ?? null],
+  );
+  return rows[0];
+}
+
+/** Deletes the thread row; its runs go with it (ON DELETE CASCADE). */
+export async function deleteThreadRow(db: Queryable, threadId: string): Promise<boolean> {
+  const rows = await db.query(`DELETE FROM threads WHERE thread_id = $1 RETURNING thread_id`, [threadId]);
+  return rows.length > 0;
+}
+
+/**
+ * Copies a thread row under a new id: metadata, config, values, interrupts, error and
+ * status come along (a busy source yields an idle copy: the copy has no runs); the TTL
+ * too, counted from `expiresAt`.
+ */
+export async function copyThreadRow(db: Queryable, fromId: string, toId: string, now: Date): Promise<ThreadRow | undefined> {
+  const rows = await db.query<ThreadRow>(
+    `INSERT INTO threads (thread_id, status, metadata, config, "values", interrupts, error, ttl, expires_at, state_updated_at)
+     SELECT $2, CASE WHEN status = 'busy' THEN 'idle' ELSE status END, metadata, config, "values", interrupts, error, ttl,
+            CASE WHEN ttl IS NULL THEN NULL ELSE $3::timestamptz + make_interval(secs => (ttl->>'ttl_minutes')::float8 * 60) END,
+            state_updated_at
+     FROM threads WHERE thread_id = $1 RETURNING ${COLUMNS}`,
+    [fromId, toId, now],
+  );
+  return rows[0];
+}
+
+/** WHERE clause and parameters for the search/count filters; stateless runs' threads stay hidden. */
+function filterSql(filter: ThreadFilter): { where: string; params: unknown[] } {
+  const params: unknown[] = [];
+  const where = ["NOT temporary"];
+  const add = (clause: (p: string) => string, value: unknown) => {
+    params.push(value);
+    where.push(clause(`$${params.length}`));
+  };
+  if (filter.ids) add((p) => `thread_id = ANY(${p}::uuid[])`, filter.ids);
+  if (filter.metadata && Object.keys(filter.metadata).length) add((p) => `metadata @> ${p}::jsonb`, JSON.stringify(filter.metadata));
+  if (filter.values && Object.keys(filter.values).length) add((p) => `"values" @> ${p}::jsonb`, JSON.stringify(filter.values));
+  if (filter.status) add((p) => `status = ${p}`, filter.status);
+  return { where: where.join(" AND "), params };
+}
+
+const SORTABLE = new Set(["thread_id", "status", "created_at", "updated_at", "state_updated_at"]);
+
+export async function searchThreads(
+  db: Queryable,
+  filter: ThreadFilter,
+  page: { limit: number; offset: number; sortBy: string; sortOrder: "asc" | "desc" },
+): Promise<ThreadRow[]> {
+  // Sort keys are interpolated, so they come from a closed list; thread_id breaks ties.
+  if (!SORTABLE.has(page.sortBy)) throw new Error(`unsortable column ${page.sortBy}`);
+  const direction = page.sortOrder === "asc" ? "ASC" : "DESC";
+  const { where, params } = filterSql(filter);
+  params.push(page.limit, page.offset);
+  return db.query<ThreadRow>(
+    `SELECT ${COLUMNS} FROM threads WHERE ${where}
+     ORDER BY ${page.sortBy} ${direction}, thread_id ${direction} LIMIT $${params.length - 1} OFFSET $${params.length}`,
+    params,
+  );
+}
+
+export async function countThreads(db: Queryable, filter: ThreadFilter): Promise<number> {
+  const { where, params } = filterSql(filter);
+  const rows = await db.query<{ count: number | string }>(`SELECT count(*) AS count FROM threads WHERE ${where}`, params);
+  return Number(rows[0]?.count ?? 0);
+}
+
+/** Ids of the threads whose metadata contains `metadata` (temporary ones included). */
+export async function threadIdsWithMetadata(db: Queryable, metadata: Record<string, unknown>): Promise<string[]> {
+  const rows = await db.query<{ thread_id: string }>(`SELECT thread_id FROM threads WHERE metadata @> $1::jsonb`, [JSON.stringify(metadata)]);
+  return rows.map((r) => r.thread_id);
+}
+
+export async function existingThreadIds(db: Queryable, ids: string[]): Promise<string[]> {
+  const rows = await db.query<{ thread_id: string }>(`SELECT thread_id FROM threads WHERE thread_id = ANY($1::uuid[])`, [ids]);
+  return rows.map((r) => r.thread_id);
+}
+
+export async function hasActiveRun(db: Queryable, threadId: string): Promise<boolean> {
+  const rows = await db.query(`SELECT 1 FROM runs WHERE thread_id = $1 AND status IN ('pending', 'running') LIMIT 1`, [threadId]);
+  return rows.length > 0;
+}
+
+/** Locks the thread row until the transaction ends (run creation takes the same lock). */
+export async function lockThread(tx: Queryable, threadId: string): Promise<ThreadRow | undefined> {
+  const rows = await tx.query<ThreadRow>(`SELECT ${COLUMNS} FROM threads WHERE thread_id = $1 FOR UPDATE`, [threadId]);
+  return rows[0];
+}
+
+export interface SnapshotWrite {
+  values: unknown;
+  interrupts: Record<string, unknown>;
+  error: unknown;
+  /** The status when no run is pending or running. */
+  settledStatus: Exclude<ThreadStatus, "busy">;
+  now: Date;
+}
+
+/**
+ * Writes a thread's snapshot. `busy` wins whenever a run is still pending or running:
+ * the caller holds the thread lock, so no run can be created between this check and
+ * the write. A set TTL restarts from `now`: activity keeps a thread alive.
+ */
+export async function writeSnapshot(tx: Queryable, threadId: string, snapshot: SnapshotWrite): Promise<void> {
+  await tx.query(
+    `UPDATE threads SET "values" = $2::jsonb, interrupts = $3::jsonb, error = $4::jsonb,
+       status = CASE WHEN EXISTS (SELECT 1 FROM runs r WHERE r.thread_id = threads.thread_id AND r.status IN ('pending', 'running'))
+                     THEN 'busy' ELSE $5 END,
+       expires_at = CASE WHEN ttl IS NULL THEN expires_at ELSE $6::timestamptz + make_interval(secs => (ttl->>'ttl_minutes')::float8 * 60) END,
+       state_updated_at = now(), updated_at = now()
+     WHERE thread_id = $1`,
+    [threadId, JSON.stringify(snapshot.values), JSON.stringify(snapshot.interrupts), snapshot.error == null ? null : JSON.stringify(snapshot.error), snapshot.settledStatus, snapshot.now],
+  );
+}
+
+/**
+ * Claims up to `limit` expired threads for one sweeper: their expiry moves `leaseSeconds`
+ * ahead, so a second sweeper (another process) skips them and a sweeper that dies midway
+ * leaves them to be retried. Threads with a pending or running run are left alone; their
+ * run's end restarts the TTL anyway.
+ */
+export async function claimExpiredThreads(
+  db: Queryable,
+  now: Date,
+  limit: number,
+  leaseSeconds: number,
+): Promise<Array<{ thread_id: string; ttl: ThreadTtl }>> {
+  return db.query(
+    `UPDATE threads SET expires_at = $1::timestamptz + make_interval(secs => $3)
+     WHERE thread_id IN (
+       SELECT thread_id FROM threads t
+       WHERE t.expires_at <= $1 AND t.ttl IS NOT NULL
+         AND NOT EXISTS (SELECT 1 FROM runs r WHERE r.thread_id = t.thread_id AND r.status IN ('pending', 'running'))
+       ORDER BY t.expires_at LIMIT $2 FOR UPDATE SKIP LOCKED)
+     RETURNING thread_id, ttl`,
+    [now, limit, leaseSeconds],
+  );
+}
+
+export async function setExpiry(db: Queryable, threadId: string, expiresAt: Date | null): Promise<void> {
+  await db.query(`UPDATE threads SET expires_at = $2 WHERE thread_id = $1`, [threadId, expiresAt]);
+}
+
+/**
+ * Bytes the thread occupies in Slipway's checkpointer tables (0002_checkpoints.sql), as
+ * stored: checkpoint and metadata JSON, channel value blobs, pending write blobs.
+ */
+export async function checkpointStorage(db: Queryable, threadId: string): Promise<{
+  checkpoints: { count: number; bytes: number };
+  channels: Array<{ channel: string; versions: number; bytes: number }>;
+  writes: { count: number; bytes: number };
+}> {
+  const [checkpoints] = await db.query<{ count: number; bytes: number }>(
+    `SELECT count(*)::int AS count, coalesce(sum(octet_length(checkpoint::text) + octet_length(metadata::text)), 0)::bigint AS bytes
+     FROM checkpoints WHERE thread_id = $1`,
+    [threadId],
+  );
+  const channels = await db.query<{ channel: string; versions: number; bytes: number }>(
+    `SELECT channel, count(*)::int AS versions, coalesce(sum(octet_length(blob)), 0)::bigint AS bytes
+     FROM checkpoint_blobs WHERE thread_id = $1 GROUP BY channel ORDER BY channel`,
+    [threadId],
+  );
+  const [writes] = await db.query<{ count: number; bytes: number }>(
+    `SELECT count(*)::int AS count, coalesce(sum(octet_length(blob)), 0)::bigint AS bytes FROM checkpoint_writes WHERE thread_id = $1`,
+    [threadId],
+  );
+  const num = (v: unknown) => Number(v ?? 0);
+  return {
+    checkpoints: { count: num(checkpoints?.count), bytes: num(checkpoints?.bytes) },
+    channels: channels.map((c) => ({ channel: c.channel, versions: num(c.versions), bytes: num(c.bytes) })),
+    writes: { count: num(writes?.count), bytes: num(writes?.bytes) },
+  };
+}

@@ -1,0 +1,127 @@
+import type { FastifyInstance } from "fastify";
+import { Type } from "@sinclair/typebox";
+import { SlipwayError } from "../../http/errors.ts";
+import type { Database } from "../../storage/database.ts";
+import { SlipwaySaver } from "../checkpointer/index.ts";
+import type { GraphRegistry } from "../graphs/registry.ts";
+import {
+  ErrorResponseSchema,
+  GetThreadQuery,
+  ThreadCountSchema,
+  ThreadCreateSchema,
+  ThreadIdParams,
+  ThreadPatchSchema,
+  ThreadPruneResponseSchema,
+  ThreadPruneSchema,
+  ThreadSchema,
+  ThreadSearchSchema,
+  type ThreadCount,
+  type ThreadCreate,
+  type ThreadPatch,
+  type ThreadSearch,
+} from "./schemas.ts";
+import type { ThreadCheckpointer, ThreadService } from "./service.ts";
+import { registerThreadStateRoutes } from "./state-routes.ts";
+import { ThreadStateService } from "./state-service.ts";
+import { toThread } from "./wire.ts";
+
+export interface ThreadRouteDeps {
+  threads: ThreadService;
+  graphs: GraphRegistry;
+  db: Database;
+  checkpointer: ThreadCheckpointer;
+  /** Whether GET /threads/{id}/storage can read checkpointer tables; default: `checkpointer` is a SlipwaySaver. */
+  storageAvailable?: boolean;
+  now?: () => Date;
+}
+
+const tags = ["Threads"];
+const errors = { 404: ErrorResponseSchema, 409: ErrorResponseSchema, 422: ErrorResponseSchema };
+type ThreadParams = { thread_id: string };
+
+/** The threads group: CRUD, search, count, copy, prune, and (state-routes.ts) state and history. */
+export function registerThreadRoutes(app: FastifyInstance, deps: ThreadRouteDeps): void {
+  const { threads } = deps;
+
+  app.post<{ Body: ThreadCreate }>(
+    "/threads",
+    { schema: { tags, summary: "Create Thread", body: ThreadCreateSchema, response: { 200: ThreadSchema, ...errors } } },
+    async (request) => toThread(await threads.create(request.body)),
+  );
+
+  app.post<{ Body: ThreadSearch }>(
+    "/threads/search",
+    { schema: { tags, summary: "Search Threads", body: ThreadSearchSchema, response: { 200: Type.Array(ThreadSchema), ...errors } } },
+    async (request) => threads.search(request.body),
+  );
+
+  app.post<{ Body: ThreadCount }>(
+    "/threads/count",
+    { schema: { tags, summary: "Count Threads", body: ThreadCountSchema, response: { 200: Type.Integer(), ...errors } } },
+    async (request) => threads.count(request.body),
+  );
+
+  app.post<{ Body: { thread_ids: string[]; strategy?: "delete" | "keep_latest" } }>(
+    "/threads/prune",
+    { schema: { tags, summary: "Prune Threads", body: ThreadPruneSchema, response: { 200: ThreadPruneResponseSchema, ...errors } } },
+    async (request) => ({ pruned_count: await threads.prune(request.body.thread_ids, request.body.strategy ?? "delete") }),
+  );
+
+  app.get<{ Params: ThreadParams; Querystring: { include?: string | string[] } }>(
+    "/threads/:thread_id",
+    { schema: { tags, summary: "Get Thread", params: ThreadIdParams, querystring: GetThreadQuery, response: { 200: ThreadSchema, ...errors } } },
+    async (request) => {
+      const include = parseInclude(request.query.include);
+      return toThread(await threads.get(request.params.thread_id), { includeTtl: include.has("ttl") });
+    },
+  );
+
+  app.patch<{ Params: ThreadParams; Body: ThreadPatch }>(
+    "/threads/:thread_id",
+    {
+      schema: {
+        tags,
+        summary: "Patch Thread",
+        description: "Merges metadata into the thread's metadata and/or sets its TTL. `Prefer: return=minimal` answers 204 without a body.",
+        params: ThreadIdParams,
+        body: ThreadPatchSchema,
+        response: { 200: ThreadSchema, 204: Type.Null(), ...errors },
+      },
+    },
+    async (request, reply) => {
+      const row = await threads.patch(request.params.thread_id, request.body);
+      if (/\breturn=minimal\b/.test(String(request.headers.prefer ?? ""))) return reply.status(204).send();
+      return toThread(row, { includeTtl: !!request.body.ttl });
+    },
+  );
+
+  app.delete<{ Params: ThreadParams }>(
+    "/threads/:thread_id",
+    { schema: { tags, summary: "Delete Thread", params: ThreadIdParams, response: { 200: Type.Null(), ...errors } } },
+    async (request) => {
+      await threads.delete(request.params.thread_id);
+      return null;
+    },
+  );
+
+  app.post<{ Params: ThreadParams }>(
+    "/threads/:thread_id/copy",
+    { schema: { tags, summary: "Copy Thread", params: ThreadIdParams, response: { 200: ThreadSchema, ...errors } } },
+    async (request) => toThread(await threads.copy(request.params.thread_id)),
+  );
+
+  const storageAvailable = deps.storageAvailable ?? deps.checkpointer instanceof SlipwaySaver;
+  registerThreadStateRoutes(app, new ThreadStateService({ ...deps, storageAvailable }));
+}
+
+/** `include` as the SDK sends it (repeated) or comma-separated; unknown names are refused. */
+function parseInclude(include: string | string[] | undefined): Set<string> {
+  const names = (Array.isArray(include) ? include : include ? [include] : []).flatMap((part) => part.split(",")).map((s) => s.trim()).filter(Boolean);
+  for (const name of names) {
+    if (name !== "ttl") {
+      const msg = `unknown field "${name}"; supported: ttl`;
+      throw new SlipwayError("invalid", `include: ${msg}`, { problems: [{ loc: ["query", "include"], msg, type: "value_error" }] });
+    }
+  }
+  return new Set(names);
+}

@@ -1,0 +1,80 @@
+import type { Database } from "../../storage/database.ts";
+import type { GraphLike, GraphRegistry, StateSnapshotLike } from "../graphs/registry.ts";
+import { describeError, toWire } from "../serialize.ts";
+import { getThread, lockThread, writeSnapshot, type ThreadRow } from "./repository.ts";
+import type { ThreadStatus } from "./schemas.ts";
+import { hasCheckpoint, readSnapshot } from "./state.ts";
+
+/**
+ * The thread status machine, in one place. A thread is
+ * - `busy` while any of its runs is pending or running (decided in SQL, under the thread lock),
+ * - else `error` when the run that just ended raised,
+ * - else `interrupted` when its latest checkpoint waits on something: interrupts or next nodes,
+ * - else `idle`.
+ */
+export function settledStatus(input: { runError: boolean; interrupts: number; next: number }): Exclude<ThreadStatus, "busy"> {
+  if (input.runError) return "error";
+  if (input.interrupts > 0 || input.next > 0) return "interrupted";
+  return "idle";
+}
+
+/** The graph a thread runs (its `metadata.graph_id`), or undefined when it has none yet. */
+export async function graphOfThread(graphs: GraphRegistry, thread: Pick<ThreadRow, "metadata" | "config">): Promise<GraphLike | undefined> {
+  const graphId = thread.metadata?.graph_id;
+  if (typeof graphId !== "string" || !graphs.has(graphId)) return undefined;
+  return graphs.resolve(graphId, thread.config ?? {});
+}
+
+/** `{task_id: [interrupt, ...]}` for the tasks that wait on a human, as the vendor's Thread.interrupts. */
+export function interruptMap(snapshot: StateSnapshotLike): Record<string, unknown[]> {
+  const map: Record<string, unknown[]> = {};
+  for (const task of snapshot.tasks ?? []) {
+    if (task.interrupts?.length) map[task.id] = toWire(task.interrupts) as unknown[];
+  }
+  return map;
+}
+
+/**
+ * Recomputes a thread's stored snapshot (values, interrupts, error, status) from its
+ * graph's latest state. The run engine calls it when a run ends (with `runError` when
+ * the run raised); POST /threads/{id}/state calls it after an update. A thread that no
+ * longer exists is left alone.
+ *
+ * The graph is read before the thread lock is taken (PGlite runs one statement at a
+ * time, so reading checkpoints inside our transaction would wait on itself); the write
+ * then happens under the lock run creation also takes, which makes `busy` exact.
+ */
+export async function refreshThreadSnapshot(
+  deps: { db: Database; graphs: GraphRegistry; now?: () => Date },
+  threadId: string,
+  outcome: { runError?: unknown } = {},
+): Promise<void> {
+  const thread = await getThread(deps.db, threadId);
+  if (!thread) return;
+  const graph = await graphOfThread(deps.graphs, thread);
+  const snapshot = graph ? await readSnapshot(graph, { thread_id: threadId }) : undefined;
+  const saved = snapshot && hasCheckpoint(snapshot) ? snapshot : undefined;
+  const interrupts = saved ? interruptMap(saved) : {};
+  const runError = outcome.runError;
+  const write = {
+    values: saved ? (toWire(saved.values) ?? {}) : thread.values ?? null,
+    interrupts,
+    error: runError === undefined ? null : errorJson(runError),
+    settledStatus: settledStatus({
+      runError: runError !== undefined,
+      interrupts: Object.keys(interrupts).length,
+      next: saved?.next?.length ?? 0,
+    }),
+    now: deps.now?.() ?? new Date(),
+  };
+  await deps.db.transaction(async (tx) => {
+    if (!(await lockThread(tx, threadId))) return;
+    await writeSnapshot(tx, threadId, write);
+  });
+}
+
+/** A run error as stored on the thread: JSON as given, or `{error, message}` for a thrown value. */
+function errorJson(error: unknown): unknown {
+  if (error instanceof Error) return describeError(error);
+  return toWire(error);
+}

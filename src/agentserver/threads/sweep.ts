@@ -1,0 +1,38 @@
+import { claimExpiredThreads, setExpiry } from "./repository.ts";
+import { expiryOf, removeThread, type RemovalDeps } from "./service.ts";
+
+export interface SweepResult {
+  /** Threads removed (ttl strategy `delete`). */
+  deleted: number;
+  /** Threads cut down to their latest checkpoint (ttl strategy `keep_latest`). */
+  pruned: number;
+}
+
+/** How long a claimed thread stays out of other sweepers' sight. */
+const CLAIM_SECONDS = 300;
+
+/**
+ * Applies thread TTLs: every thread whose `expires_at` has passed and that has no pending
+ * or running run is deleted (strategy `delete`) or pruned to its latest checkpoint
+ * (`keep_latest`, after which its TTL starts again). Safe to run from several processes at
+ * once: threads are claimed with SKIP LOCKED. The run engine schedules it.
+ *
+ * @example
+ * setInterval(() => void sweepExpiredThreads(deps, new Date()), 60_000).unref();
+ */
+export async function sweepExpiredThreads(deps: RemovalDeps, now: Date, batchSize = 100): Promise<SweepResult> {
+  const result: SweepResult = { deleted: 0, pruned: 0 };
+  for (;;) {
+    const claimed = await claimExpiredThreads(deps.db, now, batchSize, CLAIM_SECONDS);
+    for (const { thread_id, ttl } of claimed) {
+      if (ttl.strategy === "keep_latest") {
+        await deps.checkpointer.pruneThreadKeepLatest(thread_id);
+        await setExpiry(deps.db, thread_id, expiryOf(ttl, now));
+        result.pruned++;
+      } else if (await removeThread(deps, thread_id)) {
+        result.deleted++;
+      }
+    }
+    if (claimed.length < batchSize) return result;
+  }
+}
