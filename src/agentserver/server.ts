@@ -19,7 +19,7 @@ import { registerStatelessRunRoutes } from "./runs/stateless-routes.ts";
 import { registerStoreRoutes, SlipwayStore } from "./store/index.ts";
 import { StreamBroker } from "./stream/broker.ts";
 import { registerThreadStreamRoutes } from "./stream/thread-stream-routes.ts";
-import { refreshThreadSnapshot, registerThreadRoutes, ThreadService } from "./threads/index.ts";
+import { refreshThreadSnapshot, registerThreadRoutes, sweepExpiredThreads, ThreadService } from "./threads/index.ts";
 
 export const SERVER_VERSION = "0.1.0";
 
@@ -107,15 +107,16 @@ async function assemble(db: Database, config: ReturnType<typeof readLanggraphCon
     },
     log,
   );
+  const cancelRunsOf = async (threadId: string) => {
+    await runs.cancelMany({ threadId, status: "all" }, "interrupt").catch(() => undefined);
+  };
   threads = new ThreadService({
     db,
     graphs,
     checkpointer,
     now,
     newId,
-    beforeDelete: async (threadId: string) => {
-      await runs.cancelMany({ threadId, status: "all" }, "interrupt").catch(() => undefined);
-    },
+    beforeDelete: cancelRunsOf,
   });
 
   requireApiKey(app, options.apiKey);
@@ -131,6 +132,11 @@ async function assemble(db: Database, config: ReturnType<typeof readLanggraphCon
   await app.listen({ port: options.port ?? AGENT_DEFAULTS.port, host: options.host ?? AGENT_DEFAULTS.host });
   await pool.start();
   store.start();
+  // Threads created with a ttl are deleted or pruned once it runs out.
+  const ttlSweep = setInterval(() => {
+    sweepExpiredThreads({ db, checkpointer, beforeDelete: cancelRunsOf }, now()).catch((error) => log.warn({ err: error }, "thread TTL sweep failed"));
+  }, 60_000);
+  ttlSweep.unref();
   const address = app.server.address();
   const port = typeof address === "object" && address ? address.port : options.port;
   const host = options.host ?? AGENT_DEFAULTS.host;
@@ -145,6 +151,7 @@ async function assemble(db: Database, config: ReturnType<typeof readLanggraphCon
     async close() {
       if (closed) return;
       closed = true;
+      clearInterval(ttlSweep);
       await pool!.stop();
       store.stop();
       await app.close();

@@ -53,10 +53,13 @@ describe.each(BACKENDS)("runs on %s", (backend) => {
   });
 
   it("wait returns the final values; a threadless run leaves no thread behind", async () => {
+    const countCheckpoints = async () => (await t.server.db.query<{ n: number }>("SELECT count(*)::int AS n FROM checkpoints"))[0].n;
     const before = await t.client.threads.count();
+    const checkpointsBefore = await countCheckpoints();
     const values = (await t.client.runs.wait(null, "agent", { input: human("w") })) as { messages: Message[] };
     expect(values.messages.at(-1)!.content).toBe("You said: w");
     expect(await t.client.threads.count()).toBe(before);
+    expect(await countCheckpoints()).toBe(checkpointsBefore);
   });
 
   it("reject answers 409 while the thread is busy", async () => {

@@ -17,6 +17,7 @@ export interface RunEngineDeps {
   checkpointer: {
     latestCheckpointMeta(threadId: string): Promise<{ checkpoint_id: string; metadata: Record<string, unknown> } | undefined>;
     deleteCheckpointsOfRun(threadId: string, runId: string): Promise<unknown>;
+    deleteThread(threadId: string): Promise<void>;
   };
   refreshThread(threadId: string, outcome?: { runError?: unknown }): Promise<void>;
   webhookPolicy: WebhookPolicy;
@@ -104,6 +105,11 @@ export function createRunProcessor(deps: RunEngineDeps) {
       await persistRunEvents(deps.db, run.run_id, events).catch((e) => deps.log.warn({ err: e }, "persisting run events failed"));
     }
     const values = outcome.status === "success" && !run.kwargs.temporary ? await threadValues(deps.db, run.thread_id) : outcome.status === "success" ? outcome.values : undefined;
+    if (run.kwargs.temporary) {
+      // A stateless run's thread (and its checkpoints) leave with it, before anyone is told it ended.
+      await deleteThreadRow(deps.db, run.thread_id).catch(() => undefined);
+      await deps.checkpointer.deleteThread(run.thread_id).catch(() => undefined);
+    }
     deps.completion.settle(run.run_id, { run_id: run.run_id, status: outcome.status, values, error });
     deps.broker.end(run.run_id);
     await deps.completion.announce(run.run_id).catch(() => undefined);
@@ -113,7 +119,6 @@ export function createRunProcessor(deps: RunEngineDeps) {
         deps.log.warn({ err: e, run_id: run.run_id }, "webhook delivery failed"),
       );
     }
-    if (run.kwargs.temporary) await deleteThreadRow(deps.db, run.thread_id).catch(() => undefined);
   }
 }
 

@@ -1,0 +1,165 @@
+import { conflict, invalidField } from "../../http/errors.ts";
+import type { Queryable } from "../../storage/database.ts";
+import type { ControlPlaneDeps, TenantContext } from "../context.ts";
+import { getListener } from "../listeners/repository.ts";
+import * as revisions from "../revisions/repository.ts";
+import { deploymentNotFound, enqueueRevision } from "../revisions/service.ts";
+import { checkSecretNames, NO_SECRETS, sealSecrets } from "../secrets/sealed.ts";
+import { toDeployment } from "./records.ts";
+import * as repo from "./repository.ts";
+import {
+  checkApplicable,
+  checkBuildOnPush,
+  checkImmutable,
+  checkRequiredOnCreate,
+  givenRevisionConfig,
+  givenSourceConfig,
+  storedSourceConfig,
+  wantsNewRevision,
+  type SourceConfigInput,
+} from "./rules.ts";
+import type { Deployment, DeploymentCreateRequest, DeploymentPatchRequest, SecretReference } from "./schemas.ts";
+
+/**
+ * Deployments: create (with its first revision), read, patch (a new revision when what is
+ * built or run changes), delete. Each write is one transaction; every check runs before the
+ * first write, and a refused request leaves nothing behind.
+ */
+
+export async function createDeployment(deps: ControlPlaneDeps, tenant: TenantContext, body: DeploymentCreateRequest): Promise<Deployment> {
+  const workspaceId = tenant.workspaceId;
+  const config = givenSourceConfig(body.source_config);
+  const revisionConfig = givenRevisionConfig(body.source_revision_config);
+  checkApplicable(body.source, config, revisionConfig, body.secret_references != null);
+  checkRequiredOnCreate(body.source, config, revisionConfig);
+  checkBuildOnPush(config.build_on_push, revisionConfig.repo_ref, ["body", "source_config", "build_on_push"]);
+  checkSecrets(body.secrets ?? [], body.secret_references ?? []);
+  await checkListener(deps.db, workspaceId, config);
+
+  const id = deps.newId();
+  const now = deps.now().toISOString();
+  await deps.db.transaction(async (tx) => {
+    const inserted = await repo.insertDeployment(tx, {
+      id,
+      workspaceId,
+      name: body.name,
+      source: body.source,
+      sourceConfig: storedSourceConfig(undefined, config),
+      // Slipway's agent servers use the platform's own storage: there is no database to wait for.
+      status: "READY",
+      now,
+    });
+    if (!inserted) throw conflict(`A deployment named '${body.name}' already exists in workspace ID '${workspaceId}'.`);
+    await enqueueRevision(
+      tx,
+      deps,
+      { id, workspace_id: workspaceId },
+      {
+        source: body.source,
+        sourceRevisionConfig: { ...revisionConfig, repo_commit_sha: null },
+        resourceSpec: config.resource_spec ?? null,
+        secrets: sealSecrets(deps.secretsKey, id, body.secrets ?? []),
+        secretReferences: body.secret_references ?? null,
+      },
+      now,
+    );
+  });
+  return getDeployment(deps, workspaceId, id);
+}
+
+export async function getDeployment(deps: ControlPlaneDeps, workspaceId: string, id: string): Promise<Deployment> {
+  const view = await repo.getDeploymentView(deps.db, workspaceId, id);
+  if (!view) throw deploymentNotFound(id);
+  return toDeployment(view, deps.publicUrl);
+}
+
+export async function listDeployments(
+  deps: ControlPlaneDeps,
+  workspaceId: string,
+  filter: repo.DeploymentFilter & { tagValueIds?: string[] },
+): Promise<{ resources: Deployment[]; offset: number }> {
+  // Deployments carry no tags here, so a tag filter matches none of them.
+  const views = filter.tagValueIds?.length ? [] : await repo.listDeploymentViews(deps.db, workspaceId, filter);
+  return { resources: views.map((v) => toDeployment(v, deps.publicUrl)), offset: filter.offset + views.length };
+}
+
+export async function patchDeployment(deps: ControlPlaneDeps, workspaceId: string, id: string, patch: DeploymentPatchRequest): Promise<Deployment> {
+  await deps.db.transaction(async (tx) => {
+    const current = await repo.lockDeployment(tx, workspaceId, id);
+    if (!current) throw deploymentNotFound(id);
+    checkImmutable(current, patch);
+    const config = givenSourceConfig(patch.source_config);
+    const revisionConfig = givenRevisionConfig(patch.source_revision_config);
+    checkApplicable(current.source, config, revisionConfig, patch.secret_references != null);
+    if (patch.secrets != null || patch.secret_references != null) {
+      checkSecrets(patch.secrets ?? [], patch.secret_references ?? []);
+    }
+    const latest = current.latest_revision_id
+      ? await revisions.getRevision(tx, workspaceId, id, current.latest_revision_id)
+      : undefined;
+    const nextConfig = storedSourceConfig(current.source_config, config);
+    const repoRef = revisionConfig.repo_ref ?? latest?.source_revision_config.repo_ref;
+    const where = config.build_on_push !== undefined ? ["body", "source_config", "build_on_push"] : ["body", "source_revision_config", "repo_ref"];
+    checkBuildOnPush(nextConfig.build_on_push, repoRef, where);
+
+    const now = deps.now().toISOString();
+    if (wantsNewRevision(patch, revisionConfig)) {
+      const carried = latest ? await revisions.getSealedSecrets(tx, workspaceId, latest.id) : undefined;
+      await enqueueRevision(
+        tx,
+        deps,
+        current,
+        {
+          source: current.source,
+          // Given fields replace the latest revision's; the commit is resolved afresh by the build.
+          sourceRevisionConfig: { ...latest?.source_revision_config, ...revisionConfig, repo_commit_sha: null },
+          resourceSpec: config.resource_spec ?? latest?.resource_spec ?? null,
+          // A given list replaces the secrets (values cannot be read back to merge them).
+          secrets: patch.secrets != null ? sealSecrets(deps.secretsKey, id, patch.secrets) : (carried ?? NO_SECRETS),
+          secretReferences: patch.secret_references ?? latest?.secret_references ?? null,
+        },
+        now,
+      );
+    }
+    if (JSON.stringify(nextConfig) !== JSON.stringify(storedSourceConfig(current.source_config, {}))) {
+      await repo.updateDeployment(tx, workspaceId, id, { sourceConfig: nextConfig, now });
+    }
+  });
+  return getDeployment(deps, workspaceId, id);
+}
+
+export async function deleteDeployment(deps: ControlPlaneDeps, workspaceId: string, id: string): Promise<void> {
+  const deleted = await repo.deleteDeployments(deps.db, workspaceId, [id]);
+  if (deleted.length === 0) throw deploymentNotFound(id);
+}
+
+/** Deletes what exists of `ids`; the rest are reported, not fatal (the vendor's partial success). */
+export async function deleteDeployments(
+  deps: ControlPlaneDeps,
+  workspaceId: string,
+  ids: readonly string[],
+): Promise<{ deleted_deployment_ids: string[]; failed: { deployment_id: string; detail: string }[] }> {
+  const unique = [...new Set(ids.map((id) => id.toLowerCase()))];
+  const deleted = await repo.deleteDeployments(deps.db, workspaceId, unique);
+  const failed = unique
+    .filter((id) => !deleted.includes(id))
+    .map((id) => ({ deployment_id: id, detail: deploymentNotFound(id).message }));
+  return { deleted_deployment_ids: unique.filter((id) => deleted.includes(id)), failed };
+}
+
+function checkSecrets(secrets: readonly { name: string }[], references: readonly SecretReference[]): void {
+  checkSecretNames(secrets, ["body", "secrets"]);
+  checkSecretNames(references, ["body", "secret_references"]);
+  const names = new Set(secrets.map((s) => s.name));
+  references.forEach((ref, index) => {
+    if (names.has(ref.name)) {
+      throw invalidField(["body", "secret_references", index, "name"], `${ref.name} is also given in secrets.`, "duplicate_name");
+    }
+  });
+}
+
+async function checkListener(q: Queryable, workspaceId: string, config: SourceConfigInput): Promise<void> {
+  if (config.listener_id && !(await getListener(q, workspaceId, config.listener_id))) {
+    throw invalidField(["body", "source_config", "listener_id"], `Listener ID ${config.listener_id} not found.`);
+  }
+}

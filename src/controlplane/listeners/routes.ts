@@ -1,0 +1,98 @@
+import { Type, type Static } from "@sinclair/typebox";
+import { requireTenant, type RegisterRoutes } from "../context.ts";
+import { errorResponses, pageOf } from "../deployments/wire.ts";
+import {
+  Listener,
+  ListenerCreateRequest,
+  ListenerIdParams,
+  ListenerListQuery,
+  ListenerPatchRequest,
+  ListenersList,
+} from "./schemas.ts";
+import * as service from "./service.ts";
+
+const tags = ["Listeners (v2)"];
+type Params = Static<typeof ListenerIdParams>;
+
+/** /v2/listeners: HTTP only; the rules (plan, uniqueness, immutability) are in service.ts. */
+export const registerListenerRoutes: RegisterRoutes = (app, deps) => {
+  app.get(
+    "/v2/listeners",
+    {
+      schema: {
+        tags,
+        summary: "List Listeners",
+        operationId: "list_listeners_v2_listeners_get",
+        querystring: ListenerListQuery,
+        response: { 200: ListenersList, ...errorResponses(401, 422) },
+      },
+    },
+    async (request) => service.listListeners(deps, requireTenant(request), pageOf(request.query as Static<typeof ListenerListQuery>)),
+  );
+
+  app.post(
+    "/v2/listeners",
+    {
+      schema: {
+        tags,
+        summary: "Create Listener",
+        operationId: "create_listener_v2_listeners_post",
+        description: "Only for organizations on a self-hosted enterprise plan. compute_id is unique in the workspace.",
+        body: ListenerCreateRequest,
+        response: { 201: Listener, ...errorResponses(401, 403, 409, 413, 422) },
+      },
+    },
+    async (request, reply) => {
+      const listener = await service.createListener(deps, requireTenant(request), request.body as Static<typeof ListenerCreateRequest>);
+      return reply.status(201).send(listener);
+    },
+  );
+
+  app.get(
+    "/v2/listeners/:listener_id",
+    {
+      schema: {
+        tags,
+        summary: "Get Listener",
+        operationId: "get_listener_v2_listeners__listener_id__get",
+        params: ListenerIdParams,
+        response: { 200: Listener, ...errorResponses(401, 403, 404, 422) },
+      },
+    },
+    async (request) => service.getListener(deps, requireTenant(request), (request.params as Params).listener_id),
+  );
+
+  app.patch(
+    "/v2/listeners/:listener_id",
+    {
+      schema: {
+        tags,
+        summary: "Patch Listener",
+        operationId: "patch_listener_v2_listeners__listener_id__patch",
+        description: "Changes version and compute_config; compute_type and compute_id cannot change.",
+        params: ListenerIdParams,
+        body: ListenerPatchRequest,
+        response: { 200: Listener, ...errorResponses(400, 401, 403, 404, 413, 422) },
+      },
+    },
+    async (request) =>
+      service.patchListener(deps, requireTenant(request), (request.params as Params).listener_id, request.body as Static<typeof ListenerPatchRequest>),
+  );
+
+  app.delete(
+    "/v2/listeners/:listener_id",
+    {
+      schema: {
+        tags,
+        summary: "Delete Listener",
+        operationId: "delete_listener_v2_listeners__listener_id__delete",
+        params: ListenerIdParams,
+        response: { 204: Type.Null({ description: "Deleted." }), ...errorResponses(401, 403, 404, 409, 422) },
+      },
+    },
+    async (request, reply) => {
+      await service.deleteListener(deps, requireTenant(request), (request.params as Params).listener_id);
+      return reply.status(204).send();
+    },
+  );
+};

@@ -1,0 +1,129 @@
+import type { Queryable } from "../../storage/database.ts";
+import type { DeploymentSource, SourceRevisionConfig, SecretReference } from "../deployments/schemas.ts";
+import type { ResourceSpec } from "../deployments/resource-spec.ts";
+import { IN_FLIGHT, type RevisionStatus, type Sibling } from "./state-machine.ts";
+
+/** SQL for revisions. Every statement names the workspace: another workspace's row is a missing row. */
+
+export interface RevisionRow {
+  id: string;
+  deployment_id: string;
+  status: RevisionStatus;
+  status_message: string | null;
+  source: DeploymentSource;
+  source_revision_config: SourceRevisionConfig;
+  resource_spec: ResourceSpec | null;
+  secret_names: string[];
+  secret_references: SecretReference[] | null;
+  created_at: Date | string;
+  updated_at: Date | string;
+}
+
+export interface NewRevision {
+  id: string;
+  deploymentId: string;
+  workspaceId: string;
+  status: RevisionStatus;
+  statusMessage: string | null;
+  source: DeploymentSource;
+  sourceRevisionConfig: SourceRevisionConfig;
+  resourceSpec: ResourceSpec | null;
+  secretNames: string[];
+  secretsSealed: Record<string, string>;
+  secretReferences: SecretReference[] | null;
+  now: string;
+}
+
+// Read paths list these columns only: secrets_sealed stays out of every API answer.
+const COLUMNS = `id, deployment_id, status, status_message, source, source_revision_config, resource_spec,
+  secret_names, secret_references, created_at, updated_at`;
+
+export async function insertRevision(q: Queryable, r: NewRevision): Promise<void> {
+  await q.query(
+    `INSERT INTO revisions (id, deployment_id, workspace_id, status, status_message, source, source_revision_config,
+       resource_spec, secret_names, secrets_sealed, secret_references, created_at, updated_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7::jsonb, $8::jsonb, $9::jsonb, $10::jsonb, $11::jsonb, $12, $12)`,
+    [
+      r.id, r.deploymentId, r.workspaceId, r.status, r.statusMessage, r.source, JSON.stringify(r.sourceRevisionConfig),
+      json(r.resourceSpec), JSON.stringify(r.secretNames), JSON.stringify(r.secretsSealed), json(r.secretReferences), r.now,
+    ],
+  );
+}
+
+export async function getRevision(q: Queryable, workspaceId: string, deploymentId: string, revisionId: string): Promise<RevisionRow | undefined> {
+  const rows = await q.query<RevisionRow>(
+    `SELECT ${COLUMNS} FROM revisions WHERE workspace_id = $1 AND deployment_id = $2 AND id = $3`,
+    [workspaceId, deploymentId, revisionId],
+  );
+  return rows[0];
+}
+
+export async function listRevisions(
+  q: Queryable,
+  workspaceId: string,
+  deploymentId: string,
+  page: { statuses?: RevisionStatus[]; limit: number; offset: number },
+): Promise<RevisionRow[]> {
+  // Latest first by creation order (seq), which holds even when created_at ties.
+  return q.query<RevisionRow>(
+    `SELECT ${COLUMNS} FROM revisions
+      WHERE workspace_id = $1 AND deployment_id = $2 AND ($3::text[] IS NULL OR status = ANY($3::text[]))
+      ORDER BY seq DESC LIMIT $4 OFFSET $5`,
+    [workspaceId, deploymentId, page.statuses ?? null, page.limit, page.offset],
+  );
+}
+
+/** The revisions the queue rule looks at (waiting or in flight), oldest first. */
+export async function activeSiblings(q: Queryable, workspaceId: string, deploymentId: string): Promise<Sibling[]> {
+  return q.query<Sibling>(
+    `SELECT id, status FROM revisions
+      WHERE workspace_id = $1 AND deployment_id = $2 AND status = ANY($3::text[])
+      ORDER BY seq ASC`,
+    [workspaceId, deploymentId, ["QUEUED", ...IN_FLIGHT]],
+  );
+}
+
+export async function setStatus(
+  q: Queryable,
+  workspaceId: string,
+  ids: readonly string[],
+  status: RevisionStatus,
+  message: string | null,
+  now: string,
+): Promise<void> {
+  if (ids.length === 0) return;
+  await q.query(
+    `UPDATE revisions SET status = $3, status_message = $4, updated_at = $5
+      WHERE workspace_id = $1 AND id = ANY($2::uuid[])`,
+    [workspaceId, ids, status, message, now],
+  );
+}
+
+/** The sealed secrets of a revision, for carrying them to the next revision or for the pipeline. */
+export async function getSealedSecrets(
+  q: Queryable,
+  workspaceId: string,
+  revisionId: string,
+): Promise<{ names: string[]; sealed: Record<string, string> } | undefined> {
+  const rows = await q.query<{ secret_names: string[]; secrets_sealed: Record<string, string> }>(
+    `SELECT secret_names, secrets_sealed FROM revisions WHERE workspace_id = $1 AND id = $2`,
+    [workspaceId, revisionId],
+  );
+  return rows[0] && { names: rows[0].secret_names, sealed: rows[0].secrets_sealed };
+}
+
+/**
+ * Channel on which the control plane announces that a revision of a deployment is ready to
+ * start (a new CREATING revision). The pipeline listens here instead of polling; the payload
+ * is `<workspace_id>:<deployment_id>:<revision_id>`. Sent inside the caller's transaction,
+ * so PostgreSQL delivers it only on commit.
+ */
+export const REVISION_READY_CHANNEL = "slipway_revision_ready";
+
+export async function announceRevisionReady(q: Queryable, workspaceId: string, deploymentId: string, revisionId: string): Promise<void> {
+  await q.query("SELECT pg_notify($1, $2)", [REVISION_READY_CHANNEL, `${workspaceId}:${deploymentId}:${revisionId}`]);
+}
+
+function json(value: unknown): string | null {
+  return value === null || value === undefined ? null : JSON.stringify(value);
+}

@@ -1,0 +1,106 @@
+import type { Static } from "@sinclair/typebox";
+import { requireTenant, type RegisterRoutes } from "../context.ts";
+import { Deployment, DeploymentIdParams } from "../deployments/schemas.ts";
+import { getDeployment } from "../deployments/service.ts";
+import { invalidField } from "../../http/errors.ts";
+import { errorResponses, pageOf } from "../deployments/wire.ts";
+import { Revision, RevisionListQuery, RevisionParams, RevisionsList } from "./schemas.ts";
+import * as service from "./service.ts";
+import { REVISION_STATUSES, type RevisionStatus } from "./state-machine.ts";
+
+const tags = ["Deployments (v2)"];
+type Params = Static<typeof RevisionParams>;
+
+/** /v2/deployments/{deployment_id}/revisions: HTTP only; the rules are in service.ts and state-machine.ts. */
+export const registerRevisionRoutes: RegisterRoutes = (app, deps) => {
+  app.get(
+    "/v2/deployments/:deployment_id/revisions",
+    {
+      schema: {
+        tags,
+        summary: "List Revisions",
+        operationId: "list_revisions_v2_deployments__deployment_id__revisions_get",
+        description: "Revisions of the deployment, latest first.",
+        params: DeploymentIdParams,
+        querystring: RevisionListQuery,
+        response: { 200: RevisionsList, ...errorResponses(401, 404, 422) },
+      },
+    },
+    async (request) => {
+      const query = request.query as Static<typeof RevisionListQuery>;
+      const { deployment_id } = request.params as Static<typeof DeploymentIdParams>;
+      return service.listRevisions(deps, requireTenant(request).workspaceId, deployment_id, {
+        statuses: query.status === undefined ? undefined : statusList(query.status),
+        remote: query.remote_reconciled,
+        ...pageOf(query),
+      });
+    },
+  );
+
+  app.get(
+    "/v2/deployments/:deployment_id/revisions/:revision_id",
+    {
+      schema: {
+        tags,
+        summary: "Get Revision",
+        operationId: "get_revision_v2_deployments__deployment_id__revisions__revision_id__get",
+        params: RevisionParams,
+        response: { 200: Revision, ...errorResponses(401, 404, 422) },
+      },
+    },
+    async (request) => {
+      const { deployment_id, revision_id } = request.params as Params;
+      return service.getRevision(deps, requireTenant(request).workspaceId, deployment_id, revision_id);
+    },
+  );
+
+  app.post(
+    "/v2/deployments/:deployment_id/revisions/:revision_id/redeploy",
+    {
+      schema: {
+        tags,
+        summary: "Redeploy Revision",
+        operationId: "redeploy_revision_v2_deployments__deployment_id__revisions__revision_id__redeploy_post",
+        description: "Makes a new revision from this one's snapshot (commit, configuration, resources, secrets) and returns the deployment.",
+        params: RevisionParams,
+        response: { 200: Deployment, ...errorResponses(400, 401, 404, 422) },
+      },
+    },
+    async (request) => {
+      const { deployment_id, revision_id } = request.params as Params;
+      const workspaceId = requireTenant(request).workspaceId;
+      await service.redeployRevision(deps, workspaceId, deployment_id, revision_id);
+      return getDeployment(deps, workspaceId, deployment_id);
+    },
+  );
+
+  app.post(
+    "/v2/deployments/:deployment_id/revisions/:revision_id/interrupt",
+    {
+      schema: {
+        tags,
+        summary: "Interrupt Revision",
+        operationId: "interrupt_revision_v2_deployments__deployment_id__revisions__revision_id__interrupt_post",
+        description:
+          "Stops a queued or in-flight revision (status INTERRUPTED); the revision waiting behind it starts. " +
+          "409 when the revision has already settled. (Slipway addition; not in the vendor's API.)",
+        params: RevisionParams,
+        response: { 200: Revision, ...errorResponses(401, 404, 409, 422) },
+      },
+    },
+    async (request) => {
+      const { deployment_id, revision_id } = request.params as Params;
+      return service.interruptRevision(deps, requireTenant(request).workspaceId, deployment_id, revision_id);
+    },
+  );
+};
+
+/** The vendor's comma separated `status` filter; an unknown status is a 422, not an empty page. */
+function statusList(text: string): RevisionStatus[] {
+  const statuses = text.split(",").map((s) => s.trim()).filter(Boolean);
+  const bad = statuses.find((s) => !(REVISION_STATUSES as readonly string[]).includes(s));
+  if (bad !== undefined) {
+    throw invalidField(["query", "status"], `Input should be a comma separated list of ${REVISION_STATUSES.join(", ")}; '${bad}' is not one`, "enum");
+  }
+  return statuses as RevisionStatus[];
+}

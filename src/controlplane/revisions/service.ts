@@ -1,0 +1,170 @@
+import { conflict, notFound } from "../../http/errors.ts";
+import type { Database, Queryable } from "../../storage/database.ts";
+import type { ControlPlaneDeps } from "../context.ts";
+import { findDeployment, lockDeployment, updateDeployment, type DeploymentRow } from "../deployments/repository.ts";
+import type { ResourceSpec } from "../deployments/resource-spec.ts";
+import type { DeploymentSource, SecretReference, SourceRevisionConfig } from "../deployments/schemas.ts";
+import type { SealedSecrets } from "../secrets/sealed.ts";
+import * as repo from "./repository.ts";
+import type { Revision } from "./schemas.ts";
+import { activeRevisionAfter, isInFlight, planAfterSettle, planNewRevision, transition, type RevisionStatus } from "./state-machine.ts";
+
+/** What a new revision is made of: everything that needs a build or a restart. */
+export interface RevisionSpec {
+  source: DeploymentSource;
+  sourceRevisionConfig: SourceRevisionConfig;
+  resourceSpec: ResourceSpec | null;
+  secrets: SealedSecrets;
+  secretReferences: SecretReference[] | null;
+}
+
+export const deploymentNotFound = (id: string) => notFound(`Deployment ID ${id} not found.`);
+export const revisionNotFound = (id: string) => notFound(`Revision ID ${id} not found.`);
+
+/**
+ * Adds a revision to a deployment whose row the caller has locked (`lockDeployment`), applying
+ * the queue rule, and makes it the deployment's latest revision. Returns the new revision's id.
+ */
+export async function enqueueRevision(
+  tx: Queryable,
+  deps: Pick<ControlPlaneDeps, "newId">,
+  deployment: Pick<DeploymentRow, "id" | "workspace_id">,
+  spec: RevisionSpec,
+  now: string,
+): Promise<string> {
+  const siblings = await repo.activeSiblings(tx, deployment.workspace_id, deployment.id);
+  const plan = planNewRevision(siblings);
+  const id = deps.newId();
+  await repo.setStatus(tx, deployment.workspace_id, plan.skip, "SKIPPED", `Superseded by revision ${id}.`, now);
+  await repo.insertRevision(tx, {
+    id,
+    deploymentId: deployment.id,
+    workspaceId: deployment.workspace_id,
+    status: plan.status,
+    statusMessage: plan.status === "QUEUED" ? "Waiting for the revision in progress to finish." : null,
+    source: spec.source,
+    sourceRevisionConfig: spec.sourceRevisionConfig,
+    resourceSpec: spec.resourceSpec,
+    secretNames: spec.secrets.names,
+    secretsSealed: spec.secrets.sealed,
+    secretReferences: spec.secretReferences,
+    now,
+  });
+  await updateDeployment(tx, deployment.workspace_id, deployment.id, { latestRevisionId: id, now });
+  if (plan.status === "CREATING") await repo.announceRevisionReady(tx, deployment.workspace_id, deployment.id, id);
+  return id;
+}
+
+/**
+ * The one way a revision's status changes after creation (the pipeline's steps, an interrupt).
+ * Checks the transition table, moves `active_revision_id` on DEPLOYED, and when the revision
+ * leaves flight starts the revision waiting behind it.
+ */
+export async function advanceRevision(
+  db: Database,
+  input: { workspaceId: string; deploymentId: string; revisionId: string; to: RevisionStatus; message?: string | null; now: string },
+): Promise<Revision> {
+  const { workspaceId, deploymentId, revisionId, to, now } = input;
+  return db.transaction(async (tx) => {
+    const deployment = await lockDeployment(tx, workspaceId, deploymentId);
+    if (!deployment) throw deploymentNotFound(deploymentId);
+    const revision = await repo.getRevision(tx, workspaceId, deploymentId, revisionId);
+    if (!revision) throw revisionNotFound(revisionId);
+    transition(revision.status, to);
+    if (isInFlight(to) && !isInFlight(revision.status)) {
+      const busy = (await repo.activeSiblings(tx, workspaceId, deploymentId)).find((s) => isInFlight(s.status));
+      if (busy) throw conflict(`Revision ${busy.id} of deployment ${deploymentId} is already in progress.`);
+    }
+    await repo.setStatus(tx, workspaceId, [revisionId], to, input.message ?? null, now);
+    const active = activeRevisionAfter(deployment.active_revision_id, revisionId, to);
+    if (active !== deployment.active_revision_id) {
+      await updateDeployment(tx, workspaceId, deploymentId, { activeRevisionId: active, now });
+    }
+    if (isInFlight(revision.status) && !isInFlight(to)) {
+      const next = planAfterSettle(await repo.activeSiblings(tx, workspaceId, deploymentId));
+      await repo.setStatus(tx, workspaceId, next.skip, "SKIPPED", "Superseded by a newer revision.", now);
+      if (next.start) {
+        await repo.setStatus(tx, workspaceId, [next.start], "CREATING", null, now);
+        await repo.announceRevisionReady(tx, workspaceId, deploymentId, next.start);
+      }
+    }
+    return toRevision((await repo.getRevision(tx, workspaceId, deploymentId, revisionId))!);
+  });
+}
+
+export async function interruptRevision(deps: ControlPlaneDeps, workspaceId: string, deploymentId: string, revisionId: string): Promise<Revision> {
+  return advanceRevision(deps.db, {
+    workspaceId,
+    deploymentId,
+    revisionId,
+    to: "INTERRUPTED",
+    message: "Interrupted by request.",
+    now: deps.now().toISOString(),
+  });
+}
+
+export async function getRevision(deps: ControlPlaneDeps, workspaceId: string, deploymentId: string, revisionId: string): Promise<Revision> {
+  const revision = await repo.getRevision(deps.db, workspaceId, deploymentId, revisionId);
+  if (!revision) {
+    if (!(await findDeployment(deps.db, workspaceId, deploymentId))) throw deploymentNotFound(deploymentId);
+    throw revisionNotFound(revisionId);
+  }
+  return toRevision(revision);
+}
+
+export async function listRevisions(
+  deps: ControlPlaneDeps,
+  workspaceId: string,
+  deploymentId: string,
+  query: { statuses?: RevisionStatus[]; remote?: boolean; limit: number; offset: number },
+): Promise<{ resources: Revision[]; offset: number }> {
+  const deployment = await findDeployment(deps.db, workspaceId, deploymentId);
+  if (!deployment) throw deploymentNotFound(deploymentId);
+  const remote = deployment.source_config.listener_id != null;
+  const rows = query.remote !== undefined && query.remote !== remote ? [] : await repo.listRevisions(deps.db, workspaceId, deploymentId, query);
+  return { resources: rows.map(toRevision), offset: query.offset + rows.length };
+}
+
+/** A new revision made from an earlier one's snapshot (same commit, config, resources and secrets). */
+export async function redeployRevision(deps: ControlPlaneDeps, workspaceId: string, deploymentId: string, revisionId: string): Promise<void> {
+  await deps.db.transaction(async (tx) => {
+    const deployment = await lockDeployment(tx, workspaceId, deploymentId);
+    if (!deployment) throw deploymentNotFound(deploymentId);
+    const revision = await repo.getRevision(tx, workspaceId, deploymentId, revisionId);
+    if (!revision) throw revisionNotFound(revisionId);
+    const secrets = (await repo.getSealedSecrets(tx, workspaceId, revisionId))!;
+    await enqueueRevision(
+      tx,
+      deps,
+      deployment,
+      {
+        source: revision.source,
+        sourceRevisionConfig: revision.source_revision_config,
+        resourceSpec: revision.resource_spec,
+        secrets,
+        secretReferences: revision.secret_references,
+      },
+      deps.now().toISOString(),
+    );
+  });
+}
+
+export function toRevision(row: repo.RevisionRow): Revision {
+  const config = row.source_revision_config;
+  return {
+    id: row.id,
+    deployment_id: row.deployment_id,
+    created_at: new Date(row.created_at).toISOString(),
+    updated_at: new Date(row.updated_at).toISOString(),
+    status: row.status,
+    status_message: row.status_message,
+    source: row.source,
+    source_revision_config: {
+      repo_ref: config.repo_ref ?? null,
+      langgraph_config_path: config.langgraph_config_path ?? null,
+      image_uri: config.image_uri ?? null,
+      source_tarball_path: config.source_tarball_path ?? null,
+      repo_commit_sha: config.repo_commit_sha ?? null,
+    },
+  };
+}

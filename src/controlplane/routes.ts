@@ -1,0 +1,25 @@
+import { registerAuthServiceRoutes } from "./authservice/routes.ts";
+import type { RegisterRoutes, StartService } from "./context.ts";
+import { registerDeploymentRoutes } from "./deployments/routes.ts";
+import { registerIntegrationRoutes } from "./integrations/routes.ts";
+import { registerListenerRoutes } from "./listeners/routes.ts";
+import { registerRevisionRoutes } from "./revisions/routes.ts";
+
+/**
+ * Every resource folder of the control plane, mounted by app.ts twice: at the root
+ * (`/v1/...`, `/v2/...`) and under the self-hosted prefix `/api-host`. Each module
+ * registers its routes without a prefix; every route is behind the auth hook, so
+ * handlers read `requireTenant(request)` (routes with `config: { public: true }` skip it).
+ *
+ * To add a group: export `registerXRoutes: RegisterRoutes` from its folder and append it here.
+ */
+export const routeModules: RegisterRoutes[] = [
+  registerIntegrationRoutes,
+  registerAuthServiceRoutes,
+  registerDeploymentRoutes,
+  registerRevisionRoutes,
+  registerListenerRoutes,
+];
+
+/** Background services started once when the app is ready and stopped when it closes (see StartService). */
+export const serviceModules: StartService[] = [];
