@@ -1,5 +1,5 @@
 import { timingSafeEqual, createHash } from "node:crypto";
-import type { FastifyInstance } from "fastify";
+import type { FastifyInstance, FastifyRequest } from "fastify";
 import { SlipwayError } from "../http/errors.ts";
 
 /** Routes that answer without a key: health, server info and the API description. */
@@ -21,6 +21,22 @@ export function requireApiKey(app: FastifyInstance, apiKey: string | undefined):
     const value = Array.isArray(given) ? given[0] : given;
     if (!timingSafeEqual(digest(value), expected)) throw new SlipwayError("forbidden", "Invalid API key");
   });
+}
+
+/**
+ * The rate limiter's view of a caller: the configured key, when the request carries
+ * it, counts as one API-key identity; anything else (no key, a wrong key, or a server
+ * without a key) is anonymous and counted by client IP.
+ */
+export function apiKeyIdentity(apiKey: string | undefined): (request: FastifyRequest) => { apiKey?: string } {
+  if (!apiKey) return () => ({});
+  const expected = digest(apiKey);
+  const id = `agent-key:${expected.toString("hex").slice(0, 16)}`;
+  return (request) => {
+    const given = request.headers["x-api-key"];
+    const value = Array.isArray(given) ? given[0] : given;
+    return value && timingSafeEqual(digest(value), expected) ? { apiKey: id } : {};
+  };
 }
 
 function digest(value: string): Buffer {

@@ -2,6 +2,7 @@ import { resolve } from "node:path";
 import type { FastifyInstance } from "fastify";
 import { AGENT_DEFAULTS, type AgentServerOptions } from "../config/agent.ts";
 import { createHttpServer } from "../http/server.ts";
+import { registerRateLimit } from "../ratelimit/plugin.ts";
 import { openDatabase } from "../storage/open.ts";
 import type { Database } from "../storage/database.ts";
 import { requireApiKey } from "./api-key.ts";
@@ -119,6 +120,8 @@ async function assemble(db: Database, config: ReturnType<typeof readLanggraphCon
     beforeDelete: cancelRunsOf,
   });
 
+  // The limiter goes first: a request refused by the key check still counts.
+  if (options.rateLimit) registerRateLimit(app, options.rateLimit);
   requireApiKey(app, options.apiKey);
   registerMetaRoutes(app, { version: SERVER_VERSION, graphIds: graphs.ids(), storage: db.kind });
   registerAssistantRoutes(app, { assistants, graphs });

@@ -1,4 +1,5 @@
 import { Command, InvalidArgumentError, type Command as CommandType } from "commander";
+import { addRateLimitFlags } from "../ratelimit/cli-options.ts";
 import { agentOptionsFromEnv, AGENT_DEFAULTS } from "../config/agent.ts";
 
 const positiveInt = (name: string) => (value: string) => {
@@ -14,7 +15,7 @@ const positiveInt = (name: string) => (value: string) => {
 export function registerAgentCommand(program: CommandType): void {
   program
     .addCommand(
-      new Command("agent")
+      addRateLimitFlags(new Command("agent")
         .description("Serve the graphs of a langgraph.json as a LangGraph agent server")
         .requiredOption("--config <path>", "path to langgraph.json")
         .option("--port <port>", "port to listen on (0 picks a free one)", positiveInt("--port"), AGENT_DEFAULTS.port)
@@ -24,9 +25,11 @@ export function registerAgentCommand(program: CommandType): void {
         .option("--database-schema <name>", "schema for this server's tables", AGENT_DEFAULTS.schema)
         .option("--api-key <key>", "require this X-Api-Key on every route but /ok, /info, /docs, /openapi.json (env SLIPWAY_AGENT_API_KEY)")
         .option("--workers <n>", "runs executed at once", positiveInt("--workers"), AGENT_DEFAULTS.workers)
-        .option("--webhook-allow <hosts>", "comma-separated hosts run webhooks may reach even if private (env SLIPWAY_WEBHOOK_ALLOW_HOSTS)")
+        .option("--webhook-allow <hosts>", "comma-separated hosts run webhooks may reach even if private (env SLIPWAY_WEBHOOK_ALLOW_HOSTS)"))
         .action(async (flags) => {
           const { startAgentServer } = await import("../agentserver/server.ts");
+          const { apiKeyIdentity } = await import("../agentserver/api-key.ts");
+          const { rateLimitFlagsFrom, rateLimitOptionsFromFlags } = await import("../ratelimit/index.ts");
           const options = agentOptionsFromEnv({
             configPath: flags.config,
             port: flags.port,
@@ -38,6 +41,15 @@ export function registerAgentCommand(program: CommandType): void {
             workers: flags.workers,
             webhookAllowHosts: flags.webhookAllow?.split(",").map((s: string) => s.trim()).filter(Boolean),
           });
+          try {
+            options.rateLimit = await rateLimitOptionsFromFlags(rateLimitFlagsFrom(flags), {
+              resolveIdentity: apiKeyIdentity(options.apiKey),
+              log: { warn: (object, message) => console.error(JSON.stringify({ level: "warn", msg: message, ...object })) },
+            });
+          } catch (error) {
+            console.error(`slipway agent: ${(error as Error).message}`);
+            process.exit(1);
+          }
           const server = await startAgentServer(options);
           // One machine-readable line: the control plane and tests read the address from it.
           console.log(JSON.stringify({ event: "listening", url: server.url, storage: server.storage }));

@@ -1,3 +1,5 @@
+import type { RateLimitOptions } from "../ratelimit/plugin.ts";
+
 /** Settings of `slipway agent`, from flags with environment fallbacks. */
 export interface AgentServerOptions {
   /** Path to langgraph.json. */
@@ -23,6 +25,8 @@ export interface AgentServerOptions {
   /** Largest accepted request body in bytes. */
   bodyLimit?: number;
   logLevel?: string;
+  /** Rate limiting in front of every route (see src/ratelimit/); none when absent. */
+  rateLimit?: RateLimitOptions;
 }
 
 export const AGENT_DEFAULTS = {

@@ -5,7 +5,6 @@ import type { ControlPlaneDeps, RegisterRoutes, StartService } from "./context.t
 import { apiHostDocument, installOpenApiExtras } from "./openapi.ts";
 import { routeModules, serviceModules } from "./routes.ts";
 import type { Authenticator } from "./tenancy/authenticate.ts";
-import { installControlPlaneValidator } from "./validator.ts";
 
 /** Path prefixes the control plane answers under: the API itself and the self-hosted mirror. */
 export const MOUNT_PREFIXES = ["", "/api-host"] as const;
@@ -52,7 +51,6 @@ export async function buildControlPlaneApp(options: ControlPlaneAppOptions): Pro
     bodyLimit: options.bodyLimit ?? 1024 * 1024,
     logLevel: options.logLevel,
   });
-  installControlPlaneValidator(app);
   installOpenApiExtras(
     app,
     "Slipway's control plane, wire-compatible with the LangSmith Deployment Control Plane API. " +

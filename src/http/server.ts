@@ -2,6 +2,7 @@ import Fastify, { type FastifyInstance } from "fastify";
 import swagger from "@fastify/swagger";
 import swaggerUi from "@fastify/swagger-ui";
 import { installErrorHandler, type ValidationStyle } from "./error-handler.ts";
+import { installValidator } from "./validator.ts";
 
 export interface HttpServerOptions {
   title: string;
@@ -15,25 +16,18 @@ export interface HttpServerOptions {
 }
 
 /**
- * One Fastify instance with the house rules: JSON errors in one shape, unknown
- * fields refused rather than dropped, OpenAPI generated from the route schemas
+ * One Fastify instance with the house rules: JSON errors in one shape, bodies
+ * validated strictly (validator.ts: no coercion, unknown fields refused where the
+ * schema closes them), OpenAPI generated from the route schemas
  * and served at /openapi.json, a docs page at /docs.
  */
 export async function createHttpServer(options: HttpServerOptions): Promise<FastifyInstance> {
   const app = Fastify({
     logger: { level: options.logLevel ?? process.env.SLIPWAY_LOG_LEVEL ?? "warn" },
     bodyLimit: options.bodyLimit ?? 10 * 1024 * 1024,
-    ajv: {
-      customOptions: {
-        // Fail closed: an unknown field is a 422, never silently removed.
-        removeAdditional: false,
-        coerceTypes: "array",
-        useDefaults: true,
-        allErrors: false,
-      },
-    },
   });
   installErrorHandler(app, options.validationStyle);
+  installValidator(app);
 
   await app.register(swagger, {
     openapi: {

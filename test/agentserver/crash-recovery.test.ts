@@ -22,7 +22,7 @@ describe.each(BACKENDS)("kill -9 in the middle of runs, on %s", (backend) => {
       ? ["--database-url", target.databaseUrl, "--database-schema", target.schema]
       : ["--data-dir", target.dataDir ?? mkdtempSync(join(tmpdir(), "slipway-crash-"))];
     const env = { SLIPWAY_RUN_LEASE_SECONDS: "2" };
-    agent = await spawnAgent(["--config", FIXTURE_CONFIG, "--workers", "4", ...storage], env);
+    agent = await spawnAgent(["--config", FIXTURE_CONFIG, "--workers", "4", "--no-rate-limit", ...storage], env);
     let client = new Client({ apiUrl: agent.url });
 
     const threadA = await client.threads.create();
@@ -40,7 +40,7 @@ describe.each(BACKENDS)("kill -9 in the middle of runs, on %s", (backend) => {
     }
     await agent.kill("SIGKILL");
 
-    agent = await spawnAgent(["--config", FIXTURE_CONFIG, "--workers", "4", ...storage], env);
+    agent = await spawnAgent(["--config", FIXTURE_CONFIG, "--workers", "4", "--no-rate-limit", ...storage], env);
     client = new Client({ apiUrl: agent.url });
     await client.runs.join(threadA.thread_id, runsA[2].run_id);
     await client.runs.join(threadB.thread_id, runB.run_id);

@@ -18,12 +18,15 @@ export class SseWriter {
   constructor(_request: FastifyRequest, private readonly reply: FastifyReply, options: SseOptions = {}) {
     reply.hijack();
     const raw = reply.raw;
+    // Hooks (the rate limiter) may already have set headers on the raw response,
+    // an expose list among them: writeHead's own value would replace it, so merge.
+    const exposed = [raw.getHeader("access-control-expose-headers"), "Content-Location, Location"].filter(Boolean).join(", ");
     raw.writeHead(200, {
       "Content-Type": "text/event-stream; charset=utf-8",
       "Cache-Control": "no-cache",
       Connection: "keep-alive",
       "X-Accel-Buffering": "no",
-      "Access-Control-Expose-Headers": "Content-Location, Location",
+      "Access-Control-Expose-Headers": exposed,
       ...options.headers,
     });
     raw.flushHeaders?.();

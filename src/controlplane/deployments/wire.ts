@@ -4,7 +4,7 @@ import { Detail, HTTPValidationError } from "../openapi.ts";
 /**
  * Schema helpers shared by the deployment, revision and listener routes, in the vendor's
  * style: nullable = `anyOf [X, null]`, closed enums as plain `enum`, `{resources, offset}` pages.
- * (Validation itself is the control plane's validator, src/controlplane/validator.ts.)
+ * (Validation itself is the control plane's validator, src/http/validator.ts.)
  */
 
 export const Nullable = <T extends TSchema>(schema: T, options: SchemaOptions = {}) => Type.Union([schema, Type.Null()], options);

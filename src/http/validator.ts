@@ -3,7 +3,7 @@ import formatsModule from "ajv-formats";
 import type { FastifyInstance } from "fastify";
 
 /**
- * The control plane's request validator. It differs from Fastify's default in two ways
+ * The request validator of both servers. It differs from Fastify's default in two ways
  * that matter for FastAPI wire compatibility:
  *
  * 1. Bodies are validated without type coercion: `{"name": 123}` or `{"build_on_push": "yes"}`
@@ -35,7 +35,7 @@ function makeAjv(coerce: boolean): Ajv {
   return ajv;
 }
 
-export function installControlPlaneValidator(app: FastifyInstance): void {
+export function installValidator(app: FastifyInstance): void {
   const strict = makeAjv(false);
   const lenient = makeAjv(true);
   let sharedAdded = false;
@@ -56,7 +56,7 @@ export function installControlPlaneValidator(app: FastifyInstance): void {
     const part = FASTAPI_PART[httpPart ?? "body"] ?? httpPart ?? "body";
     return (data: unknown) => {
       if (validate(data)) return true;
-      const issues = (validate.errors ?? []) as ErrorObject[];
+      const issues = collapseUnions((validate.errors ?? []) as ErrorObject[]);
       const error = Object.assign(new Error(issues.map((i) => `${i.instancePath || part} ${i.message}`).join("; ")), {
         validation: issues,
         validationContext: part,
@@ -64,4 +64,32 @@ export function installControlPlaneValidator(app: FastifyInstance): void {
       return { error };
     };
   });
+}
+
+/**
+ * A value failing `anyOf` (a nullable field, say) yields one error per branch plus one
+ * for the union, all at the same place. Clients get one: "must be boolean or null".
+ */
+function collapseUnions(issues: ErrorObject[]): ErrorObject[] {
+  const unionAt = new Set(issues.filter((i) => i.keyword === "anyOf" || i.keyword === "oneOf").map((i) => i.instancePath));
+  if (unionAt.size === 0) return issues;
+  const out: ErrorObject[] = [];
+  for (const issue of issues) {
+    if (!unionAt.has(issue.instancePath)) {
+      out.push(issue);
+      continue;
+    }
+    if (issue.keyword !== "anyOf" && issue.keyword !== "oneOf") continue;
+    const branches = issues
+      .filter((i) => i.instancePath === issue.instancePath && i !== issue && i.keyword !== "anyOf" && i.keyword !== "oneOf")
+      .map((i) => i.message ?? "");
+    const unique = [...new Set(branches)].filter(Boolean);
+    const message = !unique.length
+      ? issue.message
+      : unique.every((m) => m.startsWith("must be "))
+        ? `must be ${unique.map((m) => m.slice("must be ".length)).join(" or ")}`
+        : unique.join("; or ");
+    out.push({ ...issue, message });
+  }
+  return out;
 }

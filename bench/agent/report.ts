@@ -1,0 +1,60 @@
+import type { WorkloadResult } from "./workload.ts";
+
+/** One column of the table: a target's label and its figures (or why it has none). */
+export interface Column {
+  label: string;
+  result?: WorkloadResult;
+  failure?: string;
+}
+
+interface Row {
+  name: string;
+  value: (r: WorkloadResult) => number;
+  digits: number;
+  /** Whether a larger number is better: decides how the ratio reads. */
+  higherIsBetter: boolean;
+}
+
+export function rows(concurrency: number, burst: number): Row[] {
+  return [
+    { name: `create+wait throughput (c=${concurrency}), runs/s`, value: (r) => r.runsPerSecond, digits: 1, higherIsBetter: true },
+    { name: "create+wait latency p50, ms", value: (r) => r.waitP50Ms, digits: 0, higherIsBetter: false },
+    { name: "create+wait latency p99, ms", value: (r) => r.waitP99Ms, digits: 0, higherIsBetter: false },
+    { name: "stream: first `updates` event p50, ms", value: (r) => r.streamFirstUpdateP50Ms, digits: 1, higherIsBetter: false },
+    { name: `enqueue burst: ${burst} runs + join last, ms`, value: (r) => r.burstMs, digits: 0, higherIsBetter: false },
+  ];
+}
+
+const fmt = (n: number, digits: number) => (Number.isFinite(n) ? n.toFixed(digits) : "-");
+
+function table(header: string[], body: string[][]): string {
+  const widths = header.map((h, i) => Math.max(h.length, ...body.map((row) => row[i].length)));
+  const line = (cells: string[]) => cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join("  ");
+  return [line(header), widths.map((w) => "-".repeat(w)).join("  "), ...body.map(line)].join("\n");
+}
+
+export function render(columns: Column[], concurrency: number, burst: number): string {
+  const measured = columns.filter((c) => c.result);
+  const out: string[] = [];
+  const body = rows(concurrency, burst).map((row) => [row.name, ...measured.map((c) => fmt(row.value(c.result!), row.digits))]);
+  body.push(["runs completed / errors", ...measured.map((c) => `${c.result!.waitRuns} / ${c.result!.waitErrors + c.result!.streamErrors}`)]);
+  body.push(["enqueue burst: FIFO and complete", ...measured.map((c) => (c.result!.burstComplete ? "yes" : "NO"))]);
+  out.push(table(["", ...measured.map((c) => c.label)], body));
+
+  // Ratios ours/peer: >1 means ours is larger; the last column says which way is better.
+  const peer = measured.find((c) => c.label.startsWith("peer"));
+  const ours = measured.filter((c) => c !== peer);
+  if (peer && ours.length) {
+    const ratioBody = rows(concurrency, burst).map((row) => [
+      row.name,
+      ...ours.map((c) => fmt(row.value(c.result!) / row.value(peer.result!), 2)),
+      row.higherIsBetter ? "higher" : "lower",
+    ]);
+    out.push("", table(["ours / peer", ...ours.map((c) => c.label), "better"], ratioBody));
+  }
+  for (const c of columns) {
+    if (c.failure) out.push("", `${c.label}: not measured: ${c.failure}`);
+    else if (c.result?.firstError) out.push("", `${c.label}: first error: ${c.result.firstError}`);
+  }
+  return out.join("\n");
+}

@@ -1,0 +1,128 @@
+import { execFileSync } from "node:child_process";
+import pg from "pg";
+import { cpSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { atExit, freePort, removeOnExit, spawnServer, stopServer, waitHealthy } from "./processes.ts";
+
+/** A server under test: where it listens and how to stop it. */
+export interface Target {
+  label: string;
+  url: string;
+  stop(): Promise<void>;
+}
+
+export const PEER_CLI_VERSION = "1.5.1";
+
+// Servers log to files here; kept after the run so a failure can be read.
+export const logDir = mkdtempSync(join(tmpdir(), "slipway-bench-"));
+
+/** Our agent server as users start it: the CLI, as a child process. */
+export async function startOurs(repoRoot: string, label: string, storage: { databaseUrl?: string; schema?: string } = {}): Promise<Target> {
+  const port = await freePort();
+  const dataDir = removeOnExit(mkdtempSync(join(tmpdir(), "slipway-bench-data-")));
+  const args = ["bin/slipway.js", "agent", "--config", "examples/agent/langgraph.json", "--host", "127.0.0.1", "--port", String(port), "--data-dir", dataDir, "--no-rate-limit"];
+  if (storage.databaseUrl) args.push("--database-url", storage.databaseUrl, "--database-schema", storage.schema ?? "slipway_bench");
+  const server = spawnServer(label, process.execPath, args, {
+    cwd: repoRoot,
+    env: { ...process.env, SLIPWAY_LOG_LEVEL: "warn", SLIPWAY_DATABASE_URL: "" },
+    logPath: join(logDir, `${label.replace(/\W+/g, "-").replace(/^-|-$/g, "")}.log`),
+  });
+  const url = `http://127.0.0.1:${port}`;
+  const stop = async () => {
+    await stopServer(server);
+    rmSync(dataDir, { recursive: true, force: true });
+  };
+  try {
+    await waitHealthy(server, url, 120_000);
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+  return { label, url, stop };
+}
+
+/**
+ * The peer: `langgraphjs dev` of @langchain/langgraph-cli (which serves
+ * @langchain/langgraph-api). It is never a dependency of Slipway: it is installed
+ * on first use into bench/.peer (git-ignored), and runs a copy of examples/agent
+ * placed there so that the graph and the peer share one @langchain/langgraph, and
+ * so the files the peer writes beside langgraph.json stay out of the repository.
+ */
+export async function startPeer(repoRoot: string): Promise<Target> {
+  const peerDir = join(repoRoot, "bench/.peer");
+  const cli = join(peerDir, "node_modules/.bin/langgraphjs");
+  if (!existsSync(cli)) {
+    console.error(`installing @langchain/langgraph-cli@${PEER_CLI_VERSION} into bench/.peer (first run only)`);
+    mkdirSync(peerDir, { recursive: true });
+    writeFileSync(join(peerDir, "package.json"), JSON.stringify({ name: "slipway-bench-peer", private: true, type: "module" }, null, 2));
+    execFileSync("npm", ["install", "--prefix", peerDir, "--save-exact", "--no-audit", "--no-fund", "--loglevel=error", `@langchain/langgraph-cli@${PEER_CLI_VERSION}`], { stdio: "inherit" });
+  }
+  const graphDir = join(peerDir, "agent");
+  rmSync(graphDir, { recursive: true, force: true });
+  cpSync(join(repoRoot, "examples/agent"), graphDir, { recursive: true });
+
+  const port = await freePort();
+  const server = spawnServer("peer", cli, ["dev", "--port", String(port), "--host", "127.0.0.1", "--no-browser", "--no-reload", "--config", join(graphDir, "langgraph.json")], {
+    cwd: graphDir,
+    // Offline: no tracing uploads, no key for the peer to send anywhere.
+    env: { ...process.env, LANGSMITH_TRACING: "false", LANGCHAIN_TRACING_V2: "false", LANGSMITH_API_KEY: "", LANGCHAIN_API_KEY: "" },
+    logPath: join(logDir, "peer.log"),
+  });
+  const url = `http://127.0.0.1:${port}`;
+  const stop = () => stopServer(server);
+  try {
+    await waitHealthy(server, url, 180_000);
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+  return { label: `peer (langgraph-api ${PEER_CLI_VERSION})`, url, stop };
+}
+
+/**
+ * A PostgreSQL server for the "ours on PostgreSQL" column: the one the test
+ * setup exported, else a throwaway one from scripts/test-services.sh, else none.
+ */
+export function postgresForBench(repoRoot: string, schema: string): { databaseUrl: string; release(): Promise<void> } | undefined {
+  const given = process.env.SLIPWAY_TEST_DATABASE_URL;
+  // A server we did not start outlives the bench: leave none of our tables in it.
+  if (given) return { databaseUrl: given, release: () => dropSchema(given, schema) };
+  const dir = mkdtempSync(join(tmpdir(), "slipway-bench-pg-"));
+  const script = join(repoRoot, "scripts/test-services.sh");
+  let stopped = false;
+  const stopSync = () => {
+    if (stopped) return;
+    stopped = true;
+    try {
+      execFileSync("bash", [script, "stop", dir], { stdio: "ignore" });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  };
+  // Also on Ctrl-C or a crash: a PostgreSQL left running would hold its port.
+  atExit(stopSync);
+  const release = async () => stopSync();
+  try {
+    const output = execFileSync("bash", [script, "start", dir], { encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] });
+    const line = output.split("\n").find((l) => l.startsWith("SLIPWAY_TEST_DATABASE_URL="));
+    if (!line) throw new Error("test-services.sh printed no database URL");
+    return { databaseUrl: line.slice(line.indexOf("=") + 1), release };
+  } catch (error) {
+    void release();
+    console.error(`no PostgreSQL for the bench: ${(error as Error).message.split("\n")[0]}`);
+    return undefined;
+  }
+}
+
+async function dropSchema(databaseUrl: string, schema: string): Promise<void> {
+  const client = new pg.Client({ connectionString: databaseUrl });
+  try {
+    await client.connect();
+    await client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+  } catch (error) {
+    console.error(`could not drop bench schema ${schema}: ${(error as Error).message}`);
+  } finally {
+    await client.end().catch(() => undefined);
+  }
+}

@@ -1,0 +1,58 @@
+import type { FastifyReply } from "fastify";
+import type { RuleState } from "./evaluate.ts";
+
+/**
+ * Headers in the syntax of the IETF draft "RateLimit header fields for HTTP"
+ * (draft-ietf-httpapi-ratelimit-headers): the policy as quota `q` per window `w`
+ * seconds, and its state as `r` requests remaining with `t` seconds until reset.
+ * Rule names are restricted (compile.ts) to characters that need no escaping here.
+ */
+export function rateLimitHeaders(state: RuleState): Record<string, string> {
+  const { rule, remaining, resetSeconds } = state;
+  return {
+    "ratelimit-policy": `"${rule.name}";q=${rule.limit};w=${rule.windowSeconds}`,
+    ratelimit: `"${rule.name}";r=${remaining};t=${resetSeconds}`,
+  };
+}
+
+/**
+ * Sets the headers of an allowed request. On the raw response, not the Fastify reply,
+ * so they are sent on hijacked replies too (the agent server's SSE streams write their
+ * own head; Node merges headers set here into it).
+ */
+export function setRateLimitHeaders(reply: FastifyReply, state: RuleState): void {
+  const { rule, remaining, resetSeconds } = state;
+  reply.raw.setHeader("ratelimit-policy", `"${rule.name}";q=${rule.limit};w=${rule.windowSeconds}`);
+  reply.raw.setHeader("ratelimit", `"${rule.name}";r=${remaining};t=${resetSeconds}`);
+  reply.raw.setHeader("access-control-expose-headers", exposeHeaders(reply.raw.getHeader("access-control-expose-headers")));
+}
+
+/** The 429 headers: the rule's state plus `Retry-After` in whole seconds (at least 1). */
+export function rejectionHeaders(state: RuleState): Record<string, string> {
+  return { ...rateLimitHeaders(state), "retry-after": String(state.resetSeconds) };
+}
+
+/** The `detail` of a 429, naming the category and the limit. */
+export function rejectionDetail(state: RuleState): string {
+  const { rule, resetSeconds } = state;
+  return (
+    `Rate limit exceeded: ${rule.category} allows ${rule.limit} request${rule.limit === 1 ? "" : "s"} ` +
+    `per ${rule.windowSeconds} seconds; retry in ${resetSeconds} second${resetSeconds === 1 ? "" : "s"}.`
+  );
+}
+
+export const EXPOSED_HEADERS = ["RateLimit", "RateLimit-Policy", "Retry-After"];
+const EXPOSED_LIST = EXPOSED_HEADERS.join(", ");
+
+/**
+ * Adds the rate-limit headers to `Access-Control-Expose-Headers` so browser clients
+ * can read them, keeping whatever a CORS layer already listed.
+ */
+export function exposeHeaders(existing: string | number | string[] | undefined): string {
+  if (existing === undefined) return EXPOSED_LIST;
+  const listed = existing === undefined ? [] : String(existing).split(",").map((name) => name.trim()).filter(Boolean);
+  // A "*" already there is not enough: it means nothing on credentialed requests.
+  const lower = new Set(listed.map((name) => name.toLowerCase()));
+  for (const name of EXPOSED_HEADERS) if (!lower.has(name.toLowerCase())) listed.push(name);
+  return listed.join(", ");
+}
