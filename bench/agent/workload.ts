@@ -85,7 +85,10 @@ async function createAndWait(client: Client, options: WorkloadOptions, noteError
       const t0 = performance.now();
       try {
         const thread = await client.threads.create();
-        await client.runs.wait(thread.thread_id, ASSISTANT, { input: input(`hello ${n}`) });
+        const values = (await client.runs.wait(thread.thread_id, ASSISTANT, { input: input(`hello ${n}`) })) as { messages?: Array<{ content?: unknown }> } | null;
+        // A fast wrong answer is no answer: the run's reply must be in what wait returned.
+        const reply = values?.messages?.at(-1)?.content;
+        if (reply !== `You said: hello ${n}`) throw new Error(`runs.wait returned ${JSON.stringify(values)?.slice(0, 200)} for run ${n}`);
         latencies.push(performance.now() - t0);
       } catch (error) {
         errors++;

@@ -29,10 +29,26 @@ export type RunProcessor = (run: RunRow, control: { signal: AbortSignal; workerI
 export class WorkerPool {
   readonly workerId = `worker-${randomUUID()}`;
   private readonly active = new Map<string, AbortController>();
+  /** Threads of the runs executing here. */
+  private readonly activeThreads = new Map<string, number>();
+  /** Threads with a run queued behind the one executing here: claim again when it ends. */
+  private readonly waitingThreads = new Set<string>();
+  /**
+   * Claims worth attempting: one per run announced as due. Counting them, instead of
+   * claiming until a claim comes back empty, saves an empty claim per run.
+   */
+  private credits = 0;
+  /** Claim until nothing is claimable (start-up, due timers, requeued leases). */
+  private drain = false;
+  /** A claim came back empty while runs executed here: a run may wait behind one of them. */
+  private maybeBlocked = false;
   private claiming = false;
   private claimAgain = false;
   private stopped = false;
   private dueTimer?: NodeJS.Timeout;
+  private dueAt = 0;
+  /** Set when the next empty claim should look up the next delayed run's due time. */
+  private dueCheck = false;
   private readonly timers: NodeJS.Timeout[] = [];
   private readonly inFlight = new Set<Promise<void>>();
 
@@ -44,14 +60,58 @@ export class WorkerPool {
   ) {}
 
   async start(): Promise<void> {
-    await this.db.listen(RUNS_CHANNEL, () => this.poke());
+    await this.db.listen(RUNS_CHANNEL, (payload) => this.onRunQueued(payload));
     await this.db.listen(RUN_CANCEL_CHANNEL, (runId) => this.abortLocal(runId));
     if (this.options.exclusiveStorage) await requeueExpiredLeases(this.db, this.workerId);
     const lease = this.options.leaseSeconds * 1000;
     this.timers.push(setInterval(() => void this.heartbeat(), Math.max(200, lease / 3)));
     this.timers.push(setInterval(() => void this.sweep(), Math.max(200, lease / 2)));
     for (const timer of this.timers) timer.unref();
+    // Delayed runs queued before we started: ask the database once; later ones are
+    // announced with their delay (see onRunQueued).
+    this.dueCheck = true;
+    this.drainQueue();
+  }
+
+  /**
+   * A run was queued (by any process on this database). The payload is
+   * `<run_id> <delay seconds>`: a due run is claimed now, a delayed one sets a timer.
+   */
+  private onRunQueued(payload: string): void {
+    const [, delayText, threadId] = payload.split(" ");
+    const delay = Number(delayText ?? 0);
+    if (threadId && this.activeThreads.has(threadId)) {
+      // It waits behind a run of ours: claimed when that one ends, not before.
+      this.waitingThreads.add(threadId);
+      if (delay > 0) this.wakeAt(Date.now() + delay * 1000);
+      return;
+    }
+    if (delay > 0) this.wakeAt(Date.now() + delay * 1000);
+    else {
+      this.credits++;
+      this.poke();
+    }
+  }
+
+  /** Claims until the queue has nothing claimable. */
+  private drainQueue(): void {
+    this.drain = true;
     this.poke();
+  }
+
+  /** Keeps one timer, for the earliest known due time; firing it also re-asks the database. */
+  private wakeAt(at: number): void {
+    if (this.stopped || (this.dueTimer && this.dueAt <= at)) return;
+    if (this.dueTimer) clearTimeout(this.dueTimer);
+    this.dueAt = at;
+    this.dueTimer = setTimeout(() => {
+      this.dueTimer = undefined;
+      // Our clock and the database's may differ a little, and further delayed runs
+      // may wait behind this one: after claiming, look up the next due time.
+      this.dueCheck = true;
+      this.drainQueue();
+    }, Math.max(0, at - Date.now()) + 5);
+    this.dueTimer.unref();
   }
 
   /** Aborts a run executing in this process, if it is here. */
@@ -81,43 +141,63 @@ export class WorkerPool {
   }
 
   private async claimLoop(): Promise<void> {
-    while (!this.stopped && this.active.size < this.options.workers) {
-      let run: RunRow | undefined;
+    while (!this.stopped && this.active.size < this.options.workers && (this.drain || this.credits > 0)) {
+      if (!this.drain) this.credits--;
+      let claimed: { run: RunRow; moreOnThread: boolean } | undefined;
       try {
-        run = await claimNextRun(this.db, this.workerId, this.options.leaseSeconds);
+        claimed = await claimNextRun(this.db, this.workerId, this.options.leaseSeconds);
       } catch (error) {
         // Another claimer won the race for this thread (unique index fence): try again.
-        if ((error as { code?: string }).code === "23505") continue;
+        if ((error as { code?: string }).code === "23505") {
+          this.credits++;
+          continue;
+        }
         this.log.error({ err: error }, "claiming a run failed");
         return;
       }
-      if (!run) {
-        await this.scheduleDueWakeup();
+      if (!claimed) {
+        // Nothing claimable: taken by another process, or queued behind a running run.
+        if (this.active.size > 0) this.maybeBlocked = true;
+        this.drain = false;
+        this.credits = 0;
+        if (this.dueCheck) {
+          this.dueCheck = false;
+          await this.scheduleDueWakeup();
+        }
         return;
       }
-      this.launch(run);
+      this.launch(claimed.run, claimed.moreOnThread);
     }
   }
 
-  private launch(run: RunRow): void {
+  private launch(run: RunRow, moreOnThread: boolean): void {
     const controller = new AbortController();
+    const threadId = run.thread_id;
     this.active.set(run.run_id, controller);
+    this.activeThreads.set(threadId, (this.activeThreads.get(threadId) ?? 0) + 1);
+    if (moreOnThread) this.waitingThreads.add(threadId);
     const task = this.process(run, { signal: controller.signal, workerId: this.workerId })
       .catch((error) => this.log.error({ err: error, run_id: run.run_id }, "run processing failed"))
       .finally(() => {
         this.active.delete(run.run_id);
+        const left = (this.activeThreads.get(threadId) ?? 1) - 1;
+        if (left > 0) this.activeThreads.set(threadId, left);
+        else this.activeThreads.delete(threadId);
         this.inFlight.delete(task);
-        this.poke();
+        // The next run of this thread (or one an empty claim could not take) may go now.
+        if (this.waitingThreads.delete(threadId) || this.maybeBlocked) {
+          this.maybeBlocked = false;
+          this.credits++;
+        }
+        if (this.credits > 0 || this.drain) this.poke();
       });
     this.inFlight.add(task);
   }
 
+  /** Asks the database when the next delayed run is due (one query, not one per claim). */
   private async scheduleDueWakeup(): Promise<void> {
     const wait = await secondsUntilNextDueRun(this.db).catch(() => undefined);
-    if (this.dueTimer) clearTimeout(this.dueTimer);
-    if (wait === undefined || this.stopped) return;
-    this.dueTimer = setTimeout(() => this.poke(), Math.ceil(wait * 1000) + 5);
-    this.dueTimer.unref();
+    if (wait !== undefined) this.wakeAt(Date.now() + Math.ceil(wait * 1000));
   }
 
   private async heartbeat(): Promise<void> {
@@ -132,7 +212,7 @@ export class WorkerPool {
       const requeued = await requeueExpiredLeases(this.db);
       if (requeued.length) {
         this.log.warn({ runs: requeued }, "requeued runs whose worker stopped renewing its lease");
-        this.poke();
+        this.drainQueue();
       }
     } catch (error) {
       this.log.warn({ err: error }, "lease sweep failed");

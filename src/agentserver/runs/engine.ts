@@ -19,7 +19,8 @@ export interface RunEngineDeps {
     deleteCheckpointsOfRun(threadId: string, runId: string): Promise<unknown>;
     deleteThread(threadId: string): Promise<void>;
   };
-  refreshThread(threadId: string, outcome?: { runError?: unknown }): Promise<void>;
+  /** Rewrites the thread's snapshot; returns the values written (undefined: thread gone). */
+  refreshThread(threadId: string, outcome?: { runError?: unknown }): Promise<{ values: unknown } | undefined>;
   webhookPolicy: WebhookPolicy;
   log: { warn(obj: unknown, msg: string): void; error(obj: unknown, msg: string): void };
 }
@@ -98,13 +99,16 @@ export function createRunProcessor(deps: RunEngineDeps) {
       deps.broker.end(run.run_id);
       return;
     }
-    await deps.refreshThread(run.thread_id, error ? { runError: error } : undefined).catch((e) =>
-      deps.log.warn({ err: e, thread_id: run.thread_id }, "thread refresh failed"),
-    );
+    const refreshed = await deps.refreshThread(run.thread_id, error ? { runError: error } : undefined).catch((e) => {
+      deps.log.warn({ err: e, thread_id: run.thread_id }, "thread refresh failed");
+      return undefined;
+    });
     if (run.kwargs.stream_resumable && events.length) {
       await persistRunEvents(deps.db, run.run_id, events).catch((e) => deps.log.warn({ err: e }, "persisting run events failed"));
     }
-    const values = outcome.status === "success" && !run.kwargs.temporary ? await threadValues(deps.db, run.thread_id) : outcome.status === "success" ? outcome.values : undefined;
+    // A /wait caller gets the thread's values (what the snapshot holds), a stateless one the run's.
+    let values: unknown;
+    if (outcome.status === "success") values = run.kwargs.temporary ? outcome.values : (refreshed?.values ?? (await threadValues(deps.db, run.thread_id)));
     if (run.kwargs.temporary) {
       // A stateless run's thread (and its checkpoints) leave with it, before anyone is told it ended.
       await deleteThreadRow(deps.db, run.thread_id).catch(() => undefined);

@@ -133,11 +133,14 @@ export async function interruptPendingRun(db: Queryable, runId: string): Promise
  * index runs_one_running_per_thread is the last fence if two of them still pick runs
  * of one thread (the loser gets a unique violation and simply tries again).
  *
+ * Also says whether more runs of the thread are pending, so the worker knows to claim
+ * again when this one ends.
+ *
  * We tried "claim by thread row lock" first: it serialises all claimers on hot threads
  * and needs a second query; the NOT EXISTS form is one statement and index-backed.
  */
-export async function claimNextRun(db: Queryable, workerId: string, leaseSeconds: number): Promise<RunRow | undefined> {
-  const rows = await db.query<RunRow>(
+export async function claimNextRun(db: Queryable, workerId: string, leaseSeconds: number): Promise<{ run: RunRow; moreOnThread: boolean } | undefined> {
+  const rows = await db.query<RunRow & { more_on_thread: boolean }>(
     `WITH candidate AS (
        SELECT r.run_id FROM runs r
        WHERE r.status = 'pending' AND r.available_at <= now()
@@ -152,10 +155,14 @@ export async function claimNextRun(db: Queryable, workerId: string, leaseSeconds
      UPDATE runs SET status = 'running', attempt = runs.attempt + 1, lease_owner = $1,
        lease_expires_at = now() + make_interval(secs => $2), updated_at = now()
      FROM candidate WHERE runs.run_id = candidate.run_id
-     RETURNING ${RUN_COLUMNS.split(", ").map((c) => `runs.${c}`).join(", ")}`,
+     RETURNING ${RUN_COLUMNS.split(", ").map((c) => `runs.${c}`).join(", ")},
+       EXISTS (SELECT 1 FROM runs w WHERE w.thread_id = runs.thread_id AND w.status = 'pending' AND w.seq > runs.seq) AS more_on_thread`,
     [workerId, leaseSeconds],
   );
-  return rows[0];
+  const row = rows[0];
+  if (!row) return undefined;
+  const { more_on_thread: moreOnThread, ...run } = row;
+  return { run, moreOnThread };
 }
 
 /** Seconds until the next delayed run becomes due, if any. */

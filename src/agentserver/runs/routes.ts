@@ -18,7 +18,7 @@ import {
 } from "./schemas.ts";
 import type { RunService } from "./service.ts";
 import { parseLastEventId, streamRun } from "./stream-response.ts";
-import { waitResponse } from "./wait-response.ts";
+import { createAndWaitResponse } from "./wait-response.ts";
 
 export interface RunRouteDeps {
   runs: RunService;
@@ -70,8 +70,7 @@ export function registerThreadRunRoutes(app: FastifyInstance, deps: RunRouteDeps
     "/threads/:thread_id/runs/wait",
     { schema: { tags, params: ThreadIdParams, body: RunCreateStatefulSchema, response: { 200: AnyValue, ...errors } } },
     async (request, reply) => {
-      const run = await runs.create(request.params.thread_id, request.body, { onDisconnect: "continue" });
-      return waitResponse(request, reply, runs, run, runPath(run));
+      return createAndWaitResponse(reply, runs, { threadId: request.params.thread_id, body: request.body, defaults: { onDisconnect: "continue" } }, runPath);
     },
   );
 

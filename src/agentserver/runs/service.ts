@@ -25,7 +25,7 @@ export interface RunServiceDeps {
   broker: StreamBroker;
   completion: RunCompletion;
   assistants: { get(idOrGraphId: string): Promise<RunAssistant> };
-  refreshThread(threadId: string, outcome?: { runError?: unknown }): Promise<void>;
+  refreshThread(threadId: string, outcome?: { runError?: unknown }): Promise<unknown>;
   /** Aborts a run executing in this process (cross-process: the cancel NOTIFY). */
   abortLocal(runId: string): void;
   webhookPolicy: WebhookPolicy;
@@ -44,7 +44,12 @@ export class RunService {
    * the same transaction that inserts the run, so two concurrent creations cannot
    * both see an idle thread.
    */
-  async create(threadId: string | null, body: RunCreate, defaults: { onDisconnect: "cancel" | "continue" }): Promise<RunRow> {
+  async create(
+    threadId: string | null,
+    body: RunCreate,
+    defaults: { onDisconnect: "cancel" | "continue" },
+    beforeAnnounce?: (run: RunRow) => void,
+  ): Promise<RunRow> {
     const { deps } = this;
     const kwargs = this.kwargsOf(body, threadId === null, defaults);
     const assistant = await deps.assistants.get(body.assistant_id);
@@ -80,13 +85,22 @@ export class RunService {
       });
     });
     deps.broker.open(run.run_id, run.thread_id);
-    for (const stopped of toStop) await this.signalCancel(stopped.run_id);
-    await deps.db.notify(RUNS_CHANNEL, run.run_id);
+    beforeAnnounce?.(run);
+    for (const stopped of toStop) {
+      if (stopped.status === "pending") await deps.completion.announce(stopped.run_id);
+      else await this.signalCancel(stopped.run_id);
+    }
+    // "<run_id> <delay> <thread_id>": workers claim a due run at once, set a timer for a
+    // delayed one, and leave one queued behind a run they execute until that run ends.
+    await deps.db.notify(RUNS_CHANNEL, `${run.run_id} ${body.after_seconds ?? 0} ${run.thread_id}`);
     return run;
   }
 
-  /** interrupt / rollback strategies: pending runs stop now, running ones are told to. */
-  private async stopActive(tx: Queryable, active: RunRow[], action: "interrupt" | "rollback", running: RunRow[]): Promise<void> {
+  /**
+   * interrupt / rollback strategies: pending runs stop now (their waiters, here and in
+   * other processes, are told once the transaction commits), running ones are told to.
+   */
+  private async stopActive(tx: Queryable, active: RunRow[], action: "interrupt" | "rollback", stopped: RunRow[]): Promise<void> {
     for (const run of active) {
       if (run.status === "pending") {
         if (action === "rollback") await deleteRun(tx, run.run_id);
@@ -94,8 +108,8 @@ export class RunService {
         this.deps.completion.settle(run.run_id, { run_id: run.run_id, status: "interrupted" });
       } else {
         await requestCancel(tx, run.run_id, action);
-        running.push(run);
       }
+      stopped.push(run);
     }
   }
 
@@ -161,6 +175,23 @@ export class RunService {
     if (marked) await this.signalCancel(run.run_id);
   }
 
+  /**
+   * Creates a run and waits for its end. The waiter is registered before the run is
+   * announced to workers, so it cannot miss the end and needs no first look at the row.
+   */
+  async createAndWait(
+    threadId: string | null,
+    body: RunCreate,
+    defaults: { onDisconnect: "cancel" | "continue" },
+    signal: AbortSignal,
+  ): Promise<{ run: RunRow; ended: Promise<RunResult> }> {
+    let waiting!: Promise<RunResult | undefined>;
+    const run = await this.create(threadId, body, defaults, (created) => {
+      waiting = this.deps.completion.wait(created.run_id, signal);
+    });
+    return { run, ended: waiting.then((local) => local ?? this.resultFromRecords(run.run_id)) };
+  }
+
   /** Blocks until the run has ended; returns its result (values or error). */
   async waitForEnd(runId: string, signal?: AbortSignal): Promise<RunResult> {
     const waiting = this.deps.completion.wait(runId, signal);
@@ -170,8 +201,11 @@ export class RunService {
       return (await waiting) ?? { run_id: runId, status: "interrupted" };
     }
     if (TERMINAL.includes(current.status)) this.deps.completion.settle(runId, undefined);
-    const local = await waiting;
-    if (local) return local;
+    return (await waiting) ?? this.resultFromRecords(runId);
+  }
+
+  /** A run's result as stored: for a run that ended in another process (or a waiter that gave up). */
+  private async resultFromRecords(runId: string): Promise<RunResult> {
     const run = await getRun(this.deps.db, runId);
     if (!run) return { run_id: runId, status: "interrupted" };
     return {

@@ -4,7 +4,7 @@ import { toRun, type RunRow } from "./repository.ts";
 import { cancelOnDisconnect, type RunRouteDeps } from "./routes.ts";
 import { AnyValue, ErrorResponseSchema, RunCreateStatelessSchema, RunSchema, RunsCancelSchema, type RunCreate } from "./schemas.ts";
 import { parseLastEventId, streamRun } from "./stream-response.ts";
-import { waitResponse } from "./wait-response.ts";
+import { createAndWaitResponse } from "./wait-response.ts";
 import { invalidField } from "../../http/errors.ts";
 
 const errors = { 404: ErrorResponseSchema, 409: ErrorResponseSchema, 422: ErrorResponseSchema };
@@ -57,8 +57,7 @@ export function registerStatelessRunRoutes(app: FastifyInstance, deps: RunRouteD
     "/runs/wait",
     { schema: { tags, body: RunCreateStatelessSchema, response: { 200: AnyValue, ...errors } } },
     async (request, reply) => {
-      const run = await runs.create(null, request.body, statelessDefaults);
-      return waitResponse(request, reply, runs, run, runPath(run));
+      return createAndWaitResponse(reply, runs, { threadId: null, body: request.body, defaults: statelessDefaults }, runPath);
     },
   );
 

@@ -43,14 +43,15 @@ export function interruptMap(snapshot: StateSnapshotLike): Record<string, unknow
  * The graph is read before the thread lock is taken (PGlite runs one statement at a
  * time, so reading checkpoints inside our transaction would wait on itself); the write
  * then happens under the lock run creation also takes, which makes `busy` exact.
+ * Returns the values written, or `undefined` when the thread is gone.
  */
 export async function refreshThreadSnapshot(
   deps: { db: Database; graphs: GraphRegistry; now?: () => Date },
   threadId: string,
   outcome: { runError?: unknown } = {},
-): Promise<void> {
+): Promise<{ values: unknown } | undefined> {
   const thread = await getThread(deps.db, threadId);
-  if (!thread) return;
+  if (!thread) return undefined;
   const graph = await graphOfThread(deps.graphs, thread);
   const snapshot = graph ? await readSnapshot(graph, { thread_id: threadId }) : undefined;
   const saved = snapshot && hasCheckpoint(snapshot) ? snapshot : undefined;
@@ -67,9 +68,10 @@ export async function refreshThreadSnapshot(
     }),
     now: deps.now?.() ?? new Date(),
   };
-  await deps.db.transaction(async (tx) => {
-    if (!(await lockThread(tx, threadId))) return;
+  return deps.db.transaction(async (tx) => {
+    if (!(await lockThread(tx, threadId))) return undefined;
     await writeSnapshot(tx, threadId, write);
+    return { values: write.values };
   });
 }
 
