@@ -13,6 +13,7 @@ import { loadGraphs } from "./graphs/registry.ts";
 import { registerMetaRoutes } from "./meta/routes.ts";
 import { RunCompletion } from "./queue/completion.ts";
 import { WorkerPool } from "./queue/worker-pool.ts";
+import { AssistantHandoff } from "./runs/assistant-handoff.ts";
 import { createRunProcessor } from "./runs/engine.ts";
 import { registerThreadRunRoutes } from "./runs/routes.ts";
 import { RunService } from "./runs/service.ts";
@@ -86,6 +87,7 @@ async function assemble(db: Database, config: ReturnType<typeof readLanggraphCon
   const refreshThread = (threadId: string, outcome?: { runError?: unknown }) => refreshThreadSnapshot({ db, graphs }, threadId, outcome);
   const webhookPolicy = { allowHosts: options.webhookAllowHosts ?? [], onlyAllowed: false };
 
+  const handoff = new AssistantHandoff();
   let pool: WorkerPool | undefined;
   const runs = new RunService({
     db,
@@ -96,8 +98,9 @@ async function assemble(db: Database, config: ReturnType<typeof readLanggraphCon
     abortLocal: (runId) => pool?.abortLocal(runId),
     webhookPolicy,
     newId,
+    handoff,
   });
-  const processor = createRunProcessor({ db, graphs, broker, completion, assistants, checkpointer, refreshThread, webhookPolicy, log });
+  const processor = createRunProcessor({ db, graphs, broker, completion, assistants, checkpointer, refreshThread, webhookPolicy, handoff, log });
   pool = new WorkerPool(
     db,
     processor,

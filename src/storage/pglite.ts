@@ -15,6 +15,7 @@ export async function openPglite(dataDir: string, schema: string): Promise<Datab
   await pg.waitReady;
   await pg.exec(`CREATE SCHEMA IF NOT EXISTS ${schema}; SET search_path TO ${schema}, public;`);
 
+  const localListeners = new Map<string, Set<(payload: string) => void>>();
   const run = async <Row>(target: Pick<PGlite, "query">, sql: string, params?: readonly unknown[]) => {
     const result = await target.query<Row>(sql, params as unknown[] | undefined);
     return result.rows;
@@ -27,11 +28,26 @@ export async function openPglite(dataDir: string, schema: string): Promise<Datab
     transaction: <T>(work: (tx: Queryable) => Promise<T>) =>
       pg.transaction(async (tx) => work({ query: (sql, params) => run(tx, sql, params) })),
     async listen(channel, onPayload) {
+      // SQL-level NOTIFY (sent inside transactions, delivered on commit) still comes
+      // through PGlite; notify() below is delivered in-process.
       const unsubscribe = await pg.listen(channel, onPayload);
-      return async () => unsubscribe();
+      const set = localListeners.get(channel) ?? new Set();
+      localListeners.set(channel, set);
+      set.add(onPayload);
+      return async () => {
+        set.delete(onPayload);
+        await unsubscribe();
+      };
     },
     async notify(channel, payload) {
-      await pg.query("SELECT pg_notify($1, $2)", [channel, payload]);
+      // One process owns a PGlite directory, so every listener is in this process:
+      // hand the payload over directly instead of a round trip through the database.
+      // Asynchronously, like a real NOTIFY, so listeners never run inside the caller.
+      const set = localListeners.get(channel);
+      if (!set?.size) return;
+      setImmediate(() => {
+        for (const listener of [...set]) listener(payload);
+      });
     },
     async close() {
       if (!pg.closed) await pg.close();

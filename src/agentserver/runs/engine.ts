@@ -2,6 +2,7 @@ import type { Database } from "../../storage/database.ts";
 import type { GraphRegistry } from "../graphs/registry.ts";
 import type { RunCompletion, RunResult } from "../queue/completion.ts";
 import type { StreamBroker } from "../stream/broker.ts";
+import type { AssistantHandoff } from "./assistant-handoff.ts";
 import { executeRun, type RunAssistant } from "./executor.ts";
 import { cancelActionOf, deleteRun, finishRun, toRun, type RunRow } from "./repository.ts";
 import { deleteThreadRow, threadValues } from "./thread-queue.ts";
@@ -22,6 +23,8 @@ export interface RunEngineDeps {
   /** Rewrites the thread's snapshot; returns the values written (undefined: thread gone). */
   refreshThread(threadId: string, outcome?: { runError?: unknown }): Promise<{ values: unknown } | undefined>;
   webhookPolicy: WebhookPolicy;
+  /** Assistants of runs created in this process (saves reading them again). */
+  handoff?: AssistantHandoff;
   log: { warn(obj: unknown, msg: string): void; error(obj: unknown, msg: string): void };
 }
 
@@ -42,7 +45,7 @@ export function createRunProcessor(deps: RunEngineDeps) {
 
     let assistant: RunAssistant;
     try {
-      assistant = await deps.assistants.get(run.assistant_id);
+      assistant = deps.handoff?.take(run.run_id) ?? (await deps.assistants.get(run.assistant_id));
     } catch (error) {
       await finish(run, control, { status: "error", error: { error: "AssistantNotFound", message: (error as Error).message } }, emit, events);
       return;

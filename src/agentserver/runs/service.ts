@@ -18,6 +18,7 @@ import {
 } from "./repository.ts";
 import type { MultitaskStrategy, RunCreate, RunStatus } from "./schemas.ts";
 import { insertThread, lockThread, markThreadBusy, threadValues } from "./thread-queue.ts";
+import type { AssistantHandoff } from "./assistant-handoff.ts";
 import { checkWebhookUrl, type WebhookPolicy } from "./webhook.ts";
 
 export interface RunServiceDeps {
@@ -30,6 +31,8 @@ export interface RunServiceDeps {
   abortLocal(runId: string): void;
   webhookPolicy: WebhookPolicy;
   newId: () => string;
+  /** Hands the assistant read here to this process's worker (see assistant-handoff.ts). */
+  handoff?: AssistantHandoff;
 }
 
 const TERMINAL: RunStatus[] = ["success", "error", "timeout", "interrupted"];
@@ -85,6 +88,7 @@ export class RunService {
       });
     });
     deps.broker.open(run.run_id, run.thread_id);
+    deps.handoff?.put(run.run_id, assistant);
     beforeAnnounce?.(run);
     for (const stopped of toStop) {
       if (stopped.status === "pending") await deps.completion.announce(stopped.run_id);
