@@ -24,7 +24,6 @@ export function setRateLimitHeaders(reply: FastifyReply, state: RuleState): void
   const { rule, remaining, resetSeconds } = state;
   reply.raw.setHeader("ratelimit-policy", `"${rule.name}";q=${rule.limit};w=${rule.windowSeconds}`);
   reply.raw.setHeader("ratelimit", `"${rule.name}";r=${remaining};t=${resetSeconds}`);
-  reply.raw.setHeader("access-control-expose-headers", exposeHeaders(reply.raw.getHeader("access-control-expose-headers")));
 }
 
 /** The 429 headers: the rule's state plus `Retry-After` in whole seconds (at least 1). */
@@ -49,7 +48,8 @@ const EXPOSED_LIST = EXPOSED_HEADERS.join(", ");
  * can read them, keeping whatever a CORS layer already listed.
  */
 export function exposeHeaders(existing: string | number | string[] | undefined): string {
-  if (existing === undefined) return EXPOSED_LIST;
+  // The usual cases, without parsing: nothing listed yet, or our own list already.
+  if (existing === undefined || existing === EXPOSED_LIST) return EXPOSED_LIST;
   const listed = existing === undefined ? [] : String(existing).split(",").map((name) => name.trim()).filter(Boolean);
   // A "*" already there is not enough: it means nothing on credentialed requests.
   const lower = new Set(listed.map((name) => name.toLowerCase()));

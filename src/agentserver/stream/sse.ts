@@ -1,3 +1,4 @@
+import { EXPOSED_HEADERS } from "../../ratelimit/headers.ts";
 import type { FastifyReply, FastifyRequest } from "fastify";
 
 export interface SseOptions {
@@ -18,9 +19,9 @@ export class SseWriter {
   constructor(_request: FastifyRequest, private readonly reply: FastifyReply, options: SseOptions = {}) {
     reply.hijack();
     const raw = reply.raw;
-    // Hooks (the rate limiter) may already have set headers on the raw response,
-    // an expose list among them: writeHead's own value would replace it, so merge.
-    const exposed = [raw.getHeader("access-control-expose-headers"), "Content-Location, Location"].filter(Boolean).join(", ");
+    // A hijacked reply skips onSend hooks, where the rate limiter lists its headers
+    // for CORS: list them here when it has set them (on the raw response).
+    const exposed = ["Content-Location", "Location", ...(raw.hasHeader("ratelimit") ? EXPOSED_HEADERS : [])].join(", ");
     raw.writeHead(200, {
       "Content-Type": "text/event-stream; charset=utf-8",
       "Cache-Control": "no-cache",
