@@ -15,13 +15,14 @@ import { RunCompletion } from "./queue/completion.ts";
 import { WorkerPool } from "./queue/worker-pool.ts";
 import { AssistantHandoff } from "./runs/assistant-handoff.ts";
 import { createRunProcessor } from "./runs/engine.ts";
+import { deleteOldRunResults } from "./runs/repository.ts";
 import { registerThreadRunRoutes } from "./runs/routes.ts";
 import { RunService } from "./runs/service.ts";
 import { registerStatelessRunRoutes } from "./runs/stateless-routes.ts";
 import { registerStoreRoutes, SlipwayStore } from "./store/index.ts";
 import { StreamBroker } from "./stream/broker.ts";
 import { registerThreadStreamRoutes } from "./stream/thread-stream-routes.ts";
-import { refreshThreadSnapshot, registerThreadRoutes, sweepExpiredThreads, ThreadService } from "./threads/index.ts";
+import { computeThreadSnapshot, refreshThreadSnapshot, registerThreadRoutes, sweepExpiredThreads, ThreadService } from "./threads/index.ts";
 
 export const SERVER_VERSION = "0.1.0";
 
@@ -100,7 +101,19 @@ async function assemble(db: Database, config: ReturnType<typeof readLanggraphCon
     newId,
     handoff,
   });
-  const processor = createRunProcessor({ db, graphs, broker, completion, assistants, checkpointer, refreshThread, webhookPolicy, handoff, log });
+  const processor = createRunProcessor({
+    db,
+    graphs,
+    broker,
+    completion,
+    assistants,
+    checkpointer,
+    snapshotOf: (threadId, outcome) => computeThreadSnapshot({ db, graphs }, threadId, outcome),
+    refreshThread,
+    webhookPolicy,
+    handoff,
+    log,
+  });
   pool = new WorkerPool(
     db,
     processor,
@@ -141,6 +154,7 @@ async function assemble(db: Database, config: ReturnType<typeof readLanggraphCon
   // Threads created with a ttl are deleted or pruned once it runs out.
   const ttlSweep = setInterval(() => {
     sweepExpiredThreads({ db, checkpointer, beforeDelete: cancelRunsOf }, now()).catch((error) => log.warn({ err: error }, "thread TTL sweep failed"));
+    deleteOldRunResults(db).catch((error) => log.warn({ err: error }, "removing old stateless run results failed"));
   }, 60_000);
   ttlSweep.unref();
   const address = app.server.address();

@@ -4,7 +4,8 @@ import type { RunCompletion, RunResult } from "../queue/completion.ts";
 import type { StreamBroker } from "../stream/broker.ts";
 import type { AssistantHandoff } from "./assistant-handoff.ts";
 import { executeRun, type RunAssistant } from "./executor.ts";
-import { cancelActionOf, deleteRun, finishRun, toRun, type RunRow } from "./repository.ts";
+import type { SnapshotWrite } from "../threads/repository.ts";
+import { cancelActionOf, deleteRun, finishRunWithSnapshot, saveRunResult, toRun, type RunRow } from "./repository.ts";
 import { deleteThreadRow, threadValues } from "./thread-queue.ts";
 import { sendWebhook, type WebhookPolicy } from "./webhook.ts";
 import { persistRunEvents } from "./run-events.ts";
@@ -20,6 +21,8 @@ export interface RunEngineDeps {
     deleteCheckpointsOfRun(threadId: string, runId: string): Promise<unknown>;
     deleteThread(threadId: string): Promise<void>;
   };
+  /** Computes the thread's snapshot after a run (undefined: thread gone). */
+  snapshotOf(threadId: string, outcome?: { runError?: unknown }): Promise<SnapshotWrite | undefined>;
   /** Rewrites the thread's snapshot; returns the values written (undefined: thread gone). */
   refreshThread(threadId: string, outcome?: { runError?: unknown }): Promise<{ values: unknown } | undefined>;
   webhookPolicy: WebhookPolicy;
@@ -95,24 +98,33 @@ export function createRunProcessor(deps: RunEngineDeps) {
   ): Promise<void> {
     const error = outcome.status === "error" ? outcome.error : undefined;
     if (error) emit("error", error);
-    const owned = await finishRun(deps.db, run.run_id, { workerId: control.workerId, attempt: run.attempt }, { status: outcome.status, error });
+    // The thread's new snapshot is written with the run's end, in one statement.
+    const snapshot = await deps.snapshotOf(run.thread_id, error ? { runError: error } : undefined).catch((e) => {
+      deps.log.warn({ err: e, thread_id: run.thread_id }, "thread snapshot failed");
+      return undefined;
+    });
+    const fence = { workerId: control.workerId, attempt: run.attempt };
+    const owned = await finishRunWithSnapshot(deps.db, { runId: run.run_id, threadId: run.thread_id }, fence, { status: outcome.status, error }, snapshot);
     if (!owned) {
       // Our lease expired and another worker has this run now: its outcome counts, not ours.
       deps.log.warn({ run_id: run.run_id, attempt: run.attempt }, "run finished after losing its lease; outcome dropped");
       deps.broker.end(run.run_id);
       return;
     }
-    const refreshed = await deps.refreshThread(run.thread_id, error ? { runError: error } : undefined).catch((e) => {
-      deps.log.warn({ err: e, thread_id: run.thread_id }, "thread refresh failed");
-      return undefined;
-    });
     if (run.kwargs.stream_resumable && events.length) {
       await persistRunEvents(deps.db, run.run_id, events).catch((e) => deps.log.warn({ err: e }, "persisting run events failed"));
     }
     // A /wait caller gets the thread's values (what the snapshot holds), a stateless one the run's.
     let values: unknown;
-    if (outcome.status === "success") values = run.kwargs.temporary ? outcome.values : (refreshed?.values ?? (await threadValues(deps.db, run.thread_id)));
+    if (outcome.status === "success") values = run.kwargs.temporary ? outcome.values : (snapshot ? snapshot.values : await threadValues(deps.db, run.thread_id));
     if (run.kwargs.temporary) {
+      // A waiter in another process (shared PostgreSQL) reads the outcome from here once
+      // the run row has gone with its thread; PGlite has no other process.
+      if (deps.db.kind === "postgres") {
+        await saveRunResult(deps.db, { run_id: run.run_id, status: outcome.status, values, error }).catch((e) =>
+          deps.log.warn({ err: e, run_id: run.run_id }, "saving a stateless run's result failed"),
+        );
+      }
       // A stateless run's thread (and its checkpoints) leave with it, before anyone is told it ended.
       await deleteThreadRow(deps.db, run.thread_id).catch(() => undefined);
       await deps.checkpointer.deleteThread(run.thread_id).catch(() => undefined);

@@ -165,6 +165,97 @@ export async function claimNextRun(db: Queryable, workerId: string, leaseSeconds
   return { run, moreOnThread };
 }
 
+/**
+ * Queues a run in one statement (`enqueue_run`, migration 0007) when no multitask
+ * decision is needed; `undefined` (nothing written) sends the caller to the general,
+ * transactional path: thread missing or taken, or an active run under reject,
+ * interrupt or rollback.
+ */
+export async function enqueueRunFast(
+  db: Queryable,
+  run: Pick<RunRow, "run_id" | "thread_id" | "assistant_id" | "metadata" | "kwargs" | "multitask_strategy"> & {
+    afterSeconds: number;
+    newThread: boolean;
+    threadMetadata: Record<string, unknown>;
+  },
+): Promise<RunRow | undefined> {
+  const rows = await db.query<RunRow>(
+    `SELECT ${RUN_COLUMNS} FROM enqueue_run($1, $2, $3, $4, $5::jsonb, $6, $7::jsonb, $8::jsonb, $9, $10)`,
+    [
+      run.run_id,
+      run.thread_id,
+      run.newThread,
+      run.kwargs.temporary,
+      JSON.stringify(run.threadMetadata),
+      run.assistant_id,
+      JSON.stringify(run.metadata),
+      JSON.stringify(run.kwargs),
+      run.multitask_strategy,
+      run.afterSeconds,
+    ],
+  );
+  return rows[0];
+}
+
+/**
+ * Records how a run ended, only if this worker still owns that attempt (a worker whose
+ * lease expired and whose run was re-claimed must not overwrite the new outcome), and
+ * the thread's new snapshot with it, in one statement (`finish_run`, migration 0007).
+ * Without a snapshot (it could not be computed) only the run is recorded.
+ */
+export async function finishRunWithSnapshot(
+  db: Queryable,
+  run: { runId: string; threadId: string },
+  fence: { workerId: string; attempt: number },
+  outcome: { status: RunStatus; error?: unknown },
+  snapshot: { values: unknown; interrupts: unknown; error: unknown; settledStatus: string; now: Date } | undefined,
+): Promise<boolean> {
+  const json = (value: unknown) => (value === undefined || value === null ? null : JSON.stringify(value));
+  const rows = await db.query<{ owned: boolean }>(
+    `SELECT finish_run($1, $2, $3, $4, $5::jsonb, $6, $7::jsonb, $8::jsonb, $9::jsonb, $10, $11) AS owned`,
+    [
+      run.runId,
+      fence.workerId,
+      fence.attempt,
+      outcome.status,
+      json(outcome.error),
+      snapshot ? run.threadId : null,
+      snapshot ? JSON.stringify(snapshot.values) : null,
+      snapshot ? JSON.stringify(snapshot.interrupts) : null,
+      snapshot ? json(snapshot.error) : null,
+      snapshot?.settledStatus ?? null,
+      snapshot?.now ?? null,
+    ],
+  );
+  return rows[0]?.owned === true;
+}
+
+/** A stateless run's outcome, kept after its thread and run row are gone (migration 0008). */
+export interface StoredRunResult {
+  run_id: string;
+  status: RunStatus;
+  values: unknown;
+  error: unknown;
+}
+
+export async function saveRunResult(db: Queryable, result: StoredRunResult): Promise<void> {
+  await db.query(
+    `INSERT INTO run_results (run_id, status, "values", error) VALUES ($1, $2, $3::jsonb, $4::jsonb)
+     ON CONFLICT (run_id) DO UPDATE SET status = EXCLUDED.status, "values" = EXCLUDED."values", error = EXCLUDED.error`,
+    [result.run_id, result.status, result.values === undefined ? null : JSON.stringify(result.values), result.error == null ? null : JSON.stringify(result.error)],
+  );
+}
+
+export async function readRunResult(db: Queryable, runId: string): Promise<StoredRunResult | undefined> {
+  const rows = await db.query<StoredRunResult>(`SELECT run_id, status, "values", error FROM run_results WHERE run_id = $1`, [runId]);
+  return rows[0];
+}
+
+/** Stored results are for waiters that are already waiting: ten minutes is plenty. */
+export async function deleteOldRunResults(db: Queryable): Promise<void> {
+  await db.query(`DELETE FROM run_results WHERE created_at < now() - interval '10 minutes'`);
+}
+
 /** Seconds until the next delayed run becomes due, if any. */
 export async function secondsUntilNextDueRun(db: Queryable): Promise<number | undefined> {
   const rows = await db.query<{ wait: number | null }>(
@@ -194,24 +285,6 @@ export async function requeueExpiredLeases(db: Queryable, onlyOwnerNot?: string)
     [onlyOwnerNot ?? null],
   );
   return rows.map((r) => r.run_id);
-}
-
-/**
- * Records how a run ended, only if this worker still owns that attempt: a worker
- * whose lease expired and whose run was re-claimed must not overwrite the new outcome.
- */
-export async function finishRun(
-  db: Queryable,
-  runId: string,
-  fence: { workerId: string; attempt: number },
-  outcome: { status: RunStatus; error?: unknown },
-): Promise<boolean> {
-  const rows = await db.query(
-    `UPDATE runs SET status = $4, error = $5::jsonb, lease_owner = NULL, lease_expires_at = NULL, updated_at = now()
-     WHERE run_id = $1 AND lease_owner = $2 AND attempt = $3 RETURNING run_id`,
-    [runId, fence.workerId, fence.attempt, outcome.status, outcome.error === undefined ? null : JSON.stringify(outcome.error)],
-  );
-  return rows.length > 0;
 }
 
 export async function cancelActionOf(db: Queryable, runId: string): Promise<"interrupt" | "rollback" | null | undefined> {

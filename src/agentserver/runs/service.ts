@@ -7,11 +7,13 @@ import type { RunAssistant } from "./executor.ts";
 import {
   activeRunsOfThread,
   deleteRun,
+  enqueueRunFast,
   findRunsToCancel,
   getRun,
   insertRun,
   interruptPendingRun,
   listRuns,
+  readRunResult,
   requestCancel,
   type RunKwargs,
   type RunRow,
@@ -61,7 +63,19 @@ export class RunService {
     const threadMeta = { graph_id: assistant.graph_id, assistant_id: assistant.assistant_id };
     const toStop: RunRow[] = [];
 
-    const run = await deps.db.transaction(async (tx) => {
+    // One statement for the common case; the transaction below when strategies must decide.
+    const fast = await enqueueRunFast(deps.db, {
+      run_id: runId,
+      thread_id: threadId ?? deps.newId(),
+      newThread: threadId === null,
+      threadMetadata: threadMeta,
+      assistant_id: assistant.assistant_id,
+      metadata: body.metadata ?? {},
+      kwargs,
+      multitask_strategy: strategy,
+      afterSeconds: body.after_seconds ?? 0,
+    });
+    const run = fast ?? await deps.db.transaction(async (tx) => {
       const id = threadId ?? deps.newId();
       const thread = threadId ? await lockThread(tx, id) : undefined;
       if (!thread) {
@@ -211,7 +225,12 @@ export class RunService {
   /** A run's result as stored: for a run that ended in another process (or a waiter that gave up). */
   private async resultFromRecords(runId: string): Promise<RunResult> {
     const run = await getRun(this.deps.db, runId);
-    if (!run) return { run_id: runId, status: "interrupted" };
+    if (!run) {
+      // A stateless run's row leaves with its thread; its outcome may be kept for us.
+      const stored = await readRunResult(this.deps.db, runId);
+      if (!stored) return { run_id: runId, status: "interrupted" };
+      return { run_id: runId, status: stored.status, values: stored.values, error: (stored.error as RunResult["error"]) ?? undefined };
+    }
     return {
       run_id: runId,
       status: run.status,

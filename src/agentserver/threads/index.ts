@@ -10,7 +10,8 @@
 export { registerThreadRoutes, type ThreadRouteDeps } from "./routes.ts";
 export { ThreadService, removeThread, type ThreadCheckpointer, type ThreadServiceDeps } from "./service.ts";
 export { ThreadStateService } from "./state-service.ts";
-export { refreshThreadSnapshot, settledStatus } from "./snapshot.ts";
+export { computeThreadSnapshot, refreshThreadSnapshot, settledStatus } from "./snapshot.ts";
+export type { SnapshotWrite } from "./repository.ts";
 export { sweepExpiredThreads, type SweepResult } from "./sweep.ts";
 export { toThread } from "./wire.ts";
 export type { ThreadRow } from "./repository.ts";

@@ -1,7 +1,7 @@
 import type { Database } from "../../storage/database.ts";
 import type { GraphLike, GraphRegistry, StateSnapshotLike } from "../graphs/registry.ts";
 import { describeError, toWire } from "../serialize.ts";
-import { getThread, lockThread, writeSnapshot, type ThreadRow } from "./repository.ts";
+import { getThread, lockThread, writeSnapshot, type SnapshotWrite, type ThreadRow } from "./repository.ts";
 import type { ThreadStatus } from "./schemas.ts";
 import { hasCheckpoint, readSnapshot } from "./state.ts";
 
@@ -35,10 +35,39 @@ export function interruptMap(snapshot: StateSnapshotLike): Record<string, unknow
 }
 
 /**
+ * Computes a thread's snapshot (values, interrupts, error, settled status) from its
+ * graph's latest state, without writing it; `undefined` when the thread is gone. The
+ * run engine hands it to `finish_run` (repository), which writes it with the run's end.
+ */
+export async function computeThreadSnapshot(
+  deps: { db: Database; graphs: GraphRegistry; now?: () => Date },
+  threadId: string,
+  outcome: { runError?: unknown } = {},
+): Promise<SnapshotWrite | undefined> {
+  const thread = await getThread(deps.db, threadId);
+  if (!thread) return undefined;
+  const graph = await graphOfThread(deps.graphs, thread);
+  const snapshot = graph ? await readSnapshot(graph, { thread_id: threadId }) : undefined;
+  const saved = snapshot && hasCheckpoint(snapshot) ? snapshot : undefined;
+  const interrupts = saved ? interruptMap(saved) : {};
+  const runError = outcome.runError;
+  return {
+    values: saved ? (toWire(saved.values) ?? {}) : thread.values ?? null,
+    interrupts,
+    error: runError === undefined ? null : errorJson(runError),
+    settledStatus: settledStatus({
+      runError: runError !== undefined,
+      interrupts: Object.keys(interrupts).length,
+      next: saved?.next?.length ?? 0,
+    }),
+    now: deps.now?.() ?? new Date(),
+  };
+}
+
+/**
  * Recomputes a thread's stored snapshot (values, interrupts, error, status) from its
- * graph's latest state. The run engine calls it when a run ends (with `runError` when
- * the run raised); POST /threads/{id}/state calls it after an update. A thread that no
- * longer exists is left alone.
+ * graph's latest state: after a rollback, a cancelled pending run, or POST
+ * /threads/{id}/state. A thread that no longer exists is left alone.
  *
  * The graph is read before the thread lock is taken (PGlite runs one statement at a
  * time, so reading checkpoints inside our transaction would wait on itself); the write
@@ -50,24 +79,8 @@ export async function refreshThreadSnapshot(
   threadId: string,
   outcome: { runError?: unknown } = {},
 ): Promise<{ values: unknown } | undefined> {
-  const thread = await getThread(deps.db, threadId);
-  if (!thread) return undefined;
-  const graph = await graphOfThread(deps.graphs, thread);
-  const snapshot = graph ? await readSnapshot(graph, { thread_id: threadId }) : undefined;
-  const saved = snapshot && hasCheckpoint(snapshot) ? snapshot : undefined;
-  const interrupts = saved ? interruptMap(saved) : {};
-  const runError = outcome.runError;
-  const write = {
-    values: saved ? (toWire(saved.values) ?? {}) : thread.values ?? null,
-    interrupts,
-    error: runError === undefined ? null : errorJson(runError),
-    settledStatus: settledStatus({
-      runError: runError !== undefined,
-      interrupts: Object.keys(interrupts).length,
-      next: saved?.next?.length ?? 0,
-    }),
-    now: deps.now?.() ?? new Date(),
-  };
+  const write = await computeThreadSnapshot(deps, threadId, outcome);
+  if (!write) return undefined;
   return deps.db.transaction(async (tx) => {
     if (!(await lockThread(tx, threadId))) return undefined;
     await writeSnapshot(tx, threadId, write);

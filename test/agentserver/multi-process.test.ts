@@ -1,0 +1,53 @@
+import { Client } from "@langchain/langgraph-sdk";
+import { afterEach, describe, expect, it } from "vitest";
+import { startAgentServer, type RunningAgentServer } from "../../src/agentserver/server.ts";
+import { freshBackend } from "../support/backends.ts";
+import { FIXTURE_CONFIG } from "../support/agent-server.ts";
+
+/**
+ * Two agent servers on one PostgreSQL schema, as several processes of one deployment
+ * would be. The front server has no workers, so every run it accepts executes in the
+ * other one and its waiters learn the end through the database.
+ */
+describe("two agent servers sharing PostgreSQL", () => {
+  const servers: RunningAgentServer[] = [];
+  afterEach(async () => {
+    await Promise.all(servers.splice(0).map((server) => server.close()));
+  });
+
+  async function pair() {
+    const target = freshBackend("postgres", "mp");
+    const start = (workers: number) =>
+      startAgentServer({ configPath: FIXTURE_CONFIG, port: 0, host: "127.0.0.1", databaseUrl: target.databaseUrl, schema: target.schema, workers, logLevel: "error" });
+    const worker = await start(2);
+    servers.push(worker);
+    const front = await start(0);
+    servers.push(front);
+    return { front: new Client({ apiUrl: front.url }), worker: new Client({ apiUrl: worker.url }) };
+  }
+
+  const input = (text: string) => ({ messages: [{ role: "human", content: text }] });
+  const lastText = (values: unknown) => (values as { messages: Array<{ content: string }> }).messages.at(-1)?.content;
+
+  it("answers /runs/wait with the stateless run's values when another process ran it", async () => {
+    const { front } = await pair();
+    for (let i = 0; i < 3; i++) {
+      const values = await front.runs.wait(null, "agent", { input: input(`stateless ${i}`) });
+      expect(lastText(values)).toBe(`You said: stateless ${i}`);
+    }
+  });
+
+  it("answers a thread's /runs/wait and keeps enqueue order across processes", async () => {
+    const { front, worker } = await pair();
+    const thread = await front.threads.create();
+    const first = await front.runs.create(thread.thread_id, "agent", { input: input("one") });
+    const values = await front.runs.wait(thread.thread_id, "agent", { input: input("two") });
+    expect((values as { messages: unknown[] }).messages.map((m) => (m as { content: string }).content)).toEqual([
+      "one",
+      "You said: one",
+      "two",
+      "You said: two",
+    ]);
+    expect((await worker.runs.get(thread.thread_id, first.run_id)).status).toBe("success");
+  });
+});
