@@ -63,20 +63,20 @@ export class RunService {
     const threadMeta = { graph_id: assistant.graph_id, assistant_id: assistant.assistant_id };
     const toStop: RunRow[] = [];
 
-    // One statement for the common case; the transaction below when strategies must decide.
-    const fast = await enqueueRunFast(deps.db, {
+    const fields = {
       run_id: runId,
-      thread_id: threadId ?? deps.newId(),
-      newThread: threadId === null,
-      threadMetadata: threadMeta,
       assistant_id: assistant.assistant_id,
       metadata: body.metadata ?? {},
       kwargs,
       multitask_strategy: strategy,
       afterSeconds: body.after_seconds ?? 0,
-    });
+    };
+    const newThreadId = deps.newId();
+
+    // One statement for the common case; the transaction below when strategies must decide.
+    const fast = await enqueueRunFast(deps.db, { ...fields, thread_id: threadId ?? newThreadId, newThread: threadId === null, threadMetadata: threadMeta });
     const run = fast ?? await deps.db.transaction(async (tx) => {
-      const id = threadId ?? deps.newId();
+      const id = threadId ?? newThreadId;
       const thread = threadId ? await lockThread(tx, id) : undefined;
       if (!thread) {
         if (threadId && body.if_not_exists !== "create") throw notFound(`Thread ${threadId} not found`);
@@ -91,15 +91,7 @@ export class RunService {
         }
         await markThreadBusy(tx, id, threadMeta);
       }
-      return insertRun(tx, {
-        run_id: runId,
-        thread_id: id,
-        assistant_id: assistant.assistant_id,
-        metadata: body.metadata ?? {},
-        kwargs,
-        multitask_strategy: strategy,
-        afterSeconds: body.after_seconds ?? 0,
-      });
+      return insertRun(tx, { ...fields, thread_id: id });
     });
     deps.broker.open(run.run_id, run.thread_id);
     deps.handoff?.put(run.run_id, assistant);
