@@ -1,42 +1,105 @@
-import { existsSync, mkdirSync, readFileSync } from "node:fs";
-import { join } from "node:path";
+import { mkdirSync } from "node:fs";
+import { Worker } from "node:worker_threads";
 import { PGlite } from "@electric-sql/pglite";
 import { assertSchemaName, type Database, type Queryable } from "./database.ts";
 
+type Reply = { id: number; rows?: unknown[]; error?: Record<string, unknown> } | { notify: string; payload: string };
+
 /**
- * Embedded PostgreSQL. PGlite runs one connection and serialises statements
- * itself, so a transaction here is naturally exclusive.
+ * Embedded PostgreSQL (PGlite) on a thread of its own (pglite-thread.mjs), so that
+ * the database's CPU time runs beside the server's event loop instead of inside it.
+ * PGlite runs one connection and serialises statements itself: while a transaction
+ * is open, other statements wait for it, as on the calling thread before.
+ *
+ * Creating a cluster runs initdb inside WASM, which takes seconds. When
+ * SLIPWAY_PGLITE_TEMPLATE names a data-directory tarball (`writePgliteTemplate`), a new
+ * data directory is unpacked from it instead; an existing one is never touched.
  */
 export async function openPglite(dataDir: string, schema: string): Promise<Database> {
   assertSchemaName(schema);
   const inMemory = dataDir === "memory://" || dataDir === "";
   if (!inMemory) mkdirSync(dataDir, { recursive: true });
-  const pg = inMemory ? new PGlite() : new PGlite(dataDir, templateFor(dataDir));
-  await pg.waitReady;
-  await pg.exec(`CREATE SCHEMA IF NOT EXISTS ${schema}; SET search_path TO ${schema}, public;`);
-
+  const worker = new Worker(new URL("./pglite-thread.mjs", import.meta.url), {
+    workerData: { dataDir, schema, template: process.env.SLIPWAY_PGLITE_TEMPLATE },
+  });
+  const pending = new Map<number, { resolve: (rows: unknown[]) => void; reject: (error: Error) => void }>();
+  const sqlListeners = new Map<string, Set<(payload: string) => void>>();
   const localListeners = new Map<string, Set<(payload: string) => void>>();
-  const run = async <Row>(target: Pick<PGlite, "query">, sql: string, params?: readonly unknown[]) => {
-    const result = await target.query<Row>(sql, params as unknown[] | undefined);
-    return result.rows;
-  };
+  let nextId = 1;
+  let exited: Error | undefined;
 
+  worker.on("message", (reply: Reply) => {
+    if ("notify" in reply) {
+      for (const listener of [...(sqlListeners.get(reply.notify) ?? [])]) listener(reply.payload);
+      return;
+    }
+    const waiter = pending.get(reply.id);
+    pending.delete(reply.id);
+    if (!waiter) return;
+    if (reply.error) waiter.reject(Object.assign(new Error(String(reply.error.message)), reply.error));
+    else waiter.resolve(reply.rows ?? []);
+  });
+  const fail = (error: Error) => {
+    exited = error;
+    for (const waiter of pending.values()) waiter.reject(error);
+    pending.clear();
+  };
+  worker.on("error", fail);
+  worker.on("exit", (code) => fail(new Error(`the embedded database thread stopped (exit code ${code})`)));
+
+  const call = (message: Record<string, unknown>): Promise<unknown[]> => {
+    if (exited) return Promise.reject(exited);
+    const id = nextId++;
+    return new Promise((resolve, reject) => {
+      pending.set(id, { resolve, reject });
+      worker.postMessage({ ...message, id });
+    });
+  };
+  const query = <Row>(sql: string, params?: readonly unknown[], txId?: number) =>
+    call({ op: "query", sql, params: params ?? [], txId }) as Promise<Row[]>;
+
+  try {
+    await call({ op: "open" });
+  } catch (error) {
+    await worker.terminate();
+    throw error;
+  }
+
+  let nextTx = 1;
+  let closed = false;
   return {
     kind: "pglite",
     schema,
-    query: (sql, params) => run(pg, sql, params),
-    transaction: <T>(work: (tx: Queryable) => Promise<T>) =>
-      pg.transaction(async (tx) => work({ query: (sql, params) => run(tx, sql, params) })),
+    query: (sql, params) => query(sql, params),
+    async transaction<T>(work: (tx: Queryable) => Promise<T>): Promise<T> {
+      const txId = nextTx++;
+      await call({ op: "begin", txId });
+      let result: T;
+      try {
+        result = await work({ query: (sql, params) => query(sql, params, txId) });
+      } catch (error) {
+        await call({ op: "rollback", txId }).catch(() => undefined);
+        throw error;
+      }
+      await call({ op: "commit", txId });
+      return result;
+    },
     async listen(channel, onPayload) {
-      // SQL-level NOTIFY (sent inside transactions, delivered on commit) still comes
-      // through PGlite; notify() below is delivered in-process.
-      const unsubscribe = await pg.listen(channel, onPayload);
-      const set = localListeners.get(channel) ?? new Set();
-      localListeners.set(channel, set);
-      set.add(onPayload);
+      // SQL-level NOTIFY (sent inside transactions, delivered on commit) comes from
+      // the database thread; notify() below is delivered in-process.
+      let sql = sqlListeners.get(channel);
+      if (!sql) {
+        sql = new Set();
+        sqlListeners.set(channel, sql);
+        await call({ op: "listen", channel });
+      }
+      sql.add(onPayload);
+      const local = localListeners.get(channel) ?? new Set();
+      localListeners.set(channel, local);
+      local.add(onPayload);
       return async () => {
-        set.delete(onPayload);
-        await unsubscribe();
+        sql!.delete(onPayload);
+        local.delete(onPayload);
       };
     },
     async notify(channel, payload) {
@@ -50,21 +113,12 @@ export async function openPglite(dataDir: string, schema: string): Promise<Datab
       });
     },
     async close() {
-      if (!pg.closed) await pg.close();
+      if (closed) return;
+      closed = true;
+      if (!exited) await call({ op: "close" }).catch(() => undefined);
+      await worker.terminate();
     },
   };
-}
-
-/**
- * Creating a PGlite cluster runs initdb inside WASM, which takes seconds. When
- * SLIPWAY_PGLITE_TEMPLATE names a data-directory tarball (from `dumpDataDir`), a new
- * data directory is unpacked from it instead. The test suite makes one template and
- * starts every embedded server from it; an existing data directory is never touched.
- */
-function templateFor(dataDir: string): { loadDataDir?: Blob } {
-  const template = process.env.SLIPWAY_PGLITE_TEMPLATE;
-  if (!template || existsSync(join(dataDir, "PG_VERSION")) || !existsSync(template)) return {};
-  return { loadDataDir: new Blob([readFileSync(template)]) };
 }
 
 /** Writes a fresh, empty cluster as a tarball usable as SLIPWAY_PGLITE_TEMPLATE. */
