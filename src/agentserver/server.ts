@@ -2,6 +2,8 @@ import { resolve } from "node:path";
 import type { FastifyInstance } from "fastify";
 import { AGENT_DEFAULTS, type AgentServerOptions } from "../config/agent.ts";
 import { createHttpServer } from "../http/server.ts";
+import { registerCors } from "../http/cors.ts";
+import { EXPOSED_HEADERS } from "../ratelimit/headers.ts";
 import { registerRateLimit } from "../ratelimit/plugin.ts";
 import { openDatabase } from "../storage/open.ts";
 import type { Database } from "../storage/database.ts";
@@ -136,17 +138,26 @@ async function assemble(db: Database, config: ReturnType<typeof readLanggraphCon
     beforeDelete: cancelRunsOf,
   });
 
-  // The limiter goes first: a request refused by the key check still counts.
+  // The limiter goes first: a request refused by the key check still counts (OPTIONS
+  // preflights too: the table has a row for them). Then CORS, which answers preflights
+  // before the key check (browsers send none with them).
   if (options.rateLimit) registerRateLimit(app, options.rateLimit);
+  registerCors(app, config.http.cors, ["Content-Location", "Location", ...EXPOSED_HEADERS]);
   requireApiKey(app, options.apiKey);
   registerMetaRoutes(app, { version: SERVER_VERSION, graphIds: graphs.ids(), storage: db.kind });
-  registerAssistantRoutes(app, { assistants, graphs });
-  registerThreadRoutes(app, { threads, graphs, db, checkpointer });
-  registerThreadStreamRoutes(app, { db, broker, heartbeatMs: options.heartbeatMs });
+  // langgraph.json's http.disable_<group> turns a group of routes off.
+  const enabled = (group: "assistants" | "threads" | "runs" | "store") => !config.http.disabled.has(group);
+  if (enabled("assistants")) registerAssistantRoutes(app, { assistants, graphs });
+  if (enabled("threads")) {
+    registerThreadRoutes(app, { threads, graphs, db, checkpointer });
+    registerThreadStreamRoutes(app, { db, broker, heartbeatMs: options.heartbeatMs });
+  }
   const runDeps = { runs, broker, db, heartbeatMs: options.heartbeatMs ?? AGENT_DEFAULTS.heartbeatMs };
-  registerThreadRunRoutes(app, runDeps);
-  registerStatelessRunRoutes(app, runDeps);
-  registerStoreRoutes(app, { store });
+  if (enabled("runs")) {
+    registerThreadRunRoutes(app, runDeps);
+    registerStatelessRunRoutes(app, runDeps);
+  }
+  if (enabled("store")) registerStoreRoutes(app, { store });
 
   await app.listen({ port: options.port ?? AGENT_DEFAULTS.port, host: options.host ?? AGENT_DEFAULTS.host });
   await pool.start();

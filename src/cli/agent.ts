@@ -50,7 +50,11 @@ export function registerAgentCommand(program: CommandType): void {
             console.error(`slipway agent: ${(error as Error).message}`);
             process.exit(1);
           }
-          const server = await startAgentServer(options);
+          const server = await startAgentServer(options).catch((error: Error) => {
+            // Configuration mistakes (langgraph.json, graphs that fail to load) end here.
+            console.error(`slipway agent: ${error.message}`);
+            process.exit(1);
+          });
           // One machine-readable line: the control plane and tests read the address from it.
           console.log(JSON.stringify({ event: "listening", url: server.url, storage: server.storage }));
           const shutdown = async () => {

@@ -20,8 +20,10 @@ export class SseWriter {
     reply.hijack();
     const raw = reply.raw;
     // A hijacked reply skips onSend hooks, where the rate limiter lists its headers
-    // for CORS: list them here when it has set them (on the raw response).
-    const exposed = ["Content-Location", "Location", ...(raw.hasHeader("ratelimit") ? EXPOSED_HEADERS : [])].join(", ");
+    // for CORS: list them here when it has set them (on the raw response), keeping
+    // what the CORS hook listed.
+    const listed = String(raw.getHeader("access-control-expose-headers") ?? "").split(",").map((name) => name.trim()).filter(Boolean);
+    const exposed = [...new Set([...listed, "Content-Location", "Location", ...(raw.hasHeader("ratelimit") ? EXPOSED_HEADERS : [])])].join(", ");
     raw.writeHead(200, {
       "Content-Type": "text/event-stream; charset=utf-8",
       "Cache-Control": "no-cache",

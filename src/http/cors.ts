@@ -1,0 +1,72 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+
+/** langgraph.json's `http.cors`, in its own field names. */
+export interface CorsConfig {
+  allow_origins?: string[];
+  allow_methods?: string[];
+  allow_headers?: string[];
+  allow_credentials?: boolean;
+  expose_headers?: string[];
+  max_age?: number;
+}
+
+const ALL_METHODS = "GET, POST, PUT, PATCH, DELETE, OPTIONS";
+
+/**
+ * Cross-origin access for browser clients (LangGraph Studio, agent-chat-ui). Without a
+ * configuration every origin may call the server, as on the vendor's dev server; with
+ * one, only its origins. Preflights are answered here with 204. The headers go on the
+ * raw response so streamed (hijacked) replies carry them too.
+ *
+ * Register it after the rate limiter (the table counts OPTIONS requests) and before
+ * authentication (a preflight carries no credentials).
+ */
+export function registerCors(app: FastifyInstance, config: CorsConfig = {}, alwaysExposed: string[] = []): void {
+  const origins = config.allow_origins ?? ["*"];
+  const anyOrigin = origins.includes("*");
+  const credentials = config.allow_credentials === true;
+  const exposed = [...new Set([...alwaysExposed, ...(config.expose_headers ?? [])])].join(", ");
+  const methods = config.allow_methods?.length ? config.allow_methods.join(", ") : ALL_METHODS;
+  const allowedHeaders = config.allow_headers?.length && !config.allow_headers.includes("*") ? config.allow_headers.join(", ") : undefined;
+
+  const allowOrigin = (origin: string): string | undefined => {
+    if (anyOrigin) return credentials ? origin : "*";
+    return origins.includes(origin) ? origin : undefined;
+  };
+
+  app.addHook("onRequest", (request: FastifyRequest, reply: FastifyReply, done: () => void) => {
+    const origin = request.headers.origin;
+    if (!origin) return done();
+    const raw = reply.raw;
+    if (!anyOrigin || credentials) raw.setHeader("vary", "Origin");
+    const allowed = allowOrigin(origin);
+    if (!allowed) return done();
+    raw.setHeader("access-control-allow-origin", allowed);
+    if (credentials) raw.setHeader("access-control-allow-credentials", "true");
+    if (exposed) raw.setHeader("access-control-expose-headers", exposed);
+    const preflightMethod = request.headers["access-control-request-method"];
+    if (request.method !== "OPTIONS" || !preflightMethod) return done();
+    raw.setHeader("access-control-allow-methods", methods);
+    const requested = request.headers["access-control-request-headers"];
+    const headers = allowedHeaders ?? (typeof requested === "string" ? requested : undefined);
+    if (headers) raw.setHeader("access-control-allow-headers", headers);
+    if (config.max_age !== undefined) raw.setHeader("access-control-max-age", String(config.max_age));
+    reply.code(204).send();
+  });
+}
+
+/** Checks `http.cors` of a langgraph.json; returns the problem, or undefined. */
+export function corsConfigProblem(value: unknown): string | undefined {
+  if (value === undefined) return undefined;
+  if (typeof value !== "object" || value === null || Array.isArray(value)) return "must be an object";
+  const known = new Set(["allow_origins", "allow_methods", "allow_headers", "allow_credentials", "expose_headers", "max_age"]);
+  for (const [key, field] of Object.entries(value)) {
+    if (!known.has(key)) return `${key}: unknown field (known: ${[...known].join(", ")})`;
+    if (key === "allow_credentials" && typeof field !== "boolean") return `${key}: must be true or false`;
+    else if (key === "max_age" && !(Number.isInteger(field) && (field as number) >= 0)) return `${key}: must be a whole number of seconds`;
+    else if (key !== "allow_credentials" && key !== "max_age" && !(Array.isArray(field) && field.every((item) => typeof item === "string"))) {
+      return `${key}: must be a list of strings`;
+    }
+  }
+  return undefined;
+}
