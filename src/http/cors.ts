@@ -16,7 +16,7 @@ const ALL_METHODS = "GET, POST, PUT, PATCH, DELETE, OPTIONS";
  * Cross-origin access for browser clients (LangGraph Studio, agent-chat-ui). Without a
  * configuration every origin may call the server, as on the vendor's dev server; with
  * one, only its origins. Preflights are answered here with 204. The headers go on the
- * raw response so streamed (hijacked) replies carry them too.
+ * Fastify reply (streamed, hijacked replies copy them into their head).
  *
  * Register it after the rate limiter (the table counts OPTIONS requests) and before
  * authentication (a preflight carries no credentials).
@@ -37,20 +37,19 @@ export function registerCors(app: FastifyInstance, config: CorsConfig = {}, alwa
   app.addHook("onRequest", (request: FastifyRequest, reply: FastifyReply, done: () => void) => {
     const origin = request.headers.origin;
     if (!origin) return done();
-    const raw = reply.raw;
-    if (!anyOrigin || credentials) raw.setHeader("vary", "Origin");
+    if (!anyOrigin || credentials) reply.header("vary", "Origin");
     const allowed = allowOrigin(origin);
     if (!allowed) return done();
-    raw.setHeader("access-control-allow-origin", allowed);
-    if (credentials) raw.setHeader("access-control-allow-credentials", "true");
-    if (exposed) raw.setHeader("access-control-expose-headers", exposed);
+    reply.header("access-control-allow-origin", allowed);
+    if (credentials) reply.header("access-control-allow-credentials", "true");
+    if (exposed) reply.header("access-control-expose-headers", exposed);
     const preflightMethod = request.headers["access-control-request-method"];
     if (request.method !== "OPTIONS" || !preflightMethod) return done();
-    raw.setHeader("access-control-allow-methods", methods);
+    reply.header("access-control-allow-methods", methods);
     const requested = request.headers["access-control-request-headers"];
     const headers = allowedHeaders ?? (typeof requested === "string" ? requested : undefined);
-    if (headers) raw.setHeader("access-control-allow-headers", headers);
-    if (config.max_age !== undefined) raw.setHeader("access-control-max-age", String(config.max_age));
+    if (headers) reply.header("access-control-allow-headers", headers);
+    if (config.max_age !== undefined) reply.header("access-control-max-age", String(config.max_age));
     reply.code(204).send();
   });
 }

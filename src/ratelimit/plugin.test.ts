@@ -48,8 +48,10 @@ async function appWith(overrides: Partial<RateLimitOptions> = {}) {
   app.post("/runs/query", async () => ({ runs: [] }));
   // A hijacked reply that writes its own head, as the agent server's SSE streams do.
   app.get("/stream", (_request, reply) => {
+    // A hijacking route writes its own head; it copies what hooks set on the reply, as
+    // the agent server's SSE writer does.
     reply.hijack();
-    reply.raw.writeHead(200, { "content-type": "text/event-stream" });
+    reply.raw.writeHead(200, { ...(reply.getHeaders() as Record<string, string>), "content-type": "text/event-stream" });
     reply.raw.end("event: end\ndata: null\n\n");
   });
   app.get("/info", async (_request, reply) => {
@@ -156,7 +158,7 @@ describe("registerRateLimit", () => {
     expect(response.headers["ratelimit-policy"]).toBe('"high-throughput-ip";q=2000;w=10');
   });
 
-  it("sends the headers on hijacked replies that write their own head", async () => {
+  it("sends the headers on hijacked replies that copy the reply's headers into their head", async () => {
     const { app } = await appWith();
     const response = await get(app, "/stream", { "x-api-key": "key-alice" });
     expect(response.headers["content-type"]).toBe("text/event-stream");

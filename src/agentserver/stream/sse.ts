@@ -19,12 +19,14 @@ export class SseWriter {
   constructor(_request: FastifyRequest, private readonly reply: FastifyReply, options: SseOptions = {}) {
     reply.hijack();
     const raw = reply.raw;
-    // A hijacked reply skips onSend hooks, where the rate limiter lists its headers
-    // for CORS: list them here when it has set them (on the raw response), keeping
-    // what the CORS hook listed.
-    const listed = String(raw.getHeader("access-control-expose-headers") ?? "").split(",").map((name) => name.trim()).filter(Boolean);
-    const exposed = [...new Set([...listed, "Content-Location", "Location", ...(raw.hasHeader("ratelimit") ? EXPOSED_HEADERS : [])])].join(", ");
+    // Headers hooks set on the reply (rate limits, CORS) go into our head too. A hijacked
+    // reply skips onSend hooks, where the rate limiter lists its headers for CORS: list
+    // them here, keeping what the CORS hook listed.
+    const fromHooks = reply.getHeaders();
+    const listed = String(fromHooks["access-control-expose-headers"] ?? "").split(",").map((name) => name.trim()).filter(Boolean);
+    const exposed = [...new Set([...listed, "Content-Location", "Location", ...("ratelimit" in fromHooks ? EXPOSED_HEADERS : [])])].join(", ");
     raw.writeHead(200, {
+      ...(fromHooks as Record<string, string>),
       "Content-Type": "text/event-stream; charset=utf-8",
       "Cache-Control": "no-cache",
       Connection: "keep-alive",
