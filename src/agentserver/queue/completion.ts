@@ -17,15 +17,33 @@ export const RUN_DONE_CHANNEL = "slipway_run_done";
  */
 export class RunCompletion {
   private readonly waiters = new Map<string, Set<(result: RunResult | undefined) => void>>();
+  /**
+   * Runs announced as ended while nobody here waited, newest last. A waiter registered
+   * just after such an announcement (its run ended in another process within the
+   * moment between being queued and the waiter's registration) is answered at once.
+   */
+  private readonly recentlyEnded = new Set<string>();
 
-  constructor(private readonly db: Database) {}
+  constructor(private readonly db: Database, private readonly rememberEnded = 10_000) {}
 
   async start(): Promise<void> {
-    await this.db.listen(RUN_DONE_CHANNEL, (runId) => this.settle(runId, undefined));
+    await this.db.listen(RUN_DONE_CHANNEL, (runId) => {
+      if (!this.waiters.has(runId)) this.remember(runId);
+      this.settle(runId, undefined);
+    });
+  }
+
+  private remember(runId: string): void {
+    this.recentlyEnded.add(runId);
+    if (this.recentlyEnded.size > this.rememberEnded) {
+      const oldest = this.recentlyEnded.values().next().value;
+      if (oldest !== undefined) this.recentlyEnded.delete(oldest);
+    }
   }
 
   /** Resolves when the run ends; `undefined` means "ended elsewhere: read the records". */
   wait(runId: string, signal?: AbortSignal): Promise<RunResult | undefined> {
+    if (this.recentlyEnded.has(runId)) return Promise.resolve(undefined);
     return new Promise((resolve) => {
       let set = this.waiters.get(runId);
       if (!set) {

@@ -42,6 +42,12 @@ export class WorkerPool {
   private drain = false;
   /** A claim came back empty while runs executed here: a run may wait behind one of them. */
   private maybeBlocked = false;
+  /**
+   * Bumped by every event that may make a run claimable (announcement, timer, a run
+   * ending). A claim sees only what was committed when it began: if this moved while
+   * it ran, an empty answer proves nothing and we claim again.
+   */
+  private signals = 0;
   private claiming = false;
   private claimAgain = false;
   private stopped = false;
@@ -78,6 +84,7 @@ export class WorkerPool {
    * `<run_id> <delay seconds>`: a due run is claimed now, a delayed one sets a timer.
    */
   private onRunQueued(payload: string): void {
+    this.signals++;
     const [, delayText, threadId] = payload.split(" ");
     const delay = Number(delayText ?? 0);
     if (threadId && this.activeThreads.has(threadId)) {
@@ -95,6 +102,7 @@ export class WorkerPool {
 
   /** Claims until the queue has nothing claimable. */
   private drainQueue(): void {
+    this.signals++;
     this.drain = true;
     this.poke();
   }
@@ -143,6 +151,8 @@ export class WorkerPool {
   private async claimLoop(): Promise<void> {
     while (!this.stopped && this.active.size < this.options.workers && (this.drain || this.credits > 0)) {
       if (!this.drain) this.credits--;
+      const signalsBefore = this.signals;
+      const activeBefore = this.active.size;
       let claimed: { run: RunRow; moreOnThread: boolean } | undefined;
       try {
         claimed = await claimNextRun(this.db, this.workerId, this.options.leaseSeconds);
@@ -152,12 +162,19 @@ export class WorkerPool {
           this.credits++;
           continue;
         }
-        this.log.error({ err: error }, "claiming a run failed");
+        // The database is unreachable or failing: come back and claim everything then.
+        this.log.error({ err: error }, "claiming a run failed; retrying in 1 s");
+        setTimeout(() => this.drainQueue(), 1000).unref();
         return;
       }
       if (!claimed) {
+        if (this.signals !== signalsBefore) {
+          // Something arrived while we claimed (a run, a timer, a run's end): look again.
+          this.drain = true;
+          continue;
+        }
         // Nothing claimable: taken by another process, or queued behind a running run.
-        if (this.active.size > 0) this.maybeBlocked = true;
+        if (this.active.size > 0 || activeBefore > 0) this.maybeBlocked = true;
         this.drain = false;
         this.credits = 0;
         if (this.dueCheck) {
@@ -184,6 +201,7 @@ export class WorkerPool {
         if (left > 0) this.activeThreads.set(threadId, left);
         else this.activeThreads.delete(threadId);
         this.inFlight.delete(task);
+        this.signals++;
         // The next run of this thread (or one an empty claim could not take) may go now.
         if (this.waitingThreads.delete(threadId) || this.maybeBlocked) {
           this.maybeBlocked = false;
@@ -202,7 +220,7 @@ export class WorkerPool {
 
   private async heartbeat(): Promise<void> {
     if (this.active.size === 0) return;
-    await renewLeases(this.db, this.workerId, this.options.leaseSeconds).catch((error) =>
+    await renewLeases(this.db, this.workerId, [...this.active.keys()], this.options.leaseSeconds).catch((error) =>
       this.log.warn({ err: error }, "lease renewal failed"),
     );
   }

@@ -5,6 +5,7 @@ import type { StreamBroker } from "../stream/broker.ts";
 import type { AssistantHandoff } from "./assistant-handoff.ts";
 import { executeRun, type RunAssistant } from "./executor.ts";
 import type { SnapshotWrite } from "../threads/repository.ts";
+import { RUNS_CHANNEL, queueAnnouncement } from "../queue/channels.ts";
 import { cancelActionOf, deleteRun, finishRunWithSnapshot, saveRunResult, toRun, type RunRow } from "./repository.ts";
 import { deleteThreadRow, threadValues } from "./thread-queue.ts";
 import { sendWebhook, type WebhookPolicy } from "./webhook.ts";
@@ -69,6 +70,8 @@ export function createRunProcessor(deps: RunEngineDeps) {
           [run.run_id, control.workerId, run.attempt],
         );
         broker.end(run.run_id);
+        // Workers of other processes learn of it as of a new run (we are stopping).
+        await deps.db.notify(RUNS_CHANNEL, queueAnnouncement(run.run_id, 0, run.thread_id)).catch(() => undefined);
         return;
       }
       if (action === "rollback") {
@@ -104,7 +107,9 @@ export function createRunProcessor(deps: RunEngineDeps) {
       return undefined;
     });
     const fence = { workerId: control.workerId, attempt: run.attempt };
-    const owned = await finishRunWithSnapshot(deps.db, { runId: run.run_id, threadId: run.thread_id }, fence, { status: outcome.status, error }, snapshot);
+    const owned = await withRetries(() =>
+      finishRunWithSnapshot(deps.db, { runId: run.run_id, threadId: run.thread_id }, fence, { status: outcome.status, error }, snapshot),
+    );
     if (!owned) {
       // Our lease expired and another worker has this run now: its outcome counts, not ours.
       deps.log.warn({ run_id: run.run_id, attempt: run.attempt }, "run finished after losing its lease; outcome dropped");
@@ -137,6 +142,22 @@ export function createRunProcessor(deps: RunEngineDeps) {
       sendWebhook(run.kwargs.webhook, record, deps.webhookPolicy).catch((e) =>
         deps.log.warn({ err: e, run_id: run.run_id }, "webhook delivery failed"),
       );
+    }
+  }
+}
+
+/**
+ * Recording a run's end must not be lost to a passing database error (a serialization
+ * failure, a dropped connection): a few tries. If it still fails, the run's lease is no
+ * longer renewed (it left the pool) and the sweeper hands it to another attempt.
+ */
+async function withRetries<T>(work: () => Promise<T>, delaysMs = [50, 250, 1000]): Promise<T> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await work();
+    } catch (error) {
+      if (attempt >= delaysMs.length) throw error;
+      await new Promise((resolve) => setTimeout(resolve, delaysMs[attempt]));
     }
   }
 }

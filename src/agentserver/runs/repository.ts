@@ -200,7 +200,8 @@ export async function enqueueRunFast(
 /**
  * Records how a run ended, only if this worker still owns that attempt (a worker whose
  * lease expired and whose run was re-claimed must not overwrite the new outcome), and
- * the thread's new snapshot with it, in one statement (`finish_run`, migration 0007).
+ * the thread's new snapshot with it, in one statement (`finish_run`, migrations 0007 and
+ * 0009: the thread is locked before the run, the order every other writer uses).
  * Without a snapshot (it could not be computed) only the run is recorded.
  */
 export async function finishRunWithSnapshot(
@@ -212,14 +213,15 @@ export async function finishRunWithSnapshot(
 ): Promise<boolean> {
   const json = (value: unknown) => (value === undefined || value === null ? null : JSON.stringify(value));
   const rows = await db.query<{ owned: boolean }>(
-    `SELECT finish_run($1, $2, $3, $4, $5::jsonb, $6, $7::jsonb, $8::jsonb, $9::jsonb, $10, $11) AS owned`,
+    `SELECT finish_run($1, $2, $3, $4, $5::jsonb, $6, $7, $8::jsonb, $9::jsonb, $10::jsonb, $11, $12) AS owned`,
     [
       run.runId,
       fence.workerId,
       fence.attempt,
       outcome.status,
       json(outcome.error),
-      snapshot ? run.threadId : null,
+      run.threadId,
+      snapshot !== undefined,
       snapshot ? JSON.stringify(snapshot.values) : null,
       snapshot ? JSON.stringify(snapshot.interrupts) : null,
       snapshot ? json(snapshot.error) : null,
@@ -265,11 +267,16 @@ export async function secondsUntilNextDueRun(db: Queryable): Promise<number | un
   return wait === null || wait === undefined ? undefined : Math.max(0, Number(wait));
 }
 
-/** Extends the leases of the runs this worker holds. */
-export async function renewLeases(db: Queryable, workerId: string, leaseSeconds: number): Promise<void> {
+/**
+ * Extends the leases of the runs this worker is executing, and only those: a run whose
+ * end could not be recorded has left the worker, and its lease must run out so that the
+ * sweeper hands it to another attempt.
+ */
+export async function renewLeases(db: Queryable, workerId: string, runIds: string[], leaseSeconds: number): Promise<void> {
   await db.query(
-    `UPDATE runs SET lease_expires_at = now() + make_interval(secs => $2) WHERE lease_owner = $1 AND status = 'running'`,
-    [workerId, leaseSeconds],
+    `UPDATE runs SET lease_expires_at = now() + make_interval(secs => $2)
+     WHERE lease_owner = $1 AND status = 'running' AND run_id = ANY($3::uuid[])`,
+    [workerId, leaseSeconds, runIds],
   );
 }
 

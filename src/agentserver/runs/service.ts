@@ -1,7 +1,7 @@
 import type { Database, Queryable } from "../../storage/database.ts";
 import { SlipwayError, conflict, invalidField, notFound } from "../../http/errors.ts";
 import type { RunCompletion, RunResult } from "../queue/completion.ts";
-import { RUNS_CHANNEL, RUN_CANCEL_CHANNEL } from "../queue/channels.ts";
+import { RUNS_CHANNEL, RUN_CANCEL_CHANNEL, queueAnnouncement } from "../queue/channels.ts";
 import type { StreamBroker } from "../stream/broker.ts";
 import type { RunAssistant } from "./executor.ts";
 import {
@@ -96,13 +96,15 @@ export class RunService {
     deps.broker.open(run.run_id, run.thread_id);
     deps.handoff?.put(run.run_id, assistant);
     beforeAnnounce?.(run);
+    // Committed: now tell the waiters of the pending runs that stopped (here and, by the
+    // notification, in other processes), and the workers of the running ones.
     for (const stopped of toStop) {
-      if (stopped.status === "pending") await deps.completion.announce(stopped.run_id);
-      else await this.signalCancel(stopped.run_id);
+      if (stopped.status === "pending") {
+        deps.completion.settle(stopped.run_id, { run_id: stopped.run_id, status: "interrupted" });
+        await deps.completion.announce(stopped.run_id);
+      } else await this.signalCancel(stopped.run_id);
     }
-    // "<run_id> <delay> <thread_id>": workers claim a due run at once, set a timer for a
-    // delayed one, and leave one queued behind a run they execute until that run ends.
-    await deps.db.notify(RUNS_CHANNEL, `${run.run_id} ${body.after_seconds ?? 0} ${run.thread_id}`);
+    await deps.db.notify(RUNS_CHANNEL, queueAnnouncement(run.run_id, body.after_seconds ?? 0, run.thread_id));
     return run;
   }
 
@@ -115,12 +117,16 @@ export class RunService {
       if (run.status === "pending") {
         if (action === "rollback") await deleteRun(tx, run.run_id);
         else await interruptPendingRun(tx, run.run_id);
-        this.deps.completion.settle(run.run_id, { run_id: run.run_id, status: "interrupted" });
       } else {
         await requestCancel(tx, run.run_id, action);
       }
       stopped.push(run);
     }
+  }
+
+  /** Gives workers a claim for `threadId`'s queue, as a new run's announcement does. */
+  private async announceQueueChange(threadId: string): Promise<void> {
+    await this.deps.db.notify(RUNS_CHANNEL, queueAnnouncement("-", 0, threadId));
   }
 
   private async signalCancel(runId: string): Promise<void> {
@@ -178,6 +184,9 @@ export class RunService {
         this.deps.broker.end(run.run_id);
         await this.deps.completion.announce(run.run_id);
         await this.deps.refreshThread(run.thread_id);
+        // Runs queued behind it may be claimable now (it may have been a delayed run
+        // whose timer would otherwise be their next wake-up).
+        await this.announceQueueChange(run.thread_id);
         return;
       }
     }

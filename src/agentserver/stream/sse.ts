@@ -25,14 +25,18 @@ export class SseWriter {
     const fromHooks = reply.getHeaders();
     const listed = String(fromHooks["access-control-expose-headers"] ?? "").split(",").map((name) => name.trim()).filter(Boolean);
     const exposed = [...new Set([...listed, "Content-Location", "Location", ...("ratelimit" in fromHooks ? EXPOSED_HEADERS : [])])].join(", ");
+    // Lower-case names throughout: the reply's header names are, and one name must not
+    // appear twice in the head.
+    const own: Record<string, string> = {};
+    for (const [name, value] of Object.entries(options.headers ?? {})) own[name.toLowerCase()] = value;
     raw.writeHead(200, {
       ...(fromHooks as Record<string, string>),
-      "Content-Type": "text/event-stream; charset=utf-8",
-      "Cache-Control": "no-cache",
-      Connection: "keep-alive",
-      "X-Accel-Buffering": "no",
-      "Access-Control-Expose-Headers": exposed,
-      ...options.headers,
+      "content-type": "text/event-stream; charset=utf-8",
+      "cache-control": "no-cache",
+      connection: "keep-alive",
+      "x-accel-buffering": "no",
+      "access-control-expose-headers": exposed,
+      ...own,
     });
     raw.flushHeaders?.();
     this.heartbeat = setInterval(() => this.comment("heartbeat"), options.heartbeatMs ?? 10_000);

@@ -1,0 +1,92 @@
+import { afterEach, describe, expect, it } from "vitest";
+import { RUNS_CHANNEL, queueAnnouncement } from "../../src/agentserver/queue/channels.ts";
+import { WorkerPool } from "../../src/agentserver/queue/worker-pool.ts";
+import type { Database } from "../../src/storage/database.ts";
+import { openDatabase } from "../../src/storage/open.ts";
+import { BACKENDS, freshBackend } from "../support/backends.ts";
+
+/**
+ * The worker pool against a real database whose claim answers are held back on demand,
+ * to replay races deterministically: a run announced while a claim that will come back
+ * empty is still on its way must still be claimed.
+ */
+describe.each(BACKENDS)("worker pool races on %s", (backend) => {
+  const cleanup: Array<() => Promise<void>> = [];
+  afterEach(async () => {
+    for (const step of cleanup.splice(0).reverse()) await step();
+  });
+
+  async function setup() {
+    const target = freshBackend(backend, "pool");
+    const db = await openDatabase({ databaseUrl: target.databaseUrl, dataDir: target.dataDir, schema: target.schema, component: "agent", poolSize: 4 });
+    cleanup.push(() => db.close());
+    let hold: Promise<void> | undefined;
+    // The claim runs against the database at once; only its answer is delayed.
+    const held: Database = {
+      ...db,
+      query: async (sql, params) => {
+        const rows = await db.query(sql, params);
+        if (hold && sql.includes("WITH candidate")) await hold;
+        return rows as never;
+      },
+    };
+    const executed: string[] = [];
+    const pool = new WorkerPool(
+      held,
+      async (run) => {
+        executed.push(run.run_id);
+        await db.query("UPDATE runs SET status = 'success', lease_owner = NULL WHERE run_id = $1", [run.run_id]);
+      },
+      { workers: 4, leaseSeconds: 30, exclusiveStorage: false },
+      { warn: () => undefined, error: () => undefined },
+    );
+    cleanup.push(() => pool.stop(100));
+    const assistant = crypto.randomUUID();
+    await db.query(`INSERT INTO assistants (assistant_id, graph_id, name) VALUES ($1, 'g', 'n')`, [assistant]);
+    const queueRun = async (threadId = crypto.randomUUID()) => {
+      const runId = crypto.randomUUID();
+      await db.query(`INSERT INTO threads (thread_id, status) VALUES ($1, 'busy') ON CONFLICT DO NOTHING`, [threadId]);
+      await db.query(`INSERT INTO runs (run_id, thread_id, assistant_id, kwargs) VALUES ($1, $2, $3, '{}')`, [runId, threadId, assistant]);
+      await db.notify(RUNS_CHANNEL, queueAnnouncement(runId, 0, threadId));
+      return runId;
+    };
+    const holdClaims = () => {
+      let release!: () => void;
+      hold = new Promise((resolve) => (release = resolve));
+      return () => {
+        hold = undefined;
+        release();
+      };
+    };
+    const until = async (check: () => boolean, ms = 5_000) => {
+      const end = Date.now() + ms;
+      while (!check() && Date.now() < end) await new Promise((resolve) => setTimeout(resolve, 10));
+      return check();
+    };
+    return { pool, executed, queueRun, holdClaims, until };
+  }
+
+  it("claims a run announced while an empty claim was on its way", async () => {
+    const { pool, executed, queueRun, holdClaims, until } = await setup();
+    const release = holdClaims();
+    await pool.start(); // its start-up claim finds nothing, and its answer is held
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    const late = await queueRun();
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    release();
+    expect(await until(() => executed.includes(late))).toBe(true);
+  });
+
+  it("claims every run announced during slow claims", async () => {
+    const { pool, executed, queueRun, holdClaims, until } = await setup();
+    await pool.start();
+    const runs: string[] = [];
+    for (let i = 0; i < 5; i++) {
+      const release = holdClaims();
+      runs.push(await queueRun());
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      release();
+    }
+    expect(await until(() => runs.every((id) => executed.includes(id)))).toBe(true);
+  });
+});
