@@ -17,6 +17,12 @@ export interface Database extends Queryable {
   /** Subscribes to NOTIFY on `channel`; resolves to an unsubscribe function. */
   listen(channel: string, onPayload: (payload: string) => void): Promise<() => Promise<void>>;
   notify(channel: string, payload: string): Promise<void>;
+  /**
+   * Called after the notification connection was lost and is listening again:
+   * notifications sent in between are gone, so listeners re-check what they wait for.
+   * (The embedded database never loses its connection.)
+   */
+  onReconnect(handler: () => void): void;
   close(): Promise<void>;
 }
 

@@ -112,6 +112,9 @@ export async function openPglite(dataDir: string, schema: string): Promise<Datab
         for (const listener of [...set]) listener(payload);
       });
     },
+    onReconnect() {
+      // One in-process connection: nothing is ever missed.
+    },
     async close() {
       if (closed) return;
       closed = true;

@@ -25,18 +25,20 @@ export async function openPostgres(url: string, schema: string, poolSize = 20): 
   });
 
   const listeners = new Map<string, Set<(payload: string) => void>>();
+  const reconnectHandlers = new Set<() => void>();
   let listenClient: pg.Client | undefined;
   let closed = false;
 
   async function ensureListenClient(): Promise<pg.Client> {
     if (listenClient) return listenClient;
-    const client = new pg.Client({ connectionString: url, options });
+    // Named, so an operator (or a test) can tell this schema's notification connection apart.
+    const client = new pg.Client({ connectionString: url, options, application_name: `slipway-listen:${schema}` });
     await client.connect();
     client.on("notification", (message) => {
       for (const handler of listeners.get(message.channel) ?? []) handler(message.payload ?? "");
     });
     client.on("error", () => {
-      // Reconnect and re-subscribe; missed notifications are covered by the callers' periodic sweeps.
+      // Reconnect and re-subscribe; then the onReconnect handlers re-check what was missed.
       listenClient = undefined;
       if (!closed) setTimeout(() => void resubscribe(), 500).unref();
     });
@@ -48,6 +50,7 @@ export async function openPostgres(url: string, schema: string, poolSize = 20): 
     try {
       const client = await ensureListenClient();
       for (const channel of listeners.keys()) await client.query(`LISTEN ${quoteIdent(channel)}`);
+      for (const handler of reconnectHandlers) handler();
     } catch {
       if (!closed) setTimeout(() => void resubscribe(), 1000).unref();
     }
@@ -92,6 +95,9 @@ export async function openPostgres(url: string, schema: string, poolSize = 20): 
     },
     async notify(channel, payload) {
       await pool.query("SELECT pg_notify($1, $2)", [channel, payload]);
+    },
+    onReconnect(handler) {
+      reconnectHandlers.add(handler);
     },
     async close() {
       closed = true;

@@ -23,7 +23,7 @@ describe("two agent servers sharing PostgreSQL", () => {
     servers.push(worker);
     const front = await start(0);
     servers.push(front);
-    return { front: new Client({ apiUrl: front.url }), worker: new Client({ apiUrl: worker.url }) };
+    return { front: new Client({ apiUrl: front.url }), worker: new Client({ apiUrl: worker.url }), db: front.db, schema: target.schema };
   }
 
   const input = (text: string) => ({ messages: [{ role: "human", content: text }] });
@@ -49,5 +49,21 @@ describe("two agent servers sharing PostgreSQL", () => {
       "You said: two",
     ]);
     expect((await worker.runs.get(thread.thread_id, first.run_id)).status).toBe("success");
+  });
+
+  it("answers a waiter whose run ended while its notification connection was down", async () => {
+    const { front, db, schema } = await pair();
+    const thread = await front.threads.create();
+    const waiting = front.runs.wait(thread.thread_id, "slow", { input: { delay_ms: 400, steps: 1 } });
+    await new Promise((resolve) => setTimeout(resolve, 150));
+    // Both servers lose their LISTEN connection (they come back after ~0.5 s); the run
+    // ends in the other server meanwhile, so its "done" notification is lost to us.
+    const killed = await db.query<{ ok: boolean }>(
+      "SELECT pg_terminate_backend(pid) AS ok FROM pg_stat_activity WHERE application_name = $1",
+      [`slipway-listen:${schema}`],
+    );
+    expect(killed.length).toBe(2);
+    const outcome = await Promise.race([waiting.then((values) => ({ values })), new Promise((resolve) => setTimeout(() => resolve("still waiting"), 8_000))]);
+    expect(outcome).toEqual({ values: expect.objectContaining({ steps: 0 }) });
   });
 });

@@ -31,6 +31,24 @@ export class RunCompletion {
       if (!this.waiters.has(runId)) this.remember(runId);
       this.settle(runId, undefined);
     });
+    this.db.onReconnect(() => {
+      this.recheck().catch(() => undefined);
+    });
+  }
+
+  /**
+   * After the notification connection came back: the runs waited on that ended (or
+   * were removed) meanwhile are settled, since their "done" notification may be lost.
+   */
+  async recheck(): Promise<void> {
+    const ids = [...this.waiters.keys()];
+    if (!ids.length) return;
+    const live = await this.db.query<{ run_id: string }>(
+      `SELECT run_id FROM runs WHERE run_id = ANY($1::uuid[]) AND status IN ('pending', 'running')`,
+      [ids],
+    );
+    const stillRunning = new Set(live.map((row) => row.run_id));
+    for (const runId of ids) if (!stillRunning.has(runId)) this.settle(runId, undefined);
   }
 
   private remember(runId: string): void {

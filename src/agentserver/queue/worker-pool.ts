@@ -68,6 +68,8 @@ export class WorkerPool {
   async start(): Promise<void> {
     await this.db.listen(RUNS_CHANNEL, (payload) => this.onRunQueued(payload));
     await this.db.listen(RUN_CANCEL_CHANNEL, (runId) => this.abortLocal(runId));
+    // Announcements sent while the notification connection was down are lost: look.
+    this.db.onReconnect(() => this.drainQueue());
     if (this.options.exclusiveStorage) await requeueExpiredLeases(this.db, this.workerId);
     const lease = this.options.leaseSeconds * 1000;
     this.timers.push(setInterval(() => void this.heartbeat(), Math.max(200, lease / 3)));

@@ -6,7 +6,10 @@ import type { AssistantHandoff } from "./assistant-handoff.ts";
 import { executeRun, type RunAssistant } from "./executor.ts";
 import type { SnapshotWrite } from "../threads/repository.ts";
 import { RUNS_CHANNEL, queueAnnouncement } from "../queue/channels.ts";
-import { cancelActionOf, deleteRun, finishRunWithSnapshot, saveRunResult, toRun, type RunRow } from "./repository.ts";
+import { cancelActionOf, deleteRun, finishRunWithSnapshot, runEndOf, saveRunResult, toRun, type RunRow } from "./repository.ts";
+
+/** Attempts after which a run that keeps failing to finish ends in error. */
+export const MAX_RUN_ATTEMPTS = 5;
 import { deleteThreadRow, threadValues } from "./thread-queue.ts";
 import { sendWebhook, type WebhookPolicy } from "./webhook.ts";
 import { persistRunEvents } from "./run-events.ts";
@@ -47,6 +50,14 @@ export function createRunProcessor(deps: RunEngineDeps) {
     };
     emit("metadata", { run_id: run.run_id, attempt: run.attempt });
 
+    // A run retried this often (each retry follows a crash or an end that could not be
+    // recorded) would loop for ever: it ends in error instead.
+    if (run.attempt > MAX_RUN_ATTEMPTS) {
+      const message = `the run was started ${run.attempt - 1} times without its end being recorded; giving up`;
+      await finish(run, control, { status: "error", error: { error: "RunAttemptsExceeded", message } }, emit, events);
+      return;
+    }
+
     let assistant: RunAssistant;
     try {
       assistant = deps.handoff?.take(run.run_id) ?? (await deps.assistants.get(run.assistant_id));
@@ -86,6 +97,41 @@ export function createRunProcessor(deps: RunEngineDeps) {
     await finish(run, control, outcome.status === "success" ? { status: "success", values: outcome.values } : outcome, emit, events);
   };
 
+  /**
+   * Records the run's end (fenced by worker and attempt) with the thread's snapshot.
+   * A passing database error (a serialization failure, a dropped connection) gets a few
+   * tries; a try that reports "not ours" after an earlier one failed reads the row back,
+   * since that earlier write may have landed with its answer lost. If the snapshot is
+   * what the database refuses (say a NUL character in the values), the end is recorded
+   * without it. If nothing works the error goes up: the run leaves the pool, its lease is
+   * no longer renewed, and the sweeper gives it another attempt (up to MAX_RUN_ATTEMPTS).
+   */
+  async function recordEnd(
+    run: RunRow,
+    workerId: string,
+    outcome: { status: RunRow["status"]; error?: unknown },
+    snapshot: SnapshotWrite | undefined,
+  ): Promise<"ours" | "taken" | "gone"> {
+    const fence = { workerId, attempt: run.attempt };
+    const target = { runId: run.run_id, threadId: run.thread_id };
+    let failure: unknown;
+    for (const [index, delayMs] of [0, 50, 250, 1000].entries()) {
+      if (delayMs) await new Promise((resolve) => setTimeout(resolve, delayMs));
+      const withSnapshot = index < 3 ? snapshot : undefined;
+      try {
+        if (await finishRunWithSnapshot(deps.db, target, fence, outcome, withSnapshot)) return "ours";
+        const row = await runEndOf(deps.db, run.run_id);
+        if (!row) return "gone";
+        const landed = failure !== undefined && row.attempt === run.attempt && row.lease_owner === null && row.status === outcome.status;
+        return landed ? "ours" : "taken";
+      } catch (error) {
+        failure = error;
+        deps.log.warn({ err: error, run_id: run.run_id, try: index + 1 }, "recording the run's end failed");
+      }
+    }
+    throw failure;
+  }
+
   async function endQuietly(run: RunRow, result: RunResult | undefined): Promise<void> {
     deps.completion.settle(run.run_id, result);
     deps.broker.end(run.run_id);
@@ -106,11 +152,12 @@ export function createRunProcessor(deps: RunEngineDeps) {
       deps.log.warn({ err: e, thread_id: run.thread_id }, "thread snapshot failed");
       return undefined;
     });
-    const fence = { workerId: control.workerId, attempt: run.attempt };
-    const owned = await withRetries(() =>
-      finishRunWithSnapshot(deps.db, { runId: run.run_id, threadId: run.thread_id }, fence, { status: outcome.status, error }, snapshot),
-    );
-    if (!owned) {
+    const owned = await recordEnd(run, control.workerId, { status: outcome.status, error }, snapshot);
+    if (owned === "gone") {
+      // The run (or its thread) was deleted while it executed: its waiters still hear of it.
+      return endQuietly(run, { run_id: run.run_id, status: "interrupted" });
+    }
+    if (owned === "taken") {
       // Our lease expired and another worker has this run now: its outcome counts, not ours.
       deps.log.warn({ run_id: run.run_id, attempt: run.attempt }, "run finished after losing its lease; outcome dropped");
       deps.broker.end(run.run_id);
@@ -146,21 +193,6 @@ export function createRunProcessor(deps: RunEngineDeps) {
   }
 }
 
-/**
- * Recording a run's end must not be lost to a passing database error (a serialization
- * failure, a dropped connection): a few tries. If it still fails, the run's lease is no
- * longer renewed (it left the pool) and the sweeper hands it to another attempt.
- */
-async function withRetries<T>(work: () => Promise<T>, delaysMs = [50, 250, 1000]): Promise<T> {
-  for (let attempt = 0; ; attempt++) {
-    try {
-      return await work();
-    } catch (error) {
-      if (attempt >= delaysMs.length) throw error;
-      await new Promise((resolve) => setTimeout(resolve, delaysMs[attempt]));
-    }
-  }
-}
 
 /** Did this run already write a checkpoint (so a retry must continue from it)? */
 async function wroteCheckpoint(deps: RunEngineDeps, run: RunRow): Promise<boolean> {

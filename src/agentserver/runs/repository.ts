@@ -113,6 +113,24 @@ export async function requestCancel(db: Queryable, runId: string, action: "inter
   return rows[0];
 }
 
+/**
+ * Removes a run only while it is still pending (rollback of a run that never started);
+ * false when a worker claimed it meanwhile. Its persisted events go with it (cascade).
+ */
+export async function deletePendingRun(db: Queryable, runId: string): Promise<boolean> {
+  const rows = await db.query(`DELETE FROM runs WHERE run_id = $1 AND status = 'pending' RETURNING run_id`, [runId]);
+  return rows.length > 0;
+}
+
+/** The fields that say how a run ended, to check whether our own write of its end landed. */
+export async function runEndOf(db: Queryable, runId: string): Promise<{ status: RunStatus; attempt: number; lease_owner: string | null } | undefined> {
+  const rows = await db.query<{ status: RunStatus; attempt: number; lease_owner: string | null }>(
+    "SELECT status, attempt, lease_owner FROM runs WHERE run_id = $1",
+    [runId],
+  );
+  return rows[0];
+}
+
 /** A pending run that is cancelled never starts: it ends `interrupted` at once. */
 export async function interruptPendingRun(db: Queryable, runId: string): Promise<boolean> {
   const rows = await db.query(
@@ -197,6 +215,11 @@ export async function enqueueRunFast(
   return rows[0];
 }
 
+/** JSON for a jsonb parameter: PostgreSQL's jsonb cannot hold the NUL character, so strings lose it. */
+function jsonbText(value: unknown): string {
+  return JSON.stringify(value, (_key, item) => (typeof item === "string" && item.includes("\u0000") ? item.replaceAll("\u0000", "") : item));
+}
+
 /**
  * Records how a run ended, only if this worker still owns that attempt (a worker whose
  * lease expired and whose run was re-claimed must not overwrite the new outcome), and
@@ -211,7 +234,7 @@ export async function finishRunWithSnapshot(
   outcome: { status: RunStatus; error?: unknown },
   snapshot: { values: unknown; interrupts: unknown; error: unknown; settledStatus: string; now: Date } | undefined,
 ): Promise<boolean> {
-  const json = (value: unknown) => (value === undefined || value === null ? null : JSON.stringify(value));
+  const json = (value: unknown) => (value === undefined || value === null ? null : jsonbText(value));
   const rows = await db.query<{ owned: boolean }>(
     `SELECT finish_run($1, $2, $3, $4, $5::jsonb, $6, $7, $8::jsonb, $9::jsonb, $10::jsonb, $11, $12) AS owned`,
     [
@@ -222,8 +245,8 @@ export async function finishRunWithSnapshot(
       json(outcome.error),
       run.threadId,
       snapshot !== undefined,
-      snapshot ? JSON.stringify(snapshot.values) : null,
-      snapshot ? JSON.stringify(snapshot.interrupts) : null,
+      snapshot ? jsonbText(snapshot.values) : null,
+      snapshot ? jsonbText(snapshot.interrupts) : null,
       snapshot ? json(snapshot.error) : null,
       snapshot?.settledStatus ?? null,
       snapshot?.now ?? null,

@@ -6,6 +6,7 @@ import type { StreamBroker } from "../stream/broker.ts";
 import type { RunAssistant } from "./executor.ts";
 import {
   activeRunsOfThread,
+  deletePendingRun,
   deleteRun,
   enqueueRunFast,
   findRunsToCancel,
@@ -61,7 +62,7 @@ export class RunService {
     const strategy: MultitaskStrategy = body.multitask_strategy ?? "enqueue";
     const runId = deps.newId();
     const threadMeta = { graph_id: assistant.graph_id, assistant_id: assistant.assistant_id };
-    const toStop: RunRow[] = [];
+    const toStop: Array<{ run: RunRow; wasPending: boolean }> = [];
 
     const fields = {
       run_id: runId,
@@ -98,8 +99,8 @@ export class RunService {
     beforeAnnounce?.(run);
     // Committed: now tell the waiters of the pending runs that stopped (here and, by the
     // notification, in other processes), and the workers of the running ones.
-    for (const stopped of toStop) {
-      if (stopped.status === "pending") {
+    for (const { run: stopped, wasPending } of toStop) {
+      if (wasPending) {
         deps.completion.settle(stopped.run_id, { run_id: stopped.run_id, status: "interrupted" });
         await deps.completion.announce(stopped.run_id);
       } else await this.signalCancel(stopped.run_id);
@@ -112,16 +113,26 @@ export class RunService {
    * interrupt / rollback strategies: pending runs stop now (their waiters, here and in
    * other processes, are told once the transaction commits), running ones are told to.
    */
-  private async stopActive(tx: Queryable, active: RunRow[], action: "interrupt" | "rollback", stopped: RunRow[]): Promise<void> {
+  private async stopActive(
+    tx: Queryable,
+    active: RunRow[],
+    action: "interrupt" | "rollback",
+    stopped: Array<{ run: RunRow; wasPending: boolean }>,
+  ): Promise<void> {
     for (const run of active) {
-      if (run.status === "pending") {
-        if (action === "rollback") await deleteRun(tx, run.run_id);
-        else await interruptPendingRun(tx, run.run_id);
-      } else {
-        await requestCancel(tx, run.run_id, action);
+      // Claims take no thread lock: a run read as pending may have started since. Then
+      // it is stopped as a running run is, by its worker.
+      if (run.status === "pending" && (await this.stopPending(tx, run.run_id, action))) {
+        stopped.push({ run, wasPending: true });
+      } else if (await requestCancel(tx, run.run_id, action)) {
+        stopped.push({ run, wasPending: false });
       }
-      stopped.push(run);
     }
+  }
+
+  /** Stops a run that has not started; false when a worker claimed it meanwhile. */
+  private stopPending(db: Queryable, runId: string, action: "interrupt" | "rollback"): Promise<boolean> {
+    return action === "rollback" ? deletePendingRun(db, runId) : interruptPendingRun(db, runId);
   }
 
   /** Gives workers a claim for `threadId`'s queue, as a new run's announcement does. */
@@ -178,8 +189,7 @@ export class RunService {
   private async cancelRow(run: RunRow, action: "interrupt" | "rollback"): Promise<void> {
     const { db } = this.deps;
     if (run.status === "pending") {
-      const stopped = action === "rollback" ? (await deleteRun(db, run.run_id), true) : await interruptPendingRun(db, run.run_id);
-      if (stopped) {
+      if (await this.stopPending(db, run.run_id, action)) {
         this.deps.completion.settle(run.run_id, { run_id: run.run_id, status: "interrupted" });
         this.deps.broker.end(run.run_id);
         await this.deps.completion.announce(run.run_id);

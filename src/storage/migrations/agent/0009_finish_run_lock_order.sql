@@ -2,8 +2,9 @@
 -- interrupt / rollback strategies and thread deletion lock the thread first and then
 -- its runs, so the two orders could deadlock on a PostgreSQL server. Every writer now
 -- takes the thread lock first. The thread id is always given; p_write_snapshot says
--- whether the snapshot fields are to be written.
-DROP FUNCTION finish_run(uuid, text, integer, text, jsonb, uuid, jsonb, jsonb, jsonb, text, timestamptz);
+-- whether the snapshot fields are to be written. The old function stays (a different
+-- signature): processes of the previous version sharing the database keep working
+-- during a rolling update.
 
 CREATE FUNCTION finish_run(
   p_run_id uuid, p_worker text, p_attempt integer, p_status text, p_error jsonb, p_thread_id uuid,
