@@ -16,7 +16,7 @@ describe.each(BACKENDS)("worker pool races on %s", (backend) => {
     for (const step of cleanup.splice(0).reverse()) await step();
   });
 
-  async function setup() {
+  async function setup(options: { leaseSeconds?: number; runMs?: number } = {}) {
     const target = freshBackend(backend, "pool");
     const db = await openDatabase({ databaseUrl: target.databaseUrl, dataDir: target.dataDir, schema: target.schema, component: "agent", poolSize: 4 });
     cleanup.push(() => db.close());
@@ -35,9 +35,10 @@ describe.each(BACKENDS)("worker pool races on %s", (backend) => {
       held,
       async (run) => {
         executed.push(run.run_id);
+        if (options.runMs) await new Promise((resolve) => setTimeout(resolve, options.runMs));
         await db.query("UPDATE runs SET status = 'success', lease_owner = NULL WHERE run_id = $1", [run.run_id]);
       },
-      { workers: 4, leaseSeconds: 30, exclusiveStorage: false },
+      { workers: 4, leaseSeconds: options.leaseSeconds ?? 30, exclusiveStorage: false },
       { warn: () => undefined, error: () => undefined },
     );
     cleanup.push(() => pool.stop(100));
@@ -63,7 +64,7 @@ describe.each(BACKENDS)("worker pool races on %s", (backend) => {
       while (!check() && Date.now() < end) await new Promise((resolve) => setTimeout(resolve, 10));
       return check();
     };
-    return { pool, executed, queueRun, holdClaims, until };
+    return { db, pool, executed, queueRun, holdClaims, until };
   }
 
   it("claims a run announced while an empty claim was on its way", async () => {
@@ -88,5 +89,18 @@ describe.each(BACKENDS)("worker pool races on %s", (backend) => {
       release();
     }
     expect(await until(() => runs.every((id) => executed.includes(id)))).toBe(true);
+  });
+
+  it("keeps renewing the lease of a run that finishes during a graceful stop", async () => {
+    const { db, pool, executed, queueRun, until } = await setup({ leaseSeconds: 1, runMs: 2_500 });
+    await pool.start();
+    const runId = await queueRun();
+    expect(await until(() => executed.includes(runId))).toBe(true);
+    const stopping = pool.stop(5_000);
+    await new Promise((resolve) => setTimeout(resolve, 1_800));
+    // Past the 1 s lease: only heartbeats during the grace period keep it ours.
+    const [row] = await db.query<{ live: boolean }>("SELECT lease_expires_at > now() AS live FROM runs WHERE run_id = $1", [runId]);
+    expect(row.live).toBe(true);
+    await stopping;
   });
 });

@@ -72,6 +72,7 @@ export class WorkerPool {
     this.db.onReconnect(() => this.drainQueue());
     if (this.options.exclusiveStorage) await requeueExpiredLeases(this.db, this.workerId);
     const lease = this.options.leaseSeconds * 1000;
+    // Order matters to stop(): the heartbeat is first.
     this.timers.push(setInterval(() => void this.heartbeat(), Math.max(200, lease / 3)));
     this.timers.push(setInterval(() => void this.sweep(), Math.max(200, lease / 2)));
     for (const timer of this.timers) timer.unref();
@@ -242,13 +243,20 @@ export class WorkerPool {
   /** Stops claiming; waits up to `graceMs` for runs in progress, then aborts them. */
   async stop(graceMs = 5_000): Promise<void> {
     this.stopped = true;
-    for (const timer of this.timers) clearInterval(timer);
+    // The heartbeat (the first timer) keeps the leases of runs still finishing alive
+    // during the grace period; the sweeper and the due timer stop now.
+    const [heartbeat, ...others] = this.timers;
+    for (const timer of others) clearInterval(timer);
     if (this.dueTimer) clearTimeout(this.dueTimer);
-    const all = Promise.allSettled([...this.inFlight]);
-    const timeout = new Promise((resolve) => setTimeout(resolve, graceMs).unref());
-    await Promise.race([all, timeout]);
-    for (const controller of this.active.values()) controller.abort();
-    await Promise.race([Promise.allSettled([...this.inFlight]), new Promise((r) => setTimeout(r, 1000).unref())]);
+    try {
+      const all = Promise.allSettled([...this.inFlight]);
+      const timeout = new Promise((resolve) => setTimeout(resolve, graceMs).unref());
+      await Promise.race([all, timeout]);
+      for (const controller of this.active.values()) controller.abort();
+      await Promise.race([Promise.allSettled([...this.inFlight]), new Promise((r) => setTimeout(r, 1000).unref())]);
+    } finally {
+      clearInterval(heartbeat);
+    }
   }
 }
 
