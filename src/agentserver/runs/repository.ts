@@ -296,9 +296,15 @@ export async function secondsUntilNextDueRun(db: Queryable): Promise<number | un
  * sweeper hands it to another attempt.
  */
 export async function renewLeases(db: Queryable, workerId: string, runIds: string[], leaseSeconds: number): Promise<void> {
+  // Rows are locked in run_id order, as the sweeper locks them: two multi-row updates
+  // taking the same rows in different orders could deadlock.
   await db.query(
-    `UPDATE runs SET lease_expires_at = now() + make_interval(secs => $2)
-     WHERE lease_owner = $1 AND status = 'running' AND run_id = ANY($3::uuid[])`,
+    `WITH mine AS (
+       SELECT run_id FROM runs
+       WHERE lease_owner = $1 AND status = 'running' AND run_id = ANY($3::uuid[])
+       ORDER BY run_id FOR UPDATE
+     )
+     UPDATE runs SET lease_expires_at = now() + make_interval(secs => $2) FROM mine WHERE runs.run_id = mine.run_id`,
     [workerId, leaseSeconds, runIds],
   );
 }
@@ -308,10 +314,17 @@ export async function renewLeases(db: Queryable, workerId: string, runIds: strin
  * queue. Their attempt number goes up when re-claimed, which fences the old worker.
  */
 export async function requeueExpiredLeases(db: Queryable, onlyOwnerNot?: string): Promise<string[]> {
+  // In run_id order like renewLeases; rows another sweeper (or a renewal) holds are
+  // skipped: the other sweeper takes them, and a renewed lease is not expired.
   const rows = await db.query<{ run_id: string }>(
-    `UPDATE runs SET status = 'pending', lease_owner = NULL, lease_expires_at = NULL, updated_at = now()
-     WHERE status = 'running' AND (lease_expires_at < now() OR ($1::text IS NOT NULL AND lease_owner <> $1))
-     RETURNING run_id`,
+    `WITH expired AS (
+       SELECT run_id FROM runs
+       WHERE status = 'running' AND (lease_expires_at < now() OR ($1::text IS NOT NULL AND lease_owner <> $1))
+       ORDER BY run_id FOR UPDATE SKIP LOCKED
+     )
+     UPDATE runs SET status = 'pending', lease_owner = NULL, lease_expires_at = NULL, updated_at = now()
+     FROM expired WHERE runs.run_id = expired.run_id
+     RETURNING runs.run_id`,
     [onlyOwnerNot ?? null],
   );
   return rows.map((r) => r.run_id);
