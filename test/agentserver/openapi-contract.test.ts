@@ -1,18 +1,19 @@
-import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startAgentServer } from "../../src/agentserver/server.ts";
+import { vendorDocument } from "../support/vendor-contract.ts";
 import { compareDocuments, inScope, listOperations, type OpenApiDocument } from "./openapi-compare.ts";
 
 /**
  * Wire compatibility, checked against the vendor's own description of its agent
- * server (shared/reference/, beside the repository). A client written for the
+ * server (shared/reference/ beside the repository, or its committed extract: see
+ * test/support/vendor-contract.ts). A client written for the
  * vendor sends these method+path pairs and expects these statuses and fields.
  */
 const repoRoot = fileURLToPath(new URL("../..", import.meta.url));
-const vendorPath = process.env.SLIPWAY_VENDOR_AGENT_OPENAPI ?? path.resolve(repoRoot, "../shared/reference/agent-server-openapi.json");
 const fixtureConfig = path.join(repoRoot, "test/fixtures/agents/langgraph.json");
 
 /**
@@ -21,14 +22,11 @@ const fixtureConfig = path.join(repoRoot, "test/fixtures/agents/langgraph.json")
  */
 const ACCEPTED_DEVIATIONS: Record<string, string> = {};
 
-// CI always has shared/ beside the clone; a developer's lone clone may not.
-const vendorMissing = !existsSync(vendorPath) && !process.env.CI;
-
-describe.skipIf(vendorMissing)("agent server OpenAPI contract", () => {
+describe("agent server OpenAPI contract", () => {
   let server: Awaited<ReturnType<typeof startAgentServer>> | undefined;
   let dataDir: string;
   let ours: OpenApiDocument;
-  const vendor = (): OpenApiDocument => JSON.parse(readFileSync(vendorPath, "utf8"));
+  const vendor = (): OpenApiDocument => vendorDocument<OpenApiDocument>("agent-server");
 
   beforeAll(async () => {
     dataDir = mkdtempSync(path.join(tmpdir(), "slipway-openapi-"));

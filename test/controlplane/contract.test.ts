@@ -1,5 +1,5 @@
-import { readFileSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { vendorDocument } from "../support/vendor-contract.ts";
 import { startControlPlane, type ControlPlaneFixture } from "./deployments-fixture.ts";
 
 /**
@@ -28,9 +28,8 @@ type Document = { paths: Record<string, Record<string, Operation>>; components?:
  */
 const EXEMPT: RegExp[] = [/(^|\.)secrets\[\]\.value$/];
 
-const vendor = JSON.parse(
-  readFileSync(new URL("../../../shared/reference/control-plane-openapi.json", import.meta.url), "utf8"),
-) as Document;
+// shared/reference/ beside the repository, or its committed extract (test/support/vendor-contract.ts).
+const vendor = vendorDocument<Document>("control-plane");
 const METHODS = ["get", "post", "put", "patch", "delete"];
 const operations = Object.entries(vendor.paths).flatMap(([path, item]) =>
   Object.keys(item)
