@@ -55,7 +55,8 @@ export class WorkerPool {
   private dueAt = 0;
   /** Set when the next empty claim should look up the next delayed run's due time. */
   private dueCheck = false;
-  private readonly timers: NodeJS.Timeout[] = [];
+  private heartbeatTimer?: NodeJS.Timeout;
+  private sweepTimer?: NodeJS.Timeout;
   private readonly inFlight = new Set<Promise<void>>();
 
   constructor(
@@ -72,10 +73,8 @@ export class WorkerPool {
     this.db.onReconnect(() => this.drainQueue());
     if (this.options.exclusiveStorage) await requeueExpiredLeases(this.db, this.workerId);
     const lease = this.options.leaseSeconds * 1000;
-    // Order matters to stop(): the heartbeat is first.
-    this.timers.push(setInterval(() => void this.heartbeat(), Math.max(200, lease / 3)));
-    this.timers.push(setInterval(() => void this.sweep(), Math.max(200, lease / 2)));
-    for (const timer of this.timers) timer.unref();
+    this.heartbeatTimer = setInterval(() => void this.heartbeat(), Math.max(200, lease / 3)).unref();
+    this.sweepTimer = setInterval(() => void this.sweep(), Math.max(200, lease / 2)).unref();
     // Delayed runs queued before we started: ask the database once; later ones are
     // announced with their delay (see onRunQueued).
     this.dueCheck = true;
@@ -83,24 +82,22 @@ export class WorkerPool {
   }
 
   /**
-   * A run was queued (by any process on this database). The payload is
-   * `<run_id> <delay seconds>`: a due run is claimed now, a delayed one sets a timer.
+   * A run was queued, or a thread's queue changed (by any process on this database);
+   * the payload is made by `queueAnnouncement`. A delayed run sets a timer; a run behind
+   * one executing here is claimed when that one ends; any other due run is claimed now.
    */
   private onRunQueued(payload: string): void {
     this.signals++;
     const [, delayText, threadId] = payload.split(" ");
     const delay = Number(delayText ?? 0);
+    if (delay > 0) this.wakeAt(Date.now() + delay * 1000);
     if (threadId && this.activeThreads.has(threadId)) {
-      // It waits behind a run of ours: claimed when that one ends, not before.
       this.waitingThreads.add(threadId);
-      if (delay > 0) this.wakeAt(Date.now() + delay * 1000);
       return;
     }
-    if (delay > 0) this.wakeAt(Date.now() + delay * 1000);
-    else {
-      this.credits++;
-      this.poke();
-    }
+    if (delay > 0) return;
+    this.credits++;
+    this.poke();
   }
 
   /** Claims until the queue has nothing claimable. */
@@ -128,10 +125,6 @@ export class WorkerPool {
   /** Aborts a run executing in this process, if it is here. */
   abortLocal(runId: string): void {
     this.active.get(runId)?.abort();
-  }
-
-  isRunningHere(runId: string): boolean {
-    return this.active.has(runId);
   }
 
   /** Tries to claim work; coalesces calls that arrive while a claim is under way. */
@@ -243,10 +236,9 @@ export class WorkerPool {
   /** Stops claiming; waits up to `graceMs` for runs in progress, then aborts them. */
   async stop(graceMs = 5_000): Promise<void> {
     this.stopped = true;
-    // The heartbeat (the first timer) keeps the leases of runs still finishing alive
-    // during the grace period; the sweeper and the due timer stop now.
-    const [heartbeat, ...others] = this.timers;
-    for (const timer of others) clearInterval(timer);
+    // The heartbeat keeps the leases of runs still finishing alive during the grace
+    // period; the sweeper and the due timer stop now.
+    clearInterval(this.sweepTimer);
     if (this.dueTimer) clearTimeout(this.dueTimer);
     try {
       const all = Promise.allSettled([...this.inFlight]);
@@ -255,7 +247,7 @@ export class WorkerPool {
       for (const controller of this.active.values()) controller.abort();
       await Promise.race([Promise.allSettled([...this.inFlight]), new Promise((r) => setTimeout(r, 1000).unref())]);
     } finally {
-      clearInterval(heartbeat);
+      clearInterval(this.heartbeatTimer);
     }
   }
 }

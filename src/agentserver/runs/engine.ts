@@ -147,11 +147,14 @@ export function createRunProcessor(deps: RunEngineDeps) {
   ): Promise<void> {
     const error = outcome.status === "error" ? outcome.error : undefined;
     if (error) emit("error", error);
-    // The thread's new snapshot is written with the run's end, in one statement.
-    const snapshot = await deps.snapshotOf(run.thread_id, error ? { runError: error } : undefined).catch((e) => {
-      deps.log.warn({ err: e, thread_id: run.thread_id }, "thread snapshot failed");
-      return undefined;
-    });
+    // The thread's new snapshot is written with the run's end, in one statement; a
+    // stateless run's thread is deleted below, so it needs none.
+    const snapshot = run.kwargs.temporary
+      ? undefined
+      : await deps.snapshotOf(run.thread_id, error ? { runError: error } : undefined).catch((e) => {
+          deps.log.warn({ err: e, thread_id: run.thread_id }, "thread snapshot failed");
+          return undefined;
+        });
     const owned = await recordEnd(run, control.workerId, { status: outcome.status, error }, snapshot);
     if (owned === "gone") {
       // The run (or its thread) was deleted while it executed: its waiters still hear of it.
