@@ -1,4 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import { withExposed } from "./expose-headers.ts";
 
 /** langgraph.json's `http.cors`, in its own field names. */
 export interface CorsConfig {
@@ -25,7 +26,7 @@ export function registerCors(app: FastifyInstance, config: CorsConfig = {}, alwa
   const origins = config.allow_origins ?? ["*"];
   const anyOrigin = origins.includes("*");
   const credentials = config.allow_credentials === true;
-  const exposed = [...new Set([...alwaysExposed, ...(config.expose_headers ?? [])])].join(", ");
+  const exposed = [...new Set([...alwaysExposed, ...(config.expose_headers ?? [])])];
   const methods = config.allow_methods?.length ? config.allow_methods.join(", ") : ALL_METHODS;
   const allowedHeaders = config.allow_headers?.length && !config.allow_headers.includes("*") ? config.allow_headers.join(", ") : undefined;
 
@@ -42,7 +43,8 @@ export function registerCors(app: FastifyInstance, config: CorsConfig = {}, alwa
     if (!allowed) return done();
     reply.header("access-control-allow-origin", allowed);
     if (credentials) reply.header("access-control-allow-credentials", "true");
-    if (exposed) reply.header("access-control-expose-headers", exposed);
+    // Added to, not replaced: the rate limiter, ahead of this hook, may have listed its headers.
+    if (exposed.length) reply.header("access-control-expose-headers", withExposed(reply.getHeader("access-control-expose-headers"), exposed));
     const preflightMethod = request.headers["access-control-request-method"];
     if (request.method !== "OPTIONS" || !preflightMethod) return done();
     reply.header("access-control-allow-methods", methods);

@@ -42,18 +42,3 @@ export function rejectionDetail(state: RuleState): string {
 }
 
 export const EXPOSED_HEADERS = ["RateLimit", "RateLimit-Policy", "Retry-After"];
-const EXPOSED_LIST = EXPOSED_HEADERS.join(", ");
-
-/**
- * Adds the rate-limit headers to `Access-Control-Expose-Headers` so browser clients
- * can read them, keeping whatever a CORS layer already listed.
- */
-export function exposeHeaders(existing: string | number | string[] | undefined): string {
-  // The usual cases, without parsing: nothing listed yet, or our own list already.
-  if (existing === undefined || existing === EXPOSED_LIST) return EXPOSED_LIST;
-  const listed = existing === undefined ? [] : String(existing).split(",").map((name) => name.trim()).filter(Boolean);
-  // A "*" already there is not enough: it means nothing on credentialed requests.
-  const lower = new Set(listed.map((name) => name.toLowerCase()));
-  for (const name of EXPOSED_HEADERS) if (!lower.has(name.toLowerCase())) listed.push(name);
-  return listed.join(", ");
-}

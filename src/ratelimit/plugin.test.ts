@@ -4,6 +4,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { testRedisUrl } from "../../test/support/backends.ts";
 import { installErrorHandler } from "../http/error-handler.ts";
 import { ManualClock } from "./fixtures/limiter.ts";
+import { withExposed } from "../http/expose-headers.ts";
 import { registerRateLimit, type RateLimitOptions } from "./plugin.ts";
 import { FailoverStore } from "./stores/failover.ts";
 import { MemoryStore } from "./stores/memory.ts";
@@ -54,10 +55,12 @@ async function appWith(overrides: Partial<RateLimitOptions> = {}) {
     reply.raw.writeHead(200, { ...(reply.getHeaders() as Record<string, string>), "content-type": "text/event-stream" });
     reply.raw.end("event: end\ndata: null\n\n");
   });
-  app.get("/info", async (_request, reply) => {
-    reply.header("access-control-expose-headers", "X-Request-Id");
-    return { version: "test" };
+  // A CORS layer after the limiter, adding its own name to the expose list.
+  app.addHook("onRequest", (request, reply, done) => {
+    if (request.url === "/info") reply.header("access-control-expose-headers", withExposed(reply.getHeader("access-control-expose-headers"), ["X-Request-Id"]));
+    done();
   });
+  app.get("/info", async () => ({ version: "test" }));
   await app.ready();
   return { app, clock };
 }
@@ -79,7 +82,7 @@ describe("registerRateLimit over real HTTP", () => {
     expect(new Set(statuses)).toEqual(new Set([401]));
     expect(last!.headers.get("ratelimit")).toBe('"catch-all-ip";r=0;t=60');
 
-    const refused = await fetch(`${base}/v2/deployments`);
+    const refused = await fetch(`${base}/v2/deployments`, { headers: { origin: "https://ui.example" } });
     expect(refused.status).toBe(429);
     expect(refused.headers.get("retry-after")).toBe("60");
     expect(refused.headers.get("ratelimit-policy")).toBe('"catch-all-ip";q=100;w=60');
@@ -151,11 +154,15 @@ describe("registerRateLimit", () => {
     expect((await get(trusting, "/", { "x-forwarded-for": "203.0.113.1, 203.0.113.2" }, "10.0.0.1")).statusCode).toBe(404);
   });
 
-  it("exposes the headers to browsers, keeping what CORS already listed", async () => {
+  it("exposes the headers to browsers, alongside what CORS lists", async () => {
     const { app } = await appWith();
     const response = await get(app, "/info", { origin: "https://ui.example" });
-    expect(response.headers["access-control-expose-headers"]).toBe("X-Request-Id, RateLimit, RateLimit-Policy, Retry-After");
+    expect(response.headers["access-control-expose-headers"]).toBe("RateLimit, RateLimit-Policy, Retry-After, X-Request-Id");
     expect(response.headers["ratelimit-policy"]).toBe('"high-throughput-ip";q=2000;w=10');
+    // A request without Origin is not a browser's cross-origin call: no expose list.
+    const plain = await get(app, "/v2/deployments", { "x-api-key": "key-alice" });
+    expect(plain.headers["ratelimit-policy"]).toBe('"default-api-key";q=1000;w=10');
+    expect(plain.headers["access-control-expose-headers"]).toBeUndefined();
   });
 
   it("sends the headers on hijacked replies that copy the reply's headers into their head", async () => {

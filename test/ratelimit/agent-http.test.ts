@@ -42,7 +42,7 @@ describe("slipway agent with the default policy", () => {
       // A raw stream request, to read the head the SSE writer sends.
       const stream = await fetch(`${keyed.url}/threads/${thread.thread_id}/runs/stream`, {
         method: "POST",
-        headers: { "content-type": "application/json", "x-api-key": "agent-secret" },
+        headers: { "content-type": "application/json", "x-api-key": "agent-secret", origin: "https://studio.example" },
         body: JSON.stringify({ assistant_id: "agent", input: { messages: [{ role: "user", content: "hi" }] }, stream_mode: ["values"] }),
       });
       expect(stream.status).toBe(200);

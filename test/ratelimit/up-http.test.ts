@@ -76,7 +76,7 @@ describe("slipway up with the default policy", () => {
       expect(last.headers.get("ratelimit-policy")).toBe('"catch-all-ip";q=100;w=60');
       expect(last.headers.get("ratelimit")).toMatch(/^"catch-all-ip";r=0;t=\d+$/);
 
-      const refused = await fetch(`${up.url}/v2/deployments`);
+      const refused = await fetch(`${up.url}/v2/deployments`, { headers: { origin: "https://console.example" } });
       expect(refused.status).toBe(429);
       const retryAfter = Number(refused.headers.get("retry-after"));
       expect(Number.isInteger(retryAfter) && retryAfter >= 1 && retryAfter <= 60).toBe(true);

@@ -1,4 +1,4 @@
-import { EXPOSED_HEADERS } from "../../ratelimit/headers.ts";
+import { withExposed } from "../../http/expose-headers.ts";
 import type { FastifyReply, FastifyRequest } from "fastify";
 
 export interface SseOptions {
@@ -19,12 +19,10 @@ export class SseWriter {
   constructor(_request: FastifyRequest, private readonly reply: FastifyReply, options: SseOptions = {}) {
     reply.hijack();
     const raw = reply.raw;
-    // Headers hooks set on the reply (rate limits, CORS) go into our head too. A hijacked
-    // reply skips onSend hooks, where the rate limiter lists its headers for CORS: list
-    // them here, keeping what the CORS hook listed.
+    // Headers hooks set on the reply (rate limits, CORS and its expose list) go into
+    // our head too, with the stream's own location headers exposed as well.
     const fromHooks = reply.getHeaders();
-    const listed = String(fromHooks["access-control-expose-headers"] ?? "").split(",").map((name) => name.trim()).filter(Boolean);
-    const exposed = [...new Set([...listed, "Content-Location", "Location", ...("ratelimit" in fromHooks ? EXPOSED_HEADERS : [])])].join(", ");
+    const exposed = withExposed(fromHooks["access-control-expose-headers"], ["Content-Location", "Location"]);
     // Lower-case names throughout: the reply's header names are, and one name must not
     // appear twice in the head.
     const own: Record<string, string> = {};
