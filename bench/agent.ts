@@ -4,7 +4,8 @@
  * peer @langchain/langgraph-api dev server, on the same graph (examples/agent),
  * in one run on this machine, then a table and the ratios ours/peer.
  *
- *   --only ours,postgres,peer   targets to measure (default: all three)
+ *   --only ours,postgres,peer,floor   what to measure (default: all four; "floor" is
+ *                               the graph and the SDK alone, see agent/floor.ts)
  *   --runs 400 --seconds 60     bound of the create+wait phase (count, then time)
  *   --concurrency 20            callers in the create+wait phase
  *   --streams 30 --burst 50     sizes of the stream and enqueue phases
@@ -12,18 +13,19 @@
  *
  * Everything listens on 127.0.0.1; every child server is stopped at the end.
  */
+import { execFileSync } from "node:child_process";
 import { writeFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { stopAll } from "./agent/processes.ts";
-import { render, type Column } from "./agent/report.ts";
+import { render, renderFloor, type Column, type Floor } from "./agent/report.ts";
 import { logDir, postgresForBench, startOurs, startPeer, type Target } from "./agent/targets.ts";
 import { runWorkload, type WorkloadOptions } from "./agent/workload.ts";
 
 const repoRoot = fileURLToPath(new URL("..", import.meta.url));
 const { values: flags } = parseArgs({
   options: {
-    only: { type: "string", default: "ours,postgres,peer" },
+    only: { type: "string", default: "ours,postgres,peer,floor" },
     runs: { type: "string", default: "400" },
     seconds: { type: "string", default: "60" },
     concurrency: { type: "string", default: "20" },
@@ -34,7 +36,7 @@ const { values: flags } = parseArgs({
 });
 
 const wanted = new Set(flags.only.split(",").map((s) => s.trim()));
-for (const name of wanted) if (!["ours", "postgres", "peer"].includes(name)) throw new Error(`--only: unknown target '${name}'`);
+for (const name of wanted) if (!["ours", "postgres", "peer", "floor"].includes(name)) throw new Error(`--only: unknown target '${name}'`);
 const workload: WorkloadOptions = {
   runs: Number(flags.runs),
   seconds: Number(flags.seconds),
@@ -86,8 +88,21 @@ async function main(): Promise<Column[]> {
   return columns;
 }
 
+/** The floors, in a child process of their own (see agent/floor.ts). */
+function measureFloor(): Floor {
+  console.error("[bench] measuring the floors: the graph alone, the SDK against a stub");
+  const output = execFileSync(process.execPath, ["--import", "tsx", "bench/agent/floor.ts"], {
+    cwd: repoRoot,
+    env: { ...process.env, FLOOR_RUNS: String(workload.runs), FLOOR_CONCURRENCY: String(workload.concurrency), FLOOR_STREAMS: String(workload.streams) },
+    encoding: "utf8",
+  });
+  return JSON.parse(output.trim().split("\n").at(-1)!) as Floor;
+}
+
+const floor = wanted.has("floor") ? measureFloor() : undefined;
 const columns = await main();
 console.log(render(columns, workload.concurrency, workload.burst));
+if (floor) console.log(`\n${renderFloor(floor, columns, workload.concurrency)}`);
 console.log(`\nserver logs: ${logDir}`);
-if (flags.json) writeFileSync(flags.json, JSON.stringify({ workload, columns }, null, 2));
+if (flags.json) writeFileSync(flags.json, JSON.stringify({ workload, columns, floor }, null, 2));
 process.exitCode = columns.some((c) => c.result) ? 0 : 1;

@@ -58,3 +58,37 @@ export function render(columns: Column[], concurrency: number, burst: number): s
   }
   return out.join("\n");
 }
+
+/** What the graph and the SDK cost on their own (agent/floor.ts). */
+export interface Floor {
+  graphRunsPerSecond: number;
+  graphFirstUpdateMs: number;
+  transportFirstUpdateMs: number;
+}
+
+/**
+ * The floors, next to the issue's goals computed from the peer's figures of this run
+ * (10x its throughput, 1/20 of its first-event latency).
+ */
+export function renderFloor(floor: Floor, columns: Column[], concurrency: number): string {
+  const body = [
+    [`graph alone, in-process, c=${concurrency}: runs/s (ceiling)`, fmt(floor.graphRunsPerSecond, 1)],
+    ["graph alone: first `updates` chunk p50, ms", fmt(floor.graphFirstUpdateMs, 2)],
+    ["SDK + HTTP alone (stub server): first `updates` event p50, ms", fmt(floor.transportFirstUpdateMs, 2)],
+    ["sum of the two: first-event floor for any server, ms", fmt(floor.graphFirstUpdateMs + floor.transportFirstUpdateMs, 2)],
+  ];
+  const out = [table(["floors on this machine", ""], body)];
+  const peer = columns.find((c) => c.label.startsWith("peer"))?.result;
+  if (peer) {
+    const goalRate = peer.runsPerSecond * 10;
+    const goalFirst = peer.streamFirstUpdateP50Ms / 20;
+    const firstFloor = floor.graphFirstUpdateMs + floor.transportFirstUpdateMs;
+    out.push(
+      "",
+      `goal throughput, 10x the peer: ${fmt(goalRate, 1)} runs/s = ${fmt((goalRate / floor.graphRunsPerSecond) * 100, 0)}% of the graph-alone ceiling`,
+      `goal first event, 1/20 of the peer: ${fmt(goalFirst, 2)} ms = ${fmt((goalFirst / firstFloor) * 100, 0)}% of the first-event floor` +
+        (goalFirst < firstFloor ? " (below the floor: no server can meet it on this machine)" : ""),
+    );
+  }
+  return out.join("\n");
+}

@@ -103,7 +103,7 @@ async function createAndWait(client: Client, options: WorkloadOptions, noteError
 }
 
 /** Time from sending a threadless streamed run to its first `updates` event, one at a time. */
-async function firstUpdates(client: Client, options: WorkloadOptions, noteError: (e: unknown) => void) {
+export async function firstUpdates(client: Client, options: WorkloadOptions, noteError: (e: unknown) => void) {
   const latencies: number[] = [];
   let errors = 0;
   const deadline = performance.now() + options.seconds * 1000;
