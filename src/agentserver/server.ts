@@ -23,6 +23,7 @@ import { RunService } from "./runs/service.ts";
 import { registerStatelessRunRoutes } from "./runs/stateless-routes.ts";
 import { registerStoreRoutes, SlipwayStore } from "./store/index.ts";
 import { StreamBroker } from "./stream/broker.ts";
+import { StreamRelay } from "./stream/relay.ts";
 import { registerThreadStreamRoutes } from "./stream/thread-stream-routes.ts";
 import { computeThreadSnapshot, refreshThreadSnapshot, registerThreadRoutes, sweepExpiredThreads, ThreadService } from "./threads/index.ts";
 
@@ -87,6 +88,12 @@ async function assemble(db: Database, config: ReturnType<typeof readLanggraphCon
   const broker = new StreamBroker();
   const completion = new RunCompletion(db);
   await completion.start();
+  // Several agent servers may share a PostgreSQL database: streams follow runs across them.
+  const relay = db.kind === "postgres" ? new StreamRelay(db, broker, completion) : undefined;
+  if (relay) {
+    await relay.start();
+    broker.useRelay((runId) => relay.follow(runId));
+  }
   const refreshThread = (threadId: string, outcome?: { runError?: unknown }) => refreshThreadSnapshot({ db, graphs }, threadId, outcome);
   const webhookPolicy = { allowHosts: options.webhookAllowHosts ?? [], onlyAllowed: false };
 
@@ -186,6 +193,7 @@ async function assemble(db: Database, config: ReturnType<typeof readLanggraphCon
       await pool!.stop();
       store.stop();
       await app.close();
+      await relay?.close();
       await db.close();
     },
   };

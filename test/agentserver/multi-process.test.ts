@@ -23,7 +23,7 @@ describe("two agent servers sharing PostgreSQL", () => {
     servers.push(worker);
     const front = await start(0);
     servers.push(front);
-    return { front: new Client({ apiUrl: front.url }), worker: new Client({ apiUrl: worker.url }), db: front.db, schema: target.schema };
+    return { front: new Client({ apiUrl: front.url }), worker: new Client({ apiUrl: worker.url }), workerUrl: worker.url, db: front.db, schema: target.schema };
   }
 
   const input = (text: string) => ({ messages: [{ role: "human", content: text }] });
@@ -65,5 +65,68 @@ describe("two agent servers sharing PostgreSQL", () => {
     expect(killed.length).toBe(2);
     const outcome = await Promise.race([waiting.then((values) => ({ values })), new Promise((resolve) => setTimeout(() => resolve("still waiting"), 8_000))]);
     expect(outcome).toEqual({ values: expect.objectContaining({ steps: 0 }) });
+  });
+
+  /**
+   * Every part of an SDK stream, failing the test if it does not end within `ms`; the
+   * stream is then aborted, so a missing relay fails the test instead of hanging it.
+   */
+  async function collectWithin<T>(open: (signal: AbortSignal) => AsyncIterable<T>, ms = 15_000): Promise<T[]> {
+    const parts: T[] = [];
+    const abort = new AbortController();
+    const timer = setTimeout(() => abort.abort(), ms);
+    let outcome = "ended";
+    try {
+      for await (const part of open(abort.signal)) parts.push(part);
+    } catch (error) {
+      outcome = abort.signal.aborted ? `still streaming after ${ms} ms` : String(error);
+    } finally {
+      clearTimeout(timer);
+    }
+    expect(outcome).toBe("ended");
+    return parts;
+  }
+
+  it("streams a run created here and executed by the other process, in every mode asked", async () => {
+    const { front } = await pair();
+    const thread = await front.threads.create();
+    const parts = await collectWithin((signal) =>
+      front.runs.stream(thread.thread_id, "agent", { input: input("relayed"), streamMode: ["values", "updates", "messages-tuple"], signal }),
+    );
+    const events = parts.map((part) => part.event);
+    expect(events[0]).toBe("metadata");
+    expect(events).toContain("updates");
+    expect(events.filter((event) => event.startsWith("messages")).length).toBeGreaterThan(1);
+    const values = parts.filter((part) => part.event === "values").at(-1)?.data;
+    expect(lastText(values)).toBe("You said: relayed");
+
+    // A threadless stream too.
+    const stateless = await collectWithin((signal) => front.runs.stream(null, "agent", { input: input("no thread"), streamMode: "updates", signal }));
+    expect(stateless.map((part) => part.event)).toEqual(["metadata", "updates"]);
+  });
+
+  it("joins, from this process, the stream of a run executing in the other, with the same event ids", async () => {
+    const { front, worker, workerUrl } = await pair();
+    const thread = await front.threads.create();
+    const run = await worker.runs.create(thread.thread_id, "slow", { input: { delay_ms: 150, steps: 3 }, streamMode: ["values", "updates"], streamResumable: true });
+    const joined = await collectWithin((signal) => front.runs.joinStream(thread.thread_id, run.run_id, { streamMode: ["values", "updates"], signal }));
+    expect(joined.filter((part) => part.event === "values").at(-1)?.data).toEqual(expect.objectContaining({ steps: 0 }));
+
+    // Ids match the executing process's: resuming after an id, on either server, gives the same rest.
+    const all = await fetch(`${workerUrl}/threads/${thread.thread_id}/runs/${run.run_id}/stream`, { headers: { "Last-Event-ID": "-1" } });
+    const ids = [...(await all.text()).matchAll(/^id: (\d+)$/gm)].map((match) => Number(match[1]));
+    expect(ids.length).toBeGreaterThan(3);
+    const rest = async (client: Client) =>
+      (await collectWithin((signal) => client.runs.joinStream(thread.thread_id, run.run_id, { lastEventId: String(ids[1]), streamMode: ["values", "updates"], signal }))).map((part) => JSON.stringify(part));
+    expect(await rest(front)).toEqual(await rest(worker));
+  });
+
+  it("relays an event larger than one notification (8000 bytes) whole", async () => {
+    const { front } = await pair();
+    const thread = await front.threads.create();
+    const big = `${"é".repeat(12_000)}${"😀".repeat(3_000)}${"x".repeat(9_000)}`;
+    const parts = await collectWithin((signal) => front.runs.stream(thread.thread_id, "agent", { input: input(big), streamMode: "values", signal }));
+    const values = parts.filter((part) => part.event === "values").at(-1)?.data;
+    expect(lastText(values)).toBe(`You said: ${big}`);
   });
 });

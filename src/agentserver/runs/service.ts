@@ -94,7 +94,8 @@ export class RunService {
       }
       return insertRun(tx, { ...fields, thread_id: id });
     });
-    deps.broker.open(run.run_id, run.thread_id);
+    // Its streams subscribe from now on; whichever worker claims it (here or elsewhere) feeds them.
+    deps.broker.follow(run.run_id, run.thread_id);
     deps.handoff?.put(run.run_id, assistant);
     beforeAnnounce?.(run);
     // Committed: now tell the waiters of the pending runs that stopped (here and, by the

@@ -39,8 +39,8 @@ export async function streamRun(request: FastifyRequest, reply: FastifyReply, op
 
   if (!broker.has(run.run_id)) {
     if (run.status === "pending" || run.status === "running") {
-      // A run queued before a restart (or by another process): open its channel here.
-      broker.open(run.run_id, run.thread_id);
+      // A run queued before a restart, or executing in another process: follow it here.
+      broker.follow(run.run_id, run.thread_id);
     } else {
       if (run.kwargs.stream_resumable && afterId !== undefined) {
         for (const event of await loadRunEvents(options.db, run.run_id, afterId)) send(event);
@@ -50,6 +50,8 @@ export async function streamRun(request: FastifyRequest, reply: FastifyReply, op
     }
   }
 
+  // Executed by another process (or not claimed yet): ask for its events from there.
+  const stopRelay = broker.streamFromElsewhere(run.run_id);
   await new Promise<void>((resolve) => {
     const unsubscribe = broker.subscribe(
       run.run_id,
@@ -67,6 +69,7 @@ export async function streamRun(request: FastifyRequest, reply: FastifyReply, op
       resolve();
     });
   });
+  stopRelay();
 }
 
 /** Parses the Last-Event-ID header; `-1` means "from the start". */

@@ -1,7 +1,9 @@
 /**
  * Fan-out of run output inside one process. The worker executing a run publishes
  * events; HTTP streams subscribe by run (join stream, the stream of the request that
- * created the run) or by thread (GET /threads/{id}/stream).
+ * created the run) or by thread (GET /threads/{id}/stream). A run executing in another
+ * process (several agent servers on one PostgreSQL) is followed: relay.ts injects the
+ * events that process sends.
  *
  * While a run is active every event is kept, so a subscriber that arrives a little
  * late (a join right after creation) still sees the whole run. After the run ends the
@@ -22,6 +24,8 @@ interface RunChannel {
   events: RunEvent[];
   listeners: Set<Listener>;
   ended: boolean;
+  /** The run executes in this process; otherwise its events come from another one (relay.ts). */
+  executing: boolean;
 }
 
 const MAX_BUFFERED_EVENTS = 50_000;
@@ -32,16 +36,87 @@ export class StreamBroker {
 
   constructor(private readonly retainMs = 30_000) {}
 
-  /** Opens (or reopens, on a retry) the channel of a run. */
+  private readonly executeListeners = new Set<(runId: string) => void>();
+
+  /** Opens (or reopens, on a retry) the channel of a run this process executes. */
   open(runId: string, threadId: string): void {
     const existing = this.runs.get(runId);
+    if (existing && !existing.ended) existing.executing = true;
+    else this.runs.set(runId, { threadId, events: existing?.events ?? [], listeners: existing?.listeners ?? new Set(), ended: false, executing: true });
+    for (const listener of this.executeListeners) listener(runId);
+  }
+
+  /**
+   * Opens the channel of a run for its streams before (or without) executing it here:
+   * its events come from the worker that claims it, in this process or, through the
+   * relay, in another one. No-op when the channel exists.
+   */
+  follow(runId: string, threadId: string): void {
+    const existing = this.runs.get(runId);
     if (existing && !existing.ended) return;
-    this.runs.set(runId, { threadId, events: existing?.events ?? [], listeners: existing?.listeners ?? new Set(), ended: false });
+    this.runs.set(runId, { threadId, events: existing?.events ?? [], listeners: existing?.listeners ?? new Set(), ended: false, executing: false });
+  }
+
+  private relay?: (runId: string) => () => void;
+
+  /** Lets `streamFromElsewhere` ask other processes for a run's events (relay.ts). */
+  useRelay(follow: (runId: string) => () => void): void {
+    this.relay = follow;
+  }
+
+  /**
+   * A stream of this process subscribes to a run it does not execute: with a relay, the
+   * executing process is asked for the events. Returns what to call when the stream ends.
+   */
+  streamFromElsewhere(runId: string): () => void {
+    return this.relay && this.isFollowing(runId) ? this.relay(runId) : () => undefined;
+  }
+
+  /** Called whenever a run starts executing in this process. */
+  onExecute(listener: (runId: string) => void): void {
+    this.executeListeners.add(listener);
+  }
+
+  /** An event of a run executing elsewhere, with the id it has there; repeats are dropped. */
+  inject(runId: string, record: RunEvent): void {
+    const channel = this.runs.get(runId);
+    if (!channel || channel.ended || channel.executing) return;
+    if (record.id <= (channel.events.at(-1)?.id ?? 0)) return;
+    if (channel.events.length < MAX_BUFFERED_EVENTS) channel.events.push(record);
+    for (const listener of channel.listeners) listener(record);
+    for (const listener of this.threadListeners.get(channel.threadId) ?? []) listener(runId, record);
+  }
+
+  /** Whether the run is executing in this process now. */
+  isExecuting(runId: string): boolean {
+    const channel = this.runs.get(runId);
+    return !!channel && channel.executing && !channel.ended;
+  }
+
+  /** Whether the run executed (or executes) here and its events are still held. */
+  executedHere(runId: string): boolean {
+    return this.runs.get(runId)?.executing === true;
+  }
+
+  /** Whether the run's channel is open here to receive another process's events. */
+  isFollowing(runId: string): boolean {
+    const channel = this.runs.get(runId);
+    return !!channel && !channel.executing && !channel.ended;
+  }
+
+  /** The id of the run's last event held here (0: none). */
+  lastId(runId: string): number {
+    return this.runs.get(runId)?.events.at(-1)?.id ?? 0;
+  }
+
+  /** The buffered events after `afterId`. */
+  eventsAfter(runId: string, afterId: number): RunEvent[] {
+    return (this.runs.get(runId)?.events ?? []).filter((event) => event.id > afterId);
   }
 
   publish(runId: string, event: string, data: unknown): RunEvent | undefined {
     const channel = this.runs.get(runId);
-    if (!channel || channel.ended) return undefined;
+    if (!channel || channel.ended || !channel.executing) return undefined;
     const record: RunEvent = { id: (channel.events.at(-1)?.id ?? 0) + 1, event, data };
     if (channel.events.length < MAX_BUFFERED_EVENTS) channel.events.push(record);
     for (const listener of channel.listeners) listener(record);
