@@ -3,6 +3,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { startAgentServer, type RunningAgentServer } from "../../src/agentserver/server.ts";
 import { freshBackend } from "../support/backends.ts";
 import { FIXTURE_CONFIG } from "../support/agent-server.ts";
+import { runDoneChannel, runsChannel, schemaChannel } from "../../src/agentserver/queue/channels.ts";
 
 /**
  * Two agent servers on one PostgreSQL schema, as several processes of one deployment
@@ -128,5 +129,31 @@ describe("two agent servers sharing PostgreSQL", () => {
     const parts = await collectWithin((signal) => front.runs.stream(thread.thread_id, "agent", { input: input(big), streamMode: "values", signal }));
     const values = parts.filter((part) => part.event === "values").at(-1)?.data;
     expect(lastText(values)).toBe(`You said: ${big}`);
+  });
+
+  it("keeps the notifications of another deployment's schema on the same server apart", async () => {
+    const { front, db, schema } = await pair();
+    const other = freshBackend("postgres", "mp").schema;
+    const heard: string[] = [];
+    const stops = await Promise.all([
+      db.listen(runsChannel(schema), () => heard.push("own runs")),
+      db.listen(runDoneChannel(schema), () => heard.push("own done")),
+      db.listen(runsChannel(other), () => heard.push("other runs")),
+      db.listen(runDoneChannel(other), () => heard.push("other done")),
+    ]);
+    try {
+      const thread = await front.threads.create();
+      await front.runs.wait(thread.thread_id, "agent", { input: input("mine") });
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      expect(heard).toContain("own runs");
+      expect(heard).toContain("own done");
+      expect(heard.filter((what) => what.startsWith("other"))).toEqual([]);
+    } finally {
+      await Promise.all(stops.map((stop) => stop()));
+    }
+    // Long schema names still give a valid channel name (63 bytes at most), one per schema.
+    const long = (suffix: string) => schemaChannel("slipway_run_cancel", `${"s".repeat(60)}_${suffix}`);
+    expect(long("a").length).toBeLessThanOrEqual(63);
+    expect(long("a")).not.toBe(long("b"));
   });
 });

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { RUNS_CHANNEL, queueAnnouncement } from "../../src/agentserver/queue/channels.ts";
+import { queueAnnouncement, runsChannel } from "../../src/agentserver/queue/channels.ts";
 import { MAX_RUN_ATTEMPTS } from "../../src/agentserver/runs/engine.ts";
 import { BACKENDS } from "../support/backends.ts";
 import { startTestAgentServer, type TestAgentServer } from "../support/agent-server.ts";
@@ -23,7 +23,7 @@ describe.each(BACKENDS)("run attempts on %s", (backend) => {
       `INSERT INTO runs (run_id, thread_id, assistant_id, kwargs, attempt) VALUES ($1, $2, $3, '{}', $4)`,
       [runId, thread.thread_id, assistant.assistant_id, MAX_RUN_ATTEMPTS],
     );
-    await server.db.notify(RUNS_CHANNEL, queueAnnouncement(runId, 0, thread.thread_id));
+    await server.db.notify(runsChannel(server.db.schema), queueAnnouncement(runId, 0, thread.thread_id));
     await client.runs.join(thread.thread_id, runId);
     const run = await client.runs.get(thread.thread_id, runId);
     expect(run.status).toBe("error");

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { RUNS_CHANNEL, queueAnnouncement } from "../../src/agentserver/queue/channels.ts";
+import { queueAnnouncement, runsChannel } from "../../src/agentserver/queue/channels.ts";
 import { WorkerPool } from "../../src/agentserver/queue/worker-pool.ts";
 import type { Database } from "../../src/storage/database.ts";
 import { openDatabase } from "../../src/storage/open.ts";
@@ -48,7 +48,7 @@ describe.each(BACKENDS)("worker pool races on %s", (backend) => {
       const runId = crypto.randomUUID();
       await db.query(`INSERT INTO threads (thread_id, status) VALUES ($1, 'busy') ON CONFLICT DO NOTHING`, [threadId]);
       await db.query(`INSERT INTO runs (run_id, thread_id, assistant_id, kwargs) VALUES ($1, $2, $3, '{}')`, [runId, threadId, assistant]);
-      await db.notify(RUNS_CHANNEL, queueAnnouncement(runId, 0, threadId));
+      await db.notify(runsChannel(db.schema), queueAnnouncement(runId, 0, threadId));
       return runId;
     };
     const holdClaims = () => {

@@ -1,9 +1,23 @@
-/** NOTIFY channels of the run queue. */
-export const RUNS_CHANNEL = "slipway_runs";
-export const RUN_CANCEL_CHANNEL = "slipway_run_cancel";
+import { createHash } from "node:crypto";
 
 /**
- * The payload on RUNS_CHANNEL: "<run_id> <delay seconds> <thread_id>". Workers claim a
+ * NOTIFY channels of the agent server. Channels are database-wide, so each is named
+ * after the schema: agent servers of different deployments on one PostgreSQL server
+ * do not wake, cancel or answer each other.
+ */
+export const runsChannel = (schema: string) => schemaChannel("slipway_runs", schema);
+export const runCancelChannel = (schema: string) => schemaChannel("slipway_run_cancel", schema);
+export const runDoneChannel = (schema: string) => schemaChannel("slipway_run_done", schema);
+export const streamChannel = (schema: string) => schemaChannel("slipway_stream", schema);
+
+/** `<base>_<schema>`, or a hash of the schema when that exceeds an identifier's 63 bytes. */
+export function schemaChannel(base: string, schema: string): string {
+  const name = `${base}_${schema}`;
+  return name.length <= 63 ? name : `${base}_${createHash("sha256").update(schema).digest("hex").slice(0, 40)}`;
+}
+
+/**
+ * The payload on the runs channel: "<run_id> <delay seconds> <thread_id>". Workers claim a
  * due run at once, set a timer for a delayed one, and leave one queued behind a run
  * they execute until that run ends. `run_id` "-" announces a change of the thread's
  * queue (a run handed back or cancelled) rather than a new run.

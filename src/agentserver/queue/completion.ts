@@ -1,4 +1,5 @@
 import type { Database } from "../../storage/database.ts";
+import { runDoneChannel } from "./channels.ts";
 
 export interface RunResult {
   run_id: string;
@@ -7,8 +8,6 @@ export interface RunResult {
   values?: unknown;
   error?: { error: string; message: string };
 }
-
-export const RUN_DONE_CHANNEL = "slipway_run_done";
 
 /**
  * Lets HTTP handlers wait for a run to end. The worker that finishes a run resolves
@@ -27,7 +26,7 @@ export class RunCompletion {
   constructor(private readonly db: Database, private readonly rememberEnded = 10_000) {}
 
   async start(): Promise<void> {
-    await this.db.listen(RUN_DONE_CHANNEL, (runId) => {
+    await this.db.listen(runDoneChannel(this.db.schema), (runId) => {
       if (!this.waiters.has(runId)) this.remember(runId);
       this.settle(runId, undefined);
     });
@@ -86,6 +85,6 @@ export class RunCompletion {
   }
 
   async announce(runId: string): Promise<void> {
-    await this.db.notify(RUN_DONE_CHANNEL, runId);
+    await this.db.notify(runDoneChannel(this.db.schema), runId);
   }
 }

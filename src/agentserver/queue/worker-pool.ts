@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import type { Database } from "../../storage/database.ts";
 import type { RunAssistant } from "../runs/executor.ts";
 import { claimNextRun, renewLeases, requeueExpiredLeases, secondsUntilNextDueRun, type RunRow } from "../runs/repository.ts";
-import { RUNS_CHANNEL, RUN_CANCEL_CHANNEL } from "./channels.ts";
+import { runCancelChannel, runsChannel } from "./channels.ts";
 
 export interface WorkerPoolOptions {
   /** Runs executed at once by this process. */
@@ -67,8 +67,8 @@ export class WorkerPool {
   ) {}
 
   async start(): Promise<void> {
-    await this.db.listen(RUNS_CHANNEL, (payload) => this.onRunQueued(payload));
-    await this.db.listen(RUN_CANCEL_CHANNEL, (runId) => this.abortLocal(runId));
+    await this.db.listen(runsChannel(this.db.schema), (payload) => this.onRunQueued(payload));
+    await this.db.listen(runCancelChannel(this.db.schema), (runId) => this.abortLocal(runId));
     // Announcements sent while the notification connection was down are lost: look.
     this.db.onReconnect(() => this.drainQueue());
     if (this.options.exclusiveStorage) await requeueExpiredLeases(this.db, this.workerId);

@@ -5,7 +5,7 @@ import type { StreamBroker } from "../stream/broker.ts";
 import type { AssistantHandoff } from "./assistant-handoff.ts";
 import { executeRun, type RunAssistant } from "./executor.ts";
 import type { SnapshotWrite } from "../threads/repository.ts";
-import { RUNS_CHANNEL, queueAnnouncement } from "../queue/channels.ts";
+import { queueAnnouncement, runsChannel } from "../queue/channels.ts";
 import { cancelActionOf, deleteRun, finishRunWithSnapshot, runEndOf, saveRunResult, toRun, type RunRow } from "./repository.ts";
 
 /** Attempts after which a run that keeps failing to finish ends in error. */
@@ -82,7 +82,7 @@ export function createRunProcessor(deps: RunEngineDeps) {
         );
         broker.end(run.run_id);
         // Workers of other processes learn of it as of a new run (we are stopping).
-        await deps.db.notify(RUNS_CHANNEL, queueAnnouncement(run.run_id, 0, run.thread_id)).catch(() => undefined);
+        await deps.db.notify(runsChannel(deps.db.schema), queueAnnouncement(run.run_id, 0, run.thread_id)).catch(() => undefined);
         return;
       }
       if (action === "rollback") {

@@ -1,7 +1,7 @@
 import type { Database, Queryable } from "../../storage/database.ts";
 import { SlipwayError, conflict, invalidField, notFound } from "../../http/errors.ts";
 import type { RunCompletion, RunResult } from "../queue/completion.ts";
-import { RUNS_CHANNEL, RUN_CANCEL_CHANNEL, queueAnnouncement } from "../queue/channels.ts";
+import { queueAnnouncement, runCancelChannel, runsChannel } from "../queue/channels.ts";
 import type { StreamBroker } from "../stream/broker.ts";
 import type { RunAssistant } from "./executor.ts";
 import {
@@ -106,7 +106,7 @@ export class RunService {
         await deps.completion.announce(stopped.run_id);
       } else await this.signalCancel(stopped.run_id);
     }
-    await deps.db.notify(RUNS_CHANNEL, queueAnnouncement(run.run_id, body.after_seconds ?? 0, run.thread_id));
+    await deps.db.notify(runsChannel(deps.db.schema), queueAnnouncement(run.run_id, body.after_seconds ?? 0, run.thread_id));
     return run;
   }
 
@@ -138,12 +138,12 @@ export class RunService {
 
   /** Gives workers a claim for `threadId`'s queue, as a new run's announcement does. */
   private async announceQueueChange(threadId: string): Promise<void> {
-    await this.deps.db.notify(RUNS_CHANNEL, queueAnnouncement("-", 0, threadId));
+    await this.deps.db.notify(runsChannel(this.deps.db.schema), queueAnnouncement("-", 0, threadId));
   }
 
   private async signalCancel(runId: string): Promise<void> {
     this.deps.abortLocal(runId);
-    await this.deps.db.notify(RUN_CANCEL_CHANNEL, runId);
+    await this.deps.db.notify(runCancelChannel(this.deps.db.schema), runId);
   }
 
   async get(threadId: string | undefined, runId: string): Promise<RunRow> {

@@ -1,5 +1,6 @@
-import { createHash, randomUUID } from "node:crypto";
+import { randomUUID } from "node:crypto";
 import type { Database } from "../../storage/database.ts";
+import { streamChannel } from "../queue/channels.ts";
 import type { RunCompletion } from "../queue/completion.ts";
 import type { RunEvent, StreamBroker } from "./broker.ts";
 
@@ -220,13 +221,6 @@ interface PartMessage {
   n: number;
   j: number;
   t: string;
-}
-
-/** The relay's NOTIFY channel: one per schema, so deployments sharing a server stay apart. */
-export function streamChannel(schema: string): string {
-  const name = `slipway_stream_${schema}`;
-  // Channel names are identifiers: at most 63 bytes.
-  return name.length <= 63 ? name : `slipway_stream_${createHash("sha256").update(schema).digest("hex").slice(0, 40)}`;
 }
 
 /** Cuts text into pieces of at most `size` UTF-16 units, never inside a surrogate pair. */
