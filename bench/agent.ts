@@ -5,7 +5,8 @@
  * in one run on this machine, then a table and the ratios ours/peer.
  *
  *   --only ours,postgres,peer,floor   what to measure (default: all four; "floor" is
- *                               the graph and the SDK alone, see agent/floor.ts)
+ *                               the graph alone, the graph with our checkpointer, and
+ *                               the SDK alone: see agent/floor.ts)
  *   --runs 400 --seconds 60     bound of the create+wait phase (count, then time)
  *   --concurrency 20            callers in the create+wait phase
  *   --streams 30 --burst 50     sizes of the stream and enqueue phases
@@ -52,16 +53,9 @@ interface Plan {
 
 async function main(): Promise<Column[]> {
   const plans: Plan[] = [];
-  const releases: Array<() => Promise<void>> = [];
   if (wanted.has("ours")) plans.push({ label: "ours (PGlite)", start: () => startOurs(repoRoot, "ours (PGlite)") });
-  if (wanted.has("postgres")) {
-    // A schema of its own, so nothing mixes with what else lives on a shared server.
-    const schema = `bench_${process.pid}_${Date.now().toString(36)}`;
-    const pg = postgresForBench(repoRoot, schema);
-    if (pg) {
-      releases.push(pg.release);
-      plans.push({ label: "ours (PostgreSQL)", start: () => startOurs(repoRoot, "ours (PostgreSQL)", { databaseUrl: pg.databaseUrl, schema }) });
-    }
+  if (wanted.has("postgres") && pg) {
+    plans.push({ label: "ours (PostgreSQL)", start: () => startOurs(repoRoot, "ours (PostgreSQL)", { databaseUrl: pg.databaseUrl, schema: pgSchema }) });
   }
   if (wanted.has("peer")) plans.push({ label: "peer", start: () => startPeer(repoRoot) });
 
@@ -83,24 +77,39 @@ async function main(): Promise<Column[]> {
     }
   } finally {
     await stopAll();
-    for (const release of releases) await release();
   }
   return columns;
 }
 
 /** The floors, in a child process of their own (see agent/floor.ts). */
 function measureFloor(): Floor {
-  console.error("[bench] measuring the floors: the graph alone, the SDK against a stub");
+  console.error("[bench] measuring the floors: the graph alone and with our checkpointer, the SDK against a stub");
   const output = execFileSync(process.execPath, ["--import", "tsx", "bench/agent/floor.ts"], {
     cwd: repoRoot,
-    env: { ...process.env, FLOOR_RUNS: String(workload.runs), FLOOR_CONCURRENCY: String(workload.concurrency), FLOOR_STREAMS: String(workload.streams) },
+    env: {
+      ...process.env,
+      FLOOR_RUNS: String(workload.runs),
+      FLOOR_CONCURRENCY: String(workload.concurrency),
+      FLOOR_STREAMS: String(workload.streams),
+      FLOOR_DATABASE_URL: pg?.databaseUrl ?? "",
+      FLOOR_SCHEMA: `${pgSchema}_floor`,
+    },
     encoding: "utf8",
   });
   return JSON.parse(output.trim().split("\n").at(-1)!) as Floor;
 }
 
-const floor = wanted.has("floor") ? measureFloor() : undefined;
-const columns = await main();
+// A schema of its own, so nothing mixes with what else lives on a shared server.
+const pgSchema = `bench_${process.pid}_${Date.now().toString(36)}`;
+const pg = wanted.has("postgres") || wanted.has("floor") ? postgresForBench(repoRoot, pgSchema) : undefined;
+let floor: Floor | undefined;
+let columns: Column[];
+try {
+  floor = wanted.has("floor") ? measureFloor() : undefined;
+  columns = await main();
+} finally {
+  await pg?.release();
+}
 console.log(render(columns, workload.concurrency, workload.burst));
 if (floor) console.log(`\n${renderFloor(floor, columns, workload.concurrency)}`);
 console.log(`\nserver logs: ${logDir}`);

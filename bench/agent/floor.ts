@@ -7,6 +7,9 @@
  *   `concurrency` callers, each run on its own thread, checkpoints in LangGraph's
  *   MemorySaver: no HTTP, no storage, no queue. A server executes its runs on one
  *   JavaScript thread too, so its create+wait throughput cannot pass this.
+ * - `durableRunsPerSecond`: the same, with Slipway's checkpointer on embedded PGlite
+ *   and (given `FLOOR_DATABASE_URL`) on PostgreSQL instead of MemorySaver: what durable
+ *   storage of LangGraph's checkpoints costs before any HTTP, queue or run record.
  * - `graphFirstUpdateMs`: p50 time from `graph.stream(...)` to its first `updates`
  *   chunk, one stream at a time, same setting.
  * - `transportFirstUpdateMs`: p50 time for the SDK's `runs.stream` to deliver the first
@@ -16,10 +19,15 @@
  * Graph and transport add up to a floor for a server's first-event latency: a real one
  * must also receive the request, run the graph and send the event.
  */
+import { mkdtempSync, rmSync } from "node:fs";
 import { createServer } from "node:http";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { Client } from "@langchain/langgraph-sdk";
 import { MemorySaver } from "@langchain/langgraph";
 import { graph as exampleGraph } from "../../examples/agent/src/agent.ts";
+import { SlipwaySaver } from "../../src/agentserver/checkpointer/saver.ts";
+import { openDatabase } from "../../src/storage/open.ts";
 import { firstUpdates, percentile } from "./workload.ts";
 
 const runs = Number(process.env.FLOOR_RUNS ?? 400);
@@ -89,7 +97,26 @@ async function transportFirstUpdate(): Promise<number> {
   }
 }
 
+/** Throughput with our checkpointer on a fresh PGlite directory or PostgreSQL schema, dropped afterwards. */
+async function durableThroughput(databaseUrl?: string): Promise<number> {
+  const dataDir = databaseUrl ? undefined : mkdtempSync(join(tmpdir(), "slipway-floor-"));
+  const schema = databaseUrl ? (process.env.FLOOR_SCHEMA ?? `floor_${process.pid}`) : "floor";
+  const db = await openDatabase({ databaseUrl, dataDir, schema, component: "agent", poolSize: concurrency + 10 });
+  const memory = graph.checkpointer;
+  try {
+    graph.checkpointer = new SlipwaySaver(db);
+    return await graphThroughput();
+  } finally {
+    graph.checkpointer = memory;
+    if (databaseUrl) await db.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`).catch(() => undefined);
+    await db.close();
+    if (dataDir) rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
 const graphRunsPerSecond = await graphThroughput();
 const graphFirstUpdateMs = await graphFirstUpdate();
+const durableRunsPerSecond: Record<string, number> = { PGlite: await durableThroughput() };
+if (process.env.FLOOR_DATABASE_URL) durableRunsPerSecond.PostgreSQL = await durableThroughput(process.env.FLOOR_DATABASE_URL);
 const transportFirstUpdateMs = await transportFirstUpdate();
-console.log(JSON.stringify({ graphRunsPerSecond, graphFirstUpdateMs, transportFirstUpdateMs }));
+console.log(JSON.stringify({ graphRunsPerSecond, durableRunsPerSecond, graphFirstUpdateMs, transportFirstUpdateMs }));

@@ -62,6 +62,8 @@ export function render(columns: Column[], concurrency: number, burst: number): s
 /** What the graph and the SDK cost on their own (agent/floor.ts). */
 export interface Floor {
   graphRunsPerSecond: number;
+  /** By storage back end ("PGlite", "PostgreSQL"). */
+  durableRunsPerSecond: Record<string, number>;
   graphFirstUpdateMs: number;
   transportFirstUpdateMs: number;
 }
@@ -73,6 +75,10 @@ export interface Floor {
 export function renderFloor(floor: Floor, columns: Column[], concurrency: number): string {
   const body = [
     [`graph alone, in-process, c=${concurrency}: runs/s (ceiling)`, fmt(floor.graphRunsPerSecond, 1)],
+    ...Object.entries(floor.durableRunsPerSecond).map(([backend, rate]) => [
+      `graph + our checkpointer on ${backend}, in-process, c=${concurrency}: runs/s (durable ceiling)`,
+      fmt(rate, 1),
+    ]),
     ["graph alone: first `updates` chunk p50, ms", fmt(floor.graphFirstUpdateMs, 2)],
     ["SDK + HTTP alone (stub server): first `updates` event p50, ms", fmt(floor.transportFirstUpdateMs, 2)],
     ["sum of the two: first-event floor for any server, ms", fmt(floor.graphFirstUpdateMs + floor.transportFirstUpdateMs, 2)],
@@ -86,6 +92,11 @@ export function renderFloor(floor: Floor, columns: Column[], concurrency: number
     out.push(
       "",
       `goal throughput, 10x the peer: ${fmt(goalRate, 1)} runs/s = ${fmt((goalRate / floor.graphRunsPerSecond) * 100, 0)}% of the graph-alone ceiling`,
+      ...Object.entries(floor.durableRunsPerSecond).map(
+        ([backend, rate]) =>
+          `  and ${fmt((goalRate / rate) * 100, 0)}% of the durable ceiling on ${backend}` +
+          (goalRate > rate ? " (above it: out of reach with this checkpointer on this machine)" : ""),
+      ),
       `goal first event, 1/20 of the peer: ${fmt(goalFirst, 2)} ms = ${fmt((goalFirst / firstFloor) * 100, 0)}% of the first-event floor` +
         (goalFirst < firstFloor ? " (below the floor: no server can meet it on this machine)" : ""),
     );
