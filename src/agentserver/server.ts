@@ -89,7 +89,7 @@ async function assemble(db: Database, config: ReturnType<typeof readLanggraphCon
   const completion = new RunCompletion(db);
   await completion.start();
   // Several agent servers may share a PostgreSQL database: streams follow runs across them.
-  const relay = db.kind === "postgres" ? new StreamRelay(db, broker, completion) : undefined;
+  const relay = db.kind === "postgres" ? new StreamRelay(db, broker, completion, { log }) : undefined;
   if (relay) {
     await relay.start();
     broker.useRelay((runId) => relay.follow(runId));

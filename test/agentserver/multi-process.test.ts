@@ -2,7 +2,7 @@ import { Client } from "@langchain/langgraph-sdk";
 import { afterEach, describe, expect, it } from "vitest";
 import { startAgentServer, type RunningAgentServer } from "../../src/agentserver/server.ts";
 import { freshBackend } from "../support/backends.ts";
-import { FIXTURE_CONFIG } from "../support/agent-server.ts";
+import { collectWithin, FIXTURE_CONFIG } from "../support/agent-server.ts";
 import { runDoneChannel, runsChannel, schemaChannel } from "../../src/agentserver/queue/channels.ts";
 
 /**
@@ -67,26 +67,6 @@ describe("two agent servers sharing PostgreSQL", () => {
     const outcome = await Promise.race([waiting.then((values) => ({ values })), new Promise((resolve) => setTimeout(() => resolve("still waiting"), 8_000))]);
     expect(outcome).toEqual({ values: expect.objectContaining({ steps: 0 }) });
   });
-
-  /**
-   * Every part of an SDK stream, failing the test if it does not end within `ms`; the
-   * stream is then aborted, so a missing relay fails the test instead of hanging it.
-   */
-  async function collectWithin<T>(open: (signal: AbortSignal) => AsyncIterable<T>, ms = 15_000): Promise<T[]> {
-    const parts: T[] = [];
-    const abort = new AbortController();
-    const timer = setTimeout(() => abort.abort(), ms);
-    let outcome = "ended";
-    try {
-      for await (const part of open(abort.signal)) parts.push(part);
-    } catch (error) {
-      outcome = abort.signal.aborted ? `still streaming after ${ms} ms` : String(error);
-    } finally {
-      clearTimeout(timer);
-    }
-    expect(outcome).toBe("ended");
-    return parts;
-  }
 
   it("streams a run created here and executed by the other process, in every mode asked", async () => {
     const { front } = await pair();

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { BACKENDS } from "../support/backends.ts";
-import { collect, startTestAgentServer, type TestAgentServer } from "../support/agent-server.ts";
+import { collect, collectWithin, startTestAgentServer, type TestAgentServer } from "../support/agent-server.ts";
 
 type Message = { type: string; content: unknown };
 const human = (content: string) => ({ messages: [{ role: "human", content }] });
@@ -89,6 +89,21 @@ describe.each(BACKENDS)("runs on %s", (backend) => {
     await expect(t.client.runs.get(thread.thread_id, first.run_id)).rejects.toThrow(/404/);
     const runs = await t.client.runs.list(thread.thread_id);
     expect(runs.map((r) => r.run_id)).toEqual([second.run_id]);
+  });
+
+  it.each(["interrupt", "rollback"] as const)("%s ends the join stream of a run still queued behind the active one", async (strategy) => {
+    const thread = await t.client.threads.create();
+    const active = await t.client.runs.create(thread.thread_id, "slow", { input: { delay_ms: 200, steps: 20 } });
+    await waitForStatus(t, thread.thread_id, active.run_id, "running");
+    const queued = await t.client.runs.create(thread.thread_id, "slow", { input: { delay_ms: 10, steps: 1 } });
+    const joined = collectWithin((signal) => t.client.runs.joinStream(thread.thread_id, queued.run_id, { signal }));
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    const third = await t.client.runs.create(thread.thread_id, "slow", { input: { delay_ms: 10, steps: 1 }, multitaskStrategy: strategy });
+    // The queued run never starts: its stream ends without events.
+    expect(await joined).toEqual([]);
+    await t.client.runs.join(thread.thread_id, third.run_id);
+    if (strategy === "interrupt") expect((await t.client.runs.get(thread.thread_id, queued.run_id)).status).toBe("interrupted");
+    else await expect(t.client.runs.get(thread.thread_id, queued.run_id)).rejects.toThrow(/404/);
   });
 
   it("cancel with interrupt and with rollback", async () => {

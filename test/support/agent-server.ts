@@ -1,3 +1,4 @@
+import { expect } from "vitest";
 import { fileURLToPath } from "node:url";
 import { Client } from "@langchain/langgraph-sdk";
 import { startAgentServer, type RunningAgentServer } from "../../src/agentserver/server.ts";
@@ -40,5 +41,25 @@ export async function startTestAgentServer(
 export async function collect<T>(stream: AsyncIterable<T>): Promise<T[]> {
   const parts: T[] = [];
   for await (const part of stream) parts.push(part);
+  return parts;
+}
+
+/**
+ * Every part of a stream, failing the test if it does not end within `ms`: the stream
+ * is then aborted, so a stream that never ends fails the test instead of hanging it.
+ */
+export async function collectWithin<T>(open: (signal: AbortSignal) => AsyncIterable<T>, ms = 15_000): Promise<T[]> {
+  const parts: T[] = [];
+  const abort = new AbortController();
+  const timer = setTimeout(() => abort.abort(), ms);
+  let outcome = "ended";
+  try {
+    for await (const part of open(abort.signal)) parts.push(part);
+  } catch (error) {
+    outcome = abort.signal.aborted ? `still streaming after ${ms} ms` : String(error);
+  } finally {
+    clearTimeout(timer);
+  }
+  expect(outcome).toBe("ended");
   return parts;
 }

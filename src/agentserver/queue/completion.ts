@@ -25,10 +25,13 @@ export class RunCompletion {
 
   constructor(private readonly db: Database, private readonly rememberEnded = 10_000) {}
 
+  private readonly endedListeners = new Set<(runId: string) => void>();
+
   async start(): Promise<void> {
     await this.db.listen(runDoneChannel(this.db.schema), (runId) => {
       if (!this.waiters.has(runId)) this.remember(runId);
       this.settle(runId, undefined);
+      for (const listener of this.endedListeners) listener(runId);
     });
     this.db.onReconnect(() => {
       this.recheck().catch(() => undefined);
@@ -56,6 +59,11 @@ export class RunCompletion {
       const oldest = this.recentlyEnded.values().next().value;
       if (oldest !== undefined) this.recentlyEnded.delete(oldest);
     }
+  }
+
+  /** Called with every run announced as ended (in any process of the database). */
+  onEnded(listener: (runId: string) => void): void {
+    this.endedListeners.add(listener);
   }
 
   /** Resolves when the run ends; `undefined` means "ended elsewhere: read the records". */

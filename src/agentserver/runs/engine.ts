@@ -42,7 +42,7 @@ export interface RunEngineDeps {
 export function createRunProcessor(deps: RunEngineDeps) {
   return async function processRun(run: RunRow, control: { signal: AbortSignal; workerId: string }): Promise<void> {
     const { broker } = deps;
-    broker.open(run.run_id, run.thread_id);
+    broker.open(run.run_id, run.thread_id, run.attempt);
     const events: Array<{ id: number; event: string; data: unknown }> = [];
     const emit = (event: string, data: unknown) => {
       const record = broker.publish(run.run_id, event, data);
@@ -80,7 +80,8 @@ export function createRunProcessor(deps: RunEngineDeps) {
           `UPDATE runs SET status = 'pending', lease_owner = NULL, lease_expires_at = NULL WHERE run_id = $1 AND lease_owner = $2 AND attempt = $3`,
           [run.run_id, control.workerId, run.attempt],
         );
-        broker.end(run.run_id);
+        // Streams followed from other processes stay open for the next attempt.
+        broker.end(run.run_id, { attempt: run.attempt, handedOver: true });
         // Workers of other processes learn of it as of a new run (we are stopping).
         await deps.db.notify(runsChannel(deps.db.schema), queueAnnouncement(run.run_id, 0, run.thread_id)).catch(() => undefined);
         return;
@@ -163,7 +164,7 @@ export function createRunProcessor(deps: RunEngineDeps) {
     if (owned === "taken") {
       // Our lease expired and another worker has this run now: its outcome counts, not ours.
       deps.log.warn({ run_id: run.run_id, attempt: run.attempt }, "run finished after losing its lease; outcome dropped");
-      deps.broker.end(run.run_id);
+      deps.broker.end(run.run_id, { attempt: run.attempt, handedOver: true });
       return;
     }
     if (run.kwargs.stream_resumable && events.length) {

@@ -103,6 +103,8 @@ export class RunService {
     for (const { run: stopped, wasPending } of toStop) {
       if (wasPending) {
         deps.completion.settle(stopped.run_id, { run_id: stopped.run_id, status: "interrupted" });
+        // It never starts: its streams here end now (other processes' when they hear of it).
+        deps.broker.end(stopped.run_id);
         await deps.completion.announce(stopped.run_id);
       } else await this.signalCancel(stopped.run_id);
     }

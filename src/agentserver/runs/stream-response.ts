@@ -52,24 +52,23 @@ export async function streamRun(request: FastifyRequest, reply: FastifyReply, op
 
   // Executed by another process (or not claimed yet): ask for its events from there.
   const stopRelay = broker.streamFromElsewhere(run.run_id);
-  await new Promise<void>((resolve) => {
-    const unsubscribe = broker.subscribe(
-      run.run_id,
-      { afterId, replay: options.fromStart },
-      (event) => {
+  try {
+    await new Promise<void>((resolve) => {
+      const unsubscribe = broker.subscribe(run.run_id, { afterId, replay: options.fromStart }, (event) => {
         if (event === "end") {
           sse.end();
           resolve();
         } else send(event);
-      },
-    );
-    sse.onClose(() => {
-      unsubscribe();
-      if (broker.isActive(run.run_id)) options.onDisconnect?.();
-      resolve();
+      });
+      sse.onClose(() => {
+        unsubscribe();
+        if (broker.isActive(run.run_id)) options.onDisconnect?.();
+        resolve();
+      });
     });
-  });
-  stopRelay();
+  } finally {
+    stopRelay();
+  }
 }
 
 /** Parses the Last-Event-ID header; `-1` means "from the start". */

@@ -26,6 +26,11 @@ interface RunChannel {
   ended: boolean;
   /** The run executes in this process; otherwise its events come from another one (relay.ts). */
   executing: boolean;
+  /** The attempt whose events come now, and the id of the last event before its first. */
+  attempt: number;
+  attemptStart: number;
+  /** Ended because the run went back to the queue (it goes on elsewhere), not because it ended. */
+  handedOver: boolean;
 }
 
 const MAX_BUFFERED_EVENTS = 50_000;
@@ -38,12 +43,50 @@ export class StreamBroker {
 
   private readonly executeListeners = new Set<(runId: string) => void>();
 
-  /** Opens (or reopens, on a retry) the channel of a run this process executes. */
-  open(runId: string, threadId: string): void {
+  /**
+   * Opens (or reopens, on a retry) the channel of a run this process executes. Ids go on
+   * after the events already held, so a retry's stream continues the earlier one's.
+   */
+  open(runId: string, threadId: string, attempt = 1): void {
     const existing = this.runs.get(runId);
-    if (existing && !existing.ended) existing.executing = true;
-    else this.runs.set(runId, { threadId, events: existing?.events ?? [], listeners: existing?.listeners ?? new Set(), ended: false, executing: true });
+    const channel = existing && !existing.ended ? existing : this.newChannel(threadId, existing);
+    channel.executing = true;
+    this.beginAttempt(channel, attempt);
+    this.runs.set(runId, channel);
     for (const listener of this.executeListeners) listener(runId);
+  }
+
+  private newChannel(threadId: string, previous: RunChannel | undefined): RunChannel {
+    return {
+      threadId,
+      events: previous?.events ?? [],
+      listeners: previous?.listeners ?? new Set(),
+      ended: false,
+      executing: false,
+      attempt: previous?.attempt ?? 0,
+      attemptStart: previous?.attemptStart ?? 0,
+      handedOver: false,
+    };
+  }
+
+  private beginAttempt(channel: RunChannel, attempt: number): void {
+    channel.attempt = attempt;
+    channel.attemptStart = channel.events.at(-1)?.id ?? 0;
+  }
+
+  /**
+   * The attempt whose events the channel holds last, and the id before its first event.
+   * A follower's relay numbers a new attempt's events after those it holds (relay.ts).
+   */
+  attemptOf(runId: string): { attempt: number; start: number } {
+    const channel = this.runs.get(runId);
+    return { attempt: channel?.attempt ?? 0, start: channel?.attemptStart ?? 0 };
+  }
+
+  /** A followed run's events now come from a later attempt (executing in another process). */
+  followAttempt(runId: string, attempt: number): void {
+    const channel = this.runs.get(runId);
+    if (channel && !channel.executing && !channel.ended && attempt > channel.attempt) this.beginAttempt(channel, attempt);
   }
 
   /**
@@ -54,7 +97,16 @@ export class StreamBroker {
   follow(runId: string, threadId: string): void {
     const existing = this.runs.get(runId);
     if (existing && !existing.ended) return;
-    this.runs.set(runId, { threadId, events: existing?.events ?? [], listeners: existing?.listeners ?? new Set(), ended: false, executing: false });
+    this.runs.set(runId, this.newChannel(threadId, existing));
+  }
+
+  /**
+   * Forgets a followed run that no stream listens to (it ended in another process). An
+   * ended channel stays: it holds the run's events for `retainMs`, like any other.
+   */
+  dropFollowed(runId: string): void {
+    const channel = this.runs.get(runId);
+    if (channel && !channel.executing && !channel.ended && channel.listeners.size === 0) this.runs.delete(runId);
   }
 
   private relay?: (runId: string) => () => void;
@@ -124,17 +176,30 @@ export class StreamBroker {
     return record;
   }
 
-  /** Ends the run's stream for every subscriber. */
-  end(runId: string): void {
+  /**
+   * Ends the run's stream for every subscriber. `attempt` fences the end of one attempt:
+   * when a later attempt of the run executes here already, the channel is its. With
+   * `handedOver` the run went back to the queue and goes on elsewhere: followers in
+   * other processes keep their streams open for the next attempt (relay.ts).
+   */
+  end(runId: string, options: { attempt?: number; handedOver?: boolean } = {}): void {
     const channel = this.runs.get(runId);
     if (!channel || channel.ended) return;
+    if (options.attempt !== undefined && channel.attempt !== options.attempt) return;
     channel.ended = true;
+    channel.handedOver = options.handedOver === true;
     for (const listener of channel.listeners) listener("end");
     for (const listener of this.threadListeners.get(channel.threadId) ?? []) listener(runId, "end");
     channel.listeners.clear();
     setTimeout(() => {
       if (this.runs.get(runId) === channel) this.runs.delete(runId);
     }, this.retainMs).unref();
+  }
+
+  /** The run ended (not only its attempt here: see `end`). */
+  endedForGood(runId: string): boolean {
+    const channel = this.runs.get(runId);
+    return !!channel && channel.ended && !channel.handedOver;
   }
 
   /** The run's events are still held here (active, or ended within `retainMs`). */

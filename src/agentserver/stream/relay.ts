@@ -10,15 +10,20 @@ import type { RunEvent, StreamBroker } from "./broker.ts";
  * a run, so the process holding a client's stream is not always the one executing it.
  *
  * Over NOTIFY on one channel per schema:
- * - a process with a stream of a run it does not execute asks for it ("want"), again
- *   every second until events flow (the run may not have started anywhere yet);
- * - the executing process answers with the events it holds after the asker's last one,
- *   then forwards each new event, then "end";
- * - every follower of the run injects them into its broker with their original ids,
- *   so `Last-Event-ID` means the same everywhere, and repeats are dropped.
+ * - a process with a stream of a run it does not execute asks for it ("want", with the
+ *   attempt and the last event it holds), again every second until events flow (the run
+ *   may not have started anywhere yet);
+ * - the executing process answers with the events it holds after that one, then
+ *   forwards each new event, then "end" (saying whether the run ended or only went back
+ *   to the queue, to go on in another process);
+ * - every follower of the run injects them into its broker in order: an event after a
+ *   gap waits until the missing ones come (it asks again for them), so a stream never
+ *   skips events it could still get.
+ * Event ids are counted per attempt on the wire; a follower numbers a later attempt's
+ * events after those it holds, so a stream goes on across a retry in another process.
  * NOTIFY payloads are limited to 8000 bytes: a larger event travels in parts. A follower
- * whose executor went silent still ends: shortly after the run is recorded as ended
- * (RunCompletion), its stream is closed.
+ * whose executor went silent still ends: once the run is recorded as ended
+ * (RunCompletion) and nothing more was heard for a moment, its stream is closed.
  *
  * The embedded database has one process, so the relay is only started on PostgreSQL.
  */
@@ -29,20 +34,21 @@ export class StreamRelay {
   private readonly forwarding = new Map<string, () => void>();
   /** Runs asked for that were not executing here: forwarded if they start here soon. */
   private readonly wanted = new Map<string, number>();
-  /** Runs this process follows: how many streams, and the timer re-asking for them. */
-  private readonly following = new Map<string, { streams: number; timer: NodeJS.Timeout; heard: boolean; stop: AbortController }>();
-  /** Parts of large events, by "<run>:<event id>". */
+  /** Runs this process follows, for the streams it holds. */
+  private readonly following = new Map<string, Followed>();
+  /** Parts of large events, by "<run>:<sender>:<attempt>:<event id>". */
   private readonly parts = new Map<string, string[]>();
   private outbox: string[] = [];
   private sending = false;
+  private flushing: Promise<void> = Promise.resolve();
   private unlisten?: () => Promise<void>;
   private closed = false;
 
   constructor(
     private readonly db: Database,
     private readonly broker: StreamBroker,
-    private readonly completion: Pick<RunCompletion, "wait">,
-    private readonly options: { askEveryMs?: number; endGraceMs?: number; wantTtlMs?: number } = {},
+    private readonly completion: Pick<RunCompletion, "wait" | "onEnded">,
+    private readonly options: RelayOptions = {},
   ) {
     this.channel = streamChannel(db.schema);
   }
@@ -52,15 +58,28 @@ export class StreamRelay {
     this.broker.onExecute((runId) => {
       const until = this.wanted.get(runId);
       this.wanted.delete(runId);
-      if (until !== undefined && until > Date.now()) this.forward(runId, 0);
+      if (until !== undefined && until > Date.now()) this.forward(runId, this.broker.attemptOf(runId).start);
+    });
+    // Notifications sent while the connection was down are gone: ask again from the last event held.
+    this.db.onReconnect(() => {
+      for (const [runId, entry] of this.following) {
+        entry.heard = false;
+        this.ask(runId);
+      }
+    });
+    // A run created here that ended in another process with no stream here: forget it.
+    this.completion.onEnded((runId) => {
+      if (!this.following.has(runId)) this.broker.dropFollowed(runId);
     });
   }
 
   async close(): Promise<void> {
-    this.closed = true;
     for (const stop of this.forwarding.values()) stop();
     this.forwarding.clear();
     for (const runId of [...this.following.keys()]) this.unfollow(runId);
+    // What is queued (the "end" of runs handed back at shutdown) still goes out.
+    while (this.sending) await this.flushing;
+    this.closed = true;
     await this.unlisten?.();
   }
 
@@ -71,17 +90,15 @@ export class StreamRelay {
   follow(runId: string): () => void {
     let entry = this.following.get(runId);
     if (!entry) {
-      const timer = setInterval(() => this.askAgain(runId), this.options.askEveryMs ?? 1_000);
+      const timer = setInterval(() => this.tick(runId), this.options.askEveryMs ?? 1_000);
       timer.unref();
       const stop = new AbortController();
-      entry = { streams: 0, timer, heard: false, stop };
-      this.following.set(runId, entry);
+      const created: Followed = { streams: 0, timer, heard: false, lastHeardAt: Date.now(), held: new Map(), stop };
+      entry = created;
+      this.following.set(runId, created);
       this.ask(runId);
       void this.completion.wait(runId, stop.signal).then(() => {
-        if (stop.signal.aborted) return;
-        // The executor's "end" normally comes first; this only ends a follower whose
-        // executor stopped talking (crashed, or lost its notification connection).
-        setTimeout(() => this.broker.isFollowing(runId) && this.broker.end(runId), this.options.endGraceMs ?? 2_000).unref();
+        if (!stop.signal.aborted) this.endWhenQuiet(runId);
       });
     }
     entry.streams++;
@@ -100,18 +117,46 @@ export class StreamRelay {
     clearInterval(entry.timer);
     entry.stop.abort();
     this.following.delete(runId);
+    for (const key of this.parts.keys()) if (key.startsWith(`${runId}:`)) this.parts.delete(key);
   }
 
-  private askAgain(runId: string): void {
+  /**
+   * The run is recorded as ended. The executor's "end" normally comes first; this ends
+   * a follower whose executor stopped talking (crashed, or lost its connection), once
+   * nothing was heard of the run for `endGraceMs`: a tail still in flight gets through.
+   */
+  private endWhenQuiet(runId: string): void {
+    const grace = this.options.endGraceMs ?? 2_000;
+    const check = () => {
+      const entry = this.following.get(runId);
+      if (!entry || !this.broker.isFollowing(runId)) return;
+      const quietFor = Date.now() - entry.lastHeardAt;
+      if (quietFor < grace) setTimeout(check, grace - quietFor).unref();
+      else this.endFollowed(runId, entry);
+    };
+    setTimeout(check, grace).unref();
+  }
+
+  private endFollowed(runId: string, entry: Followed): void {
+    this.injectHeld(runId, entry, true);
+    this.broker.end(runId);
+  }
+
+  /** Every `askEveryMs`: ask until the executor answers, and again while a gap stays open. */
+  private tick(runId: string): void {
     const entry = this.following.get(runId);
-    if (!entry) return;
     // Ended, or it executes here now: nothing more to ask.
-    if (!this.broker.isFollowing(runId)) return;
-    if (!entry.heard) this.ask(runId);
+    if (!entry || !this.broker.isFollowing(runId)) return;
+    if (!entry.heard) return this.ask(runId);
+    if (entry.gapSince === undefined) return;
+    // The executor no longer holds the missing events (it keeps a bounded number): go on without them.
+    if (Date.now() - entry.gapSince >= (this.options.gapPatienceMs ?? 5_000)) this.injectHeld(runId, entry, true);
+    else this.ask(runId);
   }
 
   private ask(runId: string): void {
-    this.send({ k: "w", s: this.self, r: runId, a: this.broker.lastId(runId) });
+    const { attempt, start } = this.broker.attemptOf(runId);
+    this.send({ k: "w", s: this.self, r: runId, t: attempt, a: this.broker.lastId(runId) - start });
   }
 
   /** Sends the run's events after `afterId`, then (once) every new one until it ends. */
@@ -122,19 +167,24 @@ export class StreamRelay {
     }
     const stop = this.broker.subscribe(runId, { afterId, replay: true }, (event) => {
       if (event === "end") {
-        this.send({ k: "x", s: this.self, r: runId });
         this.forwarding.delete(runId);
+        const { attempt } = this.broker.attemptOf(runId);
+        this.send({ k: "x", s: this.self, r: runId, t: attempt, f: this.broker.endedForGood(runId) });
       } else this.sendEvent(runId, event);
     });
     if (this.broker.isExecuting(runId)) this.forwarding.set(runId, stop);
   }
 
+  /** Sends one event of the current attempt, with its id counted from the attempt's start. */
   private sendEvent(runId: string, event: RunEvent): void {
-    const whole = JSON.stringify({ k: "e", s: this.self, r: runId, i: event.id, e: event.event, d: event.data });
+    const { attempt, start } = this.broker.attemptOf(runId);
+    if (event.id <= start) return;
+    const id = event.id - start;
+    const whole = JSON.stringify({ k: "e", s: this.self, r: runId, t: attempt, i: id, e: event.event, d: event.data });
     if (whole.length <= PART_CHARS) return this.send(whole);
     const body = JSON.stringify({ e: event.event, d: event.data });
     const pieces = splitText(body, PART_CHARS);
-    pieces.forEach((piece, index) => this.send({ k: "p", s: this.self, r: runId, i: event.id, n: pieces.length, j: index, t: piece }));
+    pieces.forEach((piece, index) => this.send({ k: "p", s: this.self, r: runId, t: attempt, i: id, n: pieces.length, j: index, c: piece }));
   }
 
   private receive(payload: string): void {
@@ -146,34 +196,84 @@ export class StreamRelay {
     }
     if (message.s === this.self) return;
     const runId = message.r;
-    if (message.k === "w") {
-      // Executed here and ended already: its held events and "end" still go out.
-      if (this.broker.executedHere(runId)) this.forward(runId, message.a);
-      else {
-        // Perhaps queued, and this process will claim it: remember the ask for a while.
-        this.wanted.set(runId, Date.now() + (this.options.wantTtlMs ?? 60_000));
-        this.pruneWanted();
+    if (message.k === "w") return this.answer(runId, message);
+
+    const entry = this.following.get(runId);
+    if (!entry || !this.broker.isFollowing(runId)) return;
+    entry.lastHeardAt = Date.now();
+    const { attempt } = this.broker.attemptOf(runId);
+    // A process that ran an earlier attempt may still answer asks: the later attempt wins.
+    if (message.t < attempt) return;
+    if (message.t > attempt) {
+      this.broker.followAttempt(runId, message.t);
+      entry.held.clear();
+      entry.gapSince = undefined;
+    }
+    if (message.k === "x") {
+      if (message.f) this.endFollowed(runId, entry);
+      // Back in the queue: the next attempt's process answers the asks.
+      else entry.heard = false;
+      return;
+    }
+    entry.heard = true;
+    if (message.k === "e") this.accept(runId, entry, { id: message.i, event: message.e, data: message.d });
+    else this.receivePart(runId, entry, message);
+  }
+
+  /** Another process asks for a run: answer if it executes (or executed) here, or may soon. */
+  private answer(runId: string, want: WantMessage): void {
+    if (this.broker.executedHere(runId)) {
+      const { attempt, start } = this.broker.attemptOf(runId);
+      // The asker follows a later attempt than this process ran.
+      if (attempt < want.t) return;
+      this.forward(runId, start + (attempt === want.t ? Math.max(0, want.a) : 0));
+      return;
+    }
+    // Perhaps queued, and this process will claim it: remember the ask for a while.
+    this.wanted.set(runId, Date.now() + (this.options.wantTtlMs ?? 60_000));
+    this.pruneWanted();
+  }
+
+  /** An event with its id within the attempt: injected in order, or held after a gap. */
+  private accept(runId: string, entry: Followed, event: RunEvent): void {
+    const id = this.broker.attemptOf(runId).start + event.id;
+    const last = this.broker.lastId(runId);
+    if (id <= last) return;
+    if (id > last + 1) {
+      if (entry.held.size < MAX_HELD_EVENTS) entry.held.set(id, { ...event, id });
+      if (entry.gapSince === undefined) {
+        entry.gapSince = Date.now();
+        this.ask(runId);
       }
       return;
     }
-    if (!this.broker.isFollowing(runId)) return;
-    const entry = this.following.get(runId);
-    if (entry) entry.heard = true;
-    if (message.k === "x") this.broker.end(runId);
-    else if (message.k === "e") this.broker.inject(runId, { id: message.i, event: message.e, data: message.d });
-    else if (message.k === "p") this.receivePart(runId, message);
+    this.broker.inject(runId, { ...event, id });
+    this.injectHeld(runId, entry, false);
   }
 
-  private receivePart(runId: string, message: PartMessage): void {
-    const key = `${runId}:${message.i}`;
+  /** Injects the held events that follow on; with `all`, every one, over the gaps. */
+  private injectHeld(runId: string, entry: Followed, all: boolean): void {
+    if (!entry.held.size) return;
+    const ids = [...entry.held.keys()].sort((a, b) => a - b);
+    for (const id of ids) {
+      if (!all && id > this.broker.lastId(runId) + 1) break;
+      this.broker.inject(runId, entry.held.get(id)!);
+      entry.held.delete(id);
+    }
+    if (!entry.held.size) entry.gapSince = undefined;
+  }
+
+  private receivePart(runId: string, entry: Followed, message: PartMessage): void {
+    const key = `${runId}:${message.s}:${message.t}:${message.i}`;
     const pieces = message.j === 0 ? [] : this.parts.get(key);
-    // Parts of one event arrive in order (one sender, one channel); a gap drops the event.
+    // Parts of one event arrive in order (one sender, one channel); a gap drops the event
+    // (and the follower asks again for it when the next one comes).
     if (!pieces || pieces.length !== message.j) return void this.parts.delete(key);
-    pieces.push(message.t);
+    pieces.push(message.c);
     if (pieces.length < message.n) return void this.parts.set(key, pieces);
     this.parts.delete(key);
     const { e, d } = JSON.parse(pieces.join("")) as { e: string; d: unknown };
-    this.broker.inject(runId, { id: message.i, event: e, data: d });
+    this.accept(runId, entry, { id: message.i, event: e, data: d });
   }
 
   private pruneWanted(): void {
@@ -186,16 +286,22 @@ export class StreamRelay {
   private send(message: Message | string): void {
     if (this.closed) return;
     this.outbox.push(typeof message === "string" ? message : JSON.stringify(message));
-    if (!this.sending) void this.flush();
+    if (this.sending) return;
+    this.sending = true;
+    this.flushing = this.flush();
   }
 
   private async flush(): Promise<void> {
-    this.sending = true;
     try {
       while (this.outbox.length && !this.closed) {
         const batch = this.outbox.splice(0, 100);
         const calls = batch.map((_, i) => `pg_notify($1, $${i + 2})`).join(", ");
-        await this.db.query(`SELECT ${calls}`, [this.channel, ...batch]).catch(() => undefined);
+        const statement = () => this.db.query(`SELECT ${calls}`, [this.channel, ...batch]);
+        // One more try for a dropped connection; followers ask again for what is lost.
+        await statement().catch(async () => {
+          await new Promise((resolve) => setTimeout(resolve, 100));
+          await statement().catch((error) => this.options.log?.warn({ err: error, messages: batch.length }, "stream relay notifications lost"));
+        });
       }
     } finally {
       this.sending = false;
@@ -203,24 +309,78 @@ export class StreamRelay {
   }
 }
 
+export interface RelayOptions {
+  askEveryMs?: number;
+  /** After the run is recorded as ended, how long a silent executor's followers wait. */
+  endGraceMs?: number;
+  wantTtlMs?: number;
+  /** How long a follower waits for events missing before those it holds. */
+  gapPatienceMs?: number;
+  log?: { warn(obj: unknown, msg: string): void };
+}
+
+interface Followed {
+  /** Streams of this process on the run. */
+  streams: number;
+  timer: NodeJS.Timeout;
+  /** Heard the executor since the last ask: no need to ask again (unless a gap opens). */
+  heard: boolean;
+  /** When the last message about the run came, from any process. */
+  lastHeardAt: number;
+  /** Events that came after a gap, by local id, waiting for the missing ones. */
+  held: Map<number, RunEvent>;
+  gapSince?: number;
+  /** Aborted when the run is no longer followed: stops waiting for its end. */
+  stop: AbortController;
+}
+
+/** Events a follower holds after a gap at most; later ones are asked for again. */
+const MAX_HELD_EVENTS = 10_000;
+
 /** Characters per NOTIFY payload: at most 3 bytes each in UTF-8, well under the 8000-byte limit. */
 const PART_CHARS = 2_400;
 
-type Message =
-  | { k: "w"; s: string; r: string; a: number }
-  | { k: "e"; s: string; r: string; i: number; e: string; d: unknown }
-  | PartMessage
-  | { k: "x"; s: string; r: string };
+/** `t` is the attempt the message is about; ids (`a`, `i`) count within it. */
+type Message = WantMessage | EventMessage | PartMessage | EndMessage;
+
+interface WantMessage {
+  k: "w";
+  s: string;
+  r: string;
+  t: number;
+  /** The last event the asker holds (0: none). */
+  a: number;
+}
+
+interface EventMessage {
+  k: "e";
+  s: string;
+  r: string;
+  t: number;
+  i: number;
+  e: string;
+  d: unknown;
+}
+
+interface EndMessage {
+  k: "x";
+  s: string;
+  r: string;
+  t: number;
+  /** The run ended; false: it went back to the queue and goes on elsewhere. */
+  f: boolean;
+}
 
 interface PartMessage {
   k: "p";
   s: string;
   r: string;
+  t: number;
   i: number;
-  /** Number of parts, and this part's index. */
+  /** Number of parts, this part's index, and its text. */
   n: number;
   j: number;
-  t: string;
+  c: string;
 }
 
 /** Cuts text into pieces of at most `size` UTF-16 units, never inside a surrogate pair. */
