@@ -24,6 +24,7 @@ import { registerStatelessRunRoutes } from "./runs/stateless-routes.ts";
 import { registerStoreRoutes, SlipwayStore } from "./store/index.ts";
 import { StreamBroker } from "./stream/broker.ts";
 import { StreamRelay } from "./stream/relay.ts";
+import { endOpenStreams } from "./stream/sse.ts";
 import { registerThreadStreamRoutes } from "./stream/thread-stream-routes.ts";
 import { computeThreadSnapshot, refreshThreadSnapshot, registerThreadRoutes, sweepExpiredThreads, ThreadService } from "./threads/index.ts";
 
@@ -190,9 +191,16 @@ async function assemble(db: Database, config: ReturnType<typeof readLanggraphCon
       if (closed) return;
       closed = true;
       clearInterval(ttlSweep);
-      await pool!.stop();
+      const grace = options.shutdownGraceMs ?? AGENT_DEFAULTS.shutdownGraceMs;
+      await pool!.stop(grace);
       store.stop();
+      // Nothing still open can end here any more: streams end now (their runs execute
+      // elsewhere, or they are thread streams); requests still waiting are cut off after
+      // the grace period, instead of holding the shutdown for ever.
+      endOpenStreams(app.server);
+      const cutOff = setTimeout(() => app.server.closeAllConnections(), grace);
       await app.close();
+      clearTimeout(cutOff);
       await relay?.close();
       await db.close();
     },

@@ -27,6 +27,12 @@ export interface AgentServerOptions {
   logLevel?: string;
   /** Rate limiting in front of every route (see src/ratelimit/); none when absent. */
   rateLimit?: RateLimitOptions;
+  /**
+   * At shutdown: how long runs in progress may go on before they are handed back to the
+   * queue, and then how long requests still waiting (a /wait on a run handed back) get
+   * before their connections are closed.
+   */
+  shutdownGraceMs?: number;
 }
 
 export const AGENT_DEFAULTS = {
@@ -38,6 +44,7 @@ export const AGENT_DEFAULTS = {
   leaseSeconds: 30,
   heartbeatMs: 10_000,
   bodyLimit: 10 * 1024 * 1024,
+  shutdownGraceMs: 5_000,
 } as const;
 
 /** Fills unset options from SLIPWAY_* environment variables. */
@@ -48,8 +55,14 @@ export function agentOptionsFromEnv(options: AgentServerOptions, env: NodeJS.Pro
     databaseUrl: options.databaseUrl ?? env.SLIPWAY_DATABASE_URL ?? undefined,
     apiKey: options.apiKey ?? env.SLIPWAY_AGENT_API_KEY ?? undefined,
     leaseSeconds: options.leaseSeconds ?? numberOrUndefined(env.SLIPWAY_RUN_LEASE_SECONDS),
+    shutdownGraceMs: options.shutdownGraceMs ?? secondsAsMs(env.SLIPWAY_SHUTDOWN_GRACE_SECONDS),
     webhookAllowHosts: options.webhookAllowHosts ?? list(env.SLIPWAY_WEBHOOK_ALLOW_HOSTS),
   };
+}
+
+function secondsAsMs(value: string | undefined): number | undefined {
+  const seconds = numberOrUndefined(value);
+  return seconds !== undefined && seconds >= 0 ? seconds * 1000 : undefined;
 }
 
 function numberOrUndefined(value: string | undefined): number | undefined {

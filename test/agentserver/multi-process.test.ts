@@ -28,7 +28,7 @@ describe("two agent servers sharing PostgreSQL", () => {
   }
 
   const input = (text: string) => ({ messages: [{ role: "human", content: text }] });
-  const lastText = (values: unknown) => (values as { messages: Array<{ content: string }> }).messages.at(-1)?.content;
+  const lastText = (values: unknown) => (values as { messages?: Array<{ content: string }> } | undefined)?.messages?.at(-1)?.content;
 
   it("answers /runs/wait with the stateless run's values when another process ran it", async () => {
     const { front } = await pair();
@@ -100,6 +100,36 @@ describe("two agent servers sharing PostgreSQL", () => {
     const rest = async (client: Client) =>
       (await collectWithin((signal) => client.runs.joinStream(thread.thread_id, run.run_id, { lastEventId: String(ids[1]), streamMode: ["values", "updates"], signal }))).map((part) => JSON.stringify(part));
     expect(await rest(front)).toEqual(await rest(worker));
+  });
+
+  it("carries, on a thread stream here, every run of its thread executing in the other process", async () => {
+    const { front, worker } = await pair();
+    const thread = await front.threads.create();
+    // Active when the stream opens; then one run queued by each server.
+    const first = await worker.runs.create(thread.thread_id, "slow", { input: { delay_ms: 300, steps: 1 } });
+    const parts: Array<{ event: string; data: unknown }> = [];
+    const abort = new AbortController();
+    const listening = (async () => {
+      try {
+        for await (const part of front.threads.joinStream(thread.thread_id, { signal: abort.signal })) parts.push(part as { event: string; data: unknown });
+      } catch {
+        // aborted below
+      }
+    })();
+    await new Promise((resolve) => setTimeout(resolve, 150));
+    const second = await worker.runs.create(thread.thread_id, "agent", { input: input("from the worker") });
+    const third = await front.runs.create(thread.thread_id, "agent", { input: input("from the front") });
+    await front.runs.join(thread.thread_id, third.run_id);
+    const lastValues = () => parts.filter((part) => part.event === "values").at(-1)?.data;
+    for (let waited = 0; waited < 8_000 && lastText(lastValues()) !== "You said: from the front"; waited += 50) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    abort.abort();
+    // The SDK's iterator may wait for the next chunk before it notices the abort.
+    await Promise.race([listening, new Promise((resolve) => setTimeout(resolve, 2_000))]);
+    const started = parts.filter((part) => part.event === "metadata").map((part) => (part.data as { run_id: string }).run_id);
+    expect(started).toEqual([first.run_id, second.run_id, third.run_id]);
+    expect(lastText(lastValues())).toBe("You said: from the front");
   });
 
   it("relays an event larger than one notification (8000 bytes) whole", async () => {

@@ -16,7 +16,7 @@ export interface TestAgentServer {
 /** A real agent server on a free loopback port over the fixture graphs, on one back end. */
 export async function startTestAgentServer(
   backend: BackendName,
-  options: { apiKey?: string; workers?: number; webhookAllowHosts?: string[]; bodyLimit?: number; heartbeatMs?: number } = {},
+  options: { apiKey?: string; workers?: number; webhookAllowHosts?: string[]; bodyLimit?: number; heartbeatMs?: number; shutdownGraceMs?: number } = {},
 ): Promise<TestAgentServer> {
   const target = freshBackend(backend, "agent");
   const server = await startAgentServer({
@@ -31,6 +31,7 @@ export async function startTestAgentServer(
     webhookAllowHosts: options.webhookAllowHosts,
     bodyLimit: options.bodyLimit,
     heartbeatMs: options.heartbeatMs,
+    shutdownGraceMs: options.shutdownGraceMs,
     logLevel: "error",
   });
   const client = new Client({ apiUrl: server.url, apiKey: options.apiKey});

@@ -7,6 +7,18 @@ export interface SseOptions {
   heartbeatMs?: number;
 }
 
+/** The streams open on each HTTP server, so that shutdown can end them (`endOpenStreams`). */
+const openStreams = new WeakMap<object, Set<SseWriter>>();
+
+/**
+ * Ends every stream still open on `server` normally (no on_disconnect). At shutdown these
+ * are the streams that cannot end here any more: a thread stream, and a stream of a run
+ * executing in another process; the client joins again where the run goes on.
+ */
+export function endOpenStreams(server: object): void {
+  for (const stream of [...(openStreams.get(server) ?? [])]) stream.end();
+}
+
 /**
  * Server-sent events on a hijacked reply. Frames are `event:`, `data:` (JSON) and
  * `id:` lines; heartbeat comment lines keep proxies and the SDK's idle watchdog happy.
@@ -16,8 +28,15 @@ export class SseWriter {
   private readonly heartbeat: NodeJS.Timeout;
   private readonly closeHandlers: Array<() => void> = [];
 
-  constructor(_request: FastifyRequest, private readonly reply: FastifyReply, options: SseOptions = {}) {
+  private readonly registry: Set<SseWriter>;
+
+  constructor(request: FastifyRequest, private readonly reply: FastifyReply, options: SseOptions = {}) {
     reply.hijack();
+    // Keyed by the Node server, which every encapsulated Fastify context shares.
+    const server = request.server.server;
+    this.registry = openStreams.get(server) ?? new Set();
+    openStreams.set(server, this.registry);
+    this.registry.add(this);
     const raw = reply.raw;
     // Headers hooks set on the reply (rate limits, CORS and its expose list) go into
     // our head too, with the stream's own location headers exposed as well.
@@ -69,6 +88,7 @@ export class SseWriter {
     if (this.closed) return;
     clearInterval(this.heartbeat);
     this.closed = true;
+    this.registry.delete(this);
     // A normal end is not a disconnect: on_disconnect handlers must not fire.
     this.closeHandlers.length = 0;
     this.reply.raw.end();
@@ -77,6 +97,7 @@ export class SseWriter {
   private markClosed(): void {
     clearInterval(this.heartbeat);
     this.closed = true;
+    this.registry.delete(this);
     const handlers = this.closeHandlers.splice(0);
     for (const handler of handlers) handler();
   }

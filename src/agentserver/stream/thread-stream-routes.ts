@@ -4,6 +4,7 @@ import type { Database } from "../../storage/database.ts";
 import { invalidField, notFound } from "../../http/errors.ts";
 import type { StreamBroker } from "./broker.ts";
 import { SseWriter } from "./sse.ts";
+import { followThreadRuns } from "./thread-follow.ts";
 
 const THREAD_STREAM_MODES = ["lifecycle", "run_modes", "state_update"] as const;
 const ModeList = Type.Union([
@@ -13,8 +14,9 @@ const ModeList = Type.Union([
 
 /**
  * GET /threads/{thread_id}/stream: the output of every run executed on the thread,
- * one after another, for as long as the client stays. Events are live: there is no
- * replay across runs yet, so a Last-Event-ID is refused rather than ignored.
+ * one after another, for as long as the client stays, wherever the run executes (runs
+ * of other processes come through the relay). Events are live: there is no replay
+ * across runs yet, so a Last-Event-ID is refused rather than ignored.
  */
 export function registerThreadStreamRoutes(app: FastifyInstance, deps: { db: Database; broker: StreamBroker; heartbeatMs?: number }): void {
   app.get<{ Params: { thread_id: string }; Querystring: { stream_modes?: string | string[]; stream_mode?: string | string[] } }>(
@@ -46,13 +48,21 @@ export function registerThreadStreamRoutes(app: FastifyInstance, deps: { db: Dat
 
       const sse = new SseWriter(request, reply, { heartbeatMs: deps.heartbeatMs });
       await new Promise<void>((resolve) => {
+        let closed = false;
+        let stopFollowing: (() => void) | undefined;
         const unsubscribe = deps.broker.subscribeThread(threadId, (runId, event) => {
           if (event !== "end") sse.send(event.event, event.data, `${runId}:${event.id}`);
         });
         sse.onClose(() => {
+          closed = true;
           unsubscribe();
+          stopFollowing?.();
           resolve();
         });
+        followThreadRuns(deps.db, deps.broker, threadId).then(
+          (stop) => (closed ? stop() : (stopFollowing = stop)),
+          (error) => request.log.warn({ err: error, thread_id: threadId }, "thread stream cannot follow runs of other processes"),
+        );
       });
     },
   );
