@@ -15,7 +15,9 @@ export async function followThreadRuns(db: Database, broker: StreamBroker, threa
   let closed = false;
   const followRun = (runId: string) => {
     if (closed || following.has(runId)) return;
-    // A channel that ended here is reopened: the run is queued again (it was handed back).
+    // A channel that ended here because the run was handed back is reopened (it is queued
+    // again); one that ended for good stays ended (the run ended since it was read as active).
+    if (broker.endedForGood(runId)) return;
     if (!broker.isActive(runId)) broker.follow(runId, threadId);
     following.set(runId, broker.streamFromElsewhere(runId));
   };
