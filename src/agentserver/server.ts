@@ -93,7 +93,7 @@ async function assemble(db: Database, config: ReturnType<typeof readLanggraphCon
   const relay = db.kind === "postgres" ? new StreamRelay(db, broker, completion, { log }) : undefined;
   if (relay) {
     await relay.start();
-    broker.useRelay((runId) => relay.follow(runId));
+    broker.useRelay(relay);
   }
   const refreshThread = (threadId: string, outcome?: { runError?: unknown }) => refreshThreadSnapshot({ db, graphs }, threadId, outcome);
   const webhookPolicy = { allowHosts: options.webhookAllowHosts ?? [], onlyAllowed: false };
@@ -122,6 +122,7 @@ async function assemble(db: Database, config: ReturnType<typeof readLanggraphCon
     refreshThread,
     webhookPolicy,
     handoff,
+    relaySent: relay ? () => relay.sent() : undefined,
     log,
   });
   pool = new WorkerPool(

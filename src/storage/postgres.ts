@@ -35,7 +35,14 @@ export async function openPostgres(url: string, schema: string, poolSize = 20): 
     const client = new pg.Client({ connectionString: url, options, application_name: `slipway-listen:${schema}` });
     await client.connect();
     client.on("notification", (message) => {
-      for (const handler of listeners.get(message.channel) ?? []) handler(message.payload ?? "");
+      for (const handler of listeners.get(message.channel) ?? []) {
+        // A handler that throws (a payload it did not expect) must not take the process down.
+        try {
+          handler(message.payload ?? "");
+        } catch (error) {
+          process.emitWarning(`notification handler for ${message.channel} failed: ${(error as Error).message}`);
+        }
+      }
     });
     client.on("error", () => {
       // Reconnect and re-subscribe; then the onReconnect handlers re-check what was missed.

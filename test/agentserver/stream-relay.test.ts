@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { afterEach, describe, expect, it } from "vitest";
+import { runDoneChannel } from "../../src/agentserver/queue/channels.ts";
 import { RunCompletion } from "../../src/agentserver/queue/completion.ts";
 import { StreamBroker, type RunEvent } from "../../src/agentserver/stream/broker.ts";
 import { StreamRelay } from "../../src/agentserver/stream/relay.ts";
@@ -21,7 +22,7 @@ describe("stream relay between processes on one PostgreSQL", () => {
     }
   });
 
-  async function cluster(size: number) {
+  async function cluster(size: number, options: { silenceMs?: number; wantTtlMs?: number } = {}) {
     const target = freshBackend("postgres", "relay");
     const made = [];
     for (let i = 0; i < size; i++) {
@@ -29,7 +30,7 @@ describe("stream relay between processes on one PostgreSQL", () => {
       const broker = new StreamBroker();
       const completion = new RunCompletion(db);
       await completion.start();
-      const relay = new StreamRelay(db, broker, completion, { askEveryMs: 100, endGraceMs: 400, gapPatienceMs: 3_000 });
+      const relay = new StreamRelay(db, broker, completion, { askEveryMs: 100, endGraceMs: 400, gapPatienceMs: 3_000, silenceMs: 300, ...options });
       await relay.start();
       nodes.push({ db, relay });
       made.push({ db, broker, completion, relay, schema: target.schema });
@@ -115,6 +116,87 @@ describe("stream relay between processes on one PostgreSQL", () => {
       '4:updates:{"step":"b"}',
       '5:values:{"done":true}',
     ]);
+  });
+
+  it("asks again after a silence, and follows the retry in another process when its executor died without a word", async () => {
+    const [dying, taking, follower] = await cluster(3, { silenceMs: 300, wantTtlMs: 200 });
+    const runId = randomUUID();
+    dying.broker.open(runId, THREAD, 1);
+    dying.broker.publish(runId, "metadata", { attempt: 1 });
+    const stream = followStream(follower, runId);
+    await until(() => stream.events.length === 1);
+
+    // The executor's process is gone (no "end" sent); long after the follower last
+    // asked, the sweeper of another process requeues the run and that process claims it.
+    await dying.relay.close();
+    await new Promise((resolve) => setTimeout(resolve, 600));
+    taking.broker.open(runId, THREAD, 2);
+    taking.broker.publish(runId, "metadata", { attempt: 2 });
+    taking.broker.publish(runId, "values", { done: true });
+    await until(() => stream.events.length === 3);
+    taking.broker.end(runId);
+    await until(() => stream.isEnded());
+    expect(shape(stream.events)).toEqual(['1:metadata:{"attempt":1}', '2:metadata:{"attempt":2}', '3:values:{"done":true}']);
+  });
+
+  it("answers a follower's ask with \"here\" while the run executes with nothing new, so the follower stops asking", async () => {
+    const { executor, follower, runId, stream } = await followedRun();
+    const asks: string[] = [];
+    await follower.db.listen(executor.relay.channel, (payload) => {
+      if (payload.includes('"k":"w"')) asks.push(payload);
+    });
+    // The follower (silenceMs 300) asks after each silence; the executor answers "here".
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    expect(asks.length).toBeGreaterThan(0);
+    // Asking every 100 ms unanswered would make 15 asks; answered, one per silence.
+    expect(asks.length).toBeLessThanOrEqual(6);
+    executor.broker.publish(runId, "values", { n: 1 });
+    await until(() => stream.events.length === 2);
+  });
+
+  it("says when what it queued went out, so a run's end is announced after its last events", async () => {
+    const { executor, follower, runId: busy } = await followedRun();
+    const ending = randomUUID();
+    executor.broker.open(ending, THREAD, 1);
+    executor.broker.publish(ending, "metadata", {});
+    const stream = followStream(follower, ending);
+    await until(() => stream.events.length === 1);
+
+    const heard: string[] = [];
+    const record = (kind: string) => (payload: string) => {
+      if (payload.includes(ending)) heard.push(kind === "done" ? "done" : (JSON.parse(payload) as { k: string }).k);
+    };
+    await follower.db.listen(executor.relay.channel, record("relay"));
+    await follower.db.listen(runDoneChannel(executor.schema), record("done"));
+
+    // A backlog of another run's events is on its way when this run ends.
+    for (let i = 0; i < 2_000; i++) executor.broker.publish(busy, "messages", { i, text: "x".repeat(200) });
+    executor.broker.publish(ending, "values", { done: true });
+    executor.broker.end(ending);
+    await executor.relay.sent();
+    await executor.completion.announce(ending);
+    await until(() => heard.includes("done"));
+    expect(heard).toEqual(["e", "x", "done"]);
+    await until(() => stream.isEnded());
+    expect(stream.events).toHaveLength(2);
+  });
+
+  it("ends a followed stream whose run is recorded as ended when its end was never heard, after the tail", async () => {
+    const { executor, follower, runId, stream } = await followedRun();
+    executor.broker.publish(runId, "values", { last: true });
+    // The executor is gone without a word, and the "done" notification was lost too.
+    await executor.relay.close();
+    await until(() => stream.events.length === 2);
+    // A stream opened later reads the run's record as ended (stream-response.ts).
+    follower.broker.endFollowed(runId);
+    await until(() => stream.isEnded());
+    expect(follower.broker.endedForGood(runId)).toBe(true);
+
+    // A channel that no stream follows (a run created here) ends at once.
+    const unstreamed = randomUUID();
+    follower.broker.follow(unstreamed, THREAD);
+    follower.broker.endFollowed(unstreamed);
+    expect(follower.broker.endedForGood(unstreamed)).toBe(true);
   });
 
   it("lets the tail through after the run is recorded as ended, and ends a follower whose executor went silent", async () => {

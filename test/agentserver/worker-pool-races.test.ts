@@ -16,26 +16,34 @@ describe.each(BACKENDS)("worker pool races on %s", (backend) => {
     for (const step of cleanup.splice(0).reverse()) await step();
   });
 
-  async function setup(options: { leaseSeconds?: number; runMs?: number } = {}) {
+  async function setup(options: { leaseSeconds?: number; runMs?: number | ((attempt: number) => number) } = {}) {
     const target = freshBackend(backend, "pool");
     const db = await openDatabase({ databaseUrl: target.databaseUrl, dataDir: target.dataDir, schema: target.schema, component: "agent", poolSize: 4 });
     cleanup.push(() => db.close());
     let hold: Promise<void> | undefined;
+    let renewalsFail = false;
     // The claim runs against the database at once; only its answer is delayed.
     const held: Database = {
       ...db,
       query: async (sql, params) => {
+        if (renewalsFail && sql.includes("WITH mine")) throw new Error("renewal lost (test)");
         const rows = await db.query(sql, params);
         if (hold && sql.includes("WITH candidate")) await hold;
         return rows as never;
       },
     };
     const executed: string[] = [];
+    const attempts: string[] = [];
     const pool = new WorkerPool(
       held,
       async (run) => {
         executed.push(run.run_id);
-        if (options.runMs) await new Promise((resolve) => setTimeout(resolve, options.runMs));
+        attempts.push(`${run.run_id}:${run.attempt}`);
+        const ms = typeof options.runMs === "function" ? options.runMs(run.attempt) : options.runMs;
+        if (ms) await new Promise((resolve) => setTimeout(resolve, ms));
+        // An attempt that lost its lease does not record the end (the engine's is fenced).
+        const [mine] = await db.query<{ n: number }>("SELECT count(*)::int AS n FROM runs WHERE run_id = $1 AND attempt = $2", [run.run_id, run.attempt]);
+        if (!mine?.n) return;
         await db.query("UPDATE runs SET status = 'success', lease_owner = NULL WHERE run_id = $1", [run.run_id]);
       },
       { workers: 4, leaseSeconds: options.leaseSeconds ?? 30, exclusiveStorage: false },
@@ -64,7 +72,8 @@ describe.each(BACKENDS)("worker pool races on %s", (backend) => {
       while (!check() && Date.now() < end) await new Promise((resolve) => setTimeout(resolve, 10));
       return check();
     };
-    return { db, pool, executed, queueRun, holdClaims, until };
+    const failRenewals = (fail: boolean) => (renewalsFail = fail);
+    return { db, pool, executed, attempts, queueRun, holdClaims, failRenewals, until };
   }
 
   it("claims a run announced while an empty claim was on its way", async () => {
@@ -102,5 +111,25 @@ describe.each(BACKENDS)("worker pool races on %s", (backend) => {
     const [row] = await db.query<{ live: boolean }>("SELECT lease_expires_at > now() AS live FROM runs WHERE run_id = $1", [runId]);
     expect(row.live).toBe(true);
     await stopping;
+  });
+
+  it("announces a run whose lease expired, and renews the lease of its new attempt here while the old one finishes", async () => {
+    // Attempt 1 outlives its lease (renewals fail meanwhile) and ends 1.5 s into attempt 2.
+    const { db, pool, attempts, queueRun, failRenewals, until } = await setup({ leaseSeconds: 1, runMs: (attempt) => (attempt === 1 ? 3_000 : 4_000) });
+    const announced: string[] = [];
+    await db.listen(runsChannel(db.schema), (payload) => announced.push(payload.split(" ")[0]!));
+    await pool.start();
+    const runId = await queueRun();
+    expect(await until(() => attempts.includes(`${runId}:1`))).toBe(true);
+    failRenewals(true);
+    expect(await until(() => attempts.includes(`${runId}:2`))).toBe(true);
+    failRenewals(false);
+    // The sweeper told every process (an announcement besides the one at creation).
+    expect(announced.filter((id) => id === runId).length).toBeGreaterThanOrEqual(2);
+    // Attempt 1 ends meanwhile; attempt 2's lease must still be renewed past its 1 s.
+    await new Promise((resolve) => setTimeout(resolve, 3_000));
+    const [row] = await db.query<{ attempt: number; live: boolean }>("SELECT attempt, lease_expires_at > now() AS live FROM runs WHERE run_id = $1", [runId]);
+    expect(row).toEqual({ attempt: 2, live: true });
+    expect(attempts.filter((a) => a.startsWith(runId))).toEqual([`${runId}:1`, `${runId}:2`]);
   });
 });

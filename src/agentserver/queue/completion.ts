@@ -17,9 +17,9 @@ export interface RunResult {
 export class RunCompletion {
   private readonly waiters = new Map<string, Set<(result: RunResult | undefined) => void>>();
   /**
-   * Runs announced as ended while nobody here waited, newest last. A waiter registered
-   * just after such an announcement (its run ended in another process within the
-   * moment between being queued and the waiter's registration) is answered at once.
+   * Runs announced as ended, newest last. A waiter registered just after such an
+   * announcement (its run ended in another process within the moment between being read
+   * as active and the waiter's registration) is answered at once.
    */
   private readonly recentlyEnded = new Set<string>();
 
@@ -29,7 +29,7 @@ export class RunCompletion {
 
   async start(): Promise<void> {
     await this.db.listen(runDoneChannel(this.db.schema), (runId) => {
-      if (!this.waiters.has(runId)) this.remember(runId);
+      this.remember(runId);
       this.settle(runId, undefined);
       for (const listener of this.endedListeners) listener(runId);
     });
@@ -77,6 +77,7 @@ export class RunCompletion {
       }
       const done = (result: RunResult | undefined) => {
         set!.delete(done);
+        if (set!.size === 0 && this.waiters.get(runId) === set) this.waiters.delete(runId);
         resolve(result);
       };
       set.add(done);

@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import type { Database } from "../../storage/database.ts";
 import type { RunAssistant } from "../runs/executor.ts";
 import { claimNextRun, renewLeases, requeueExpiredLeases, secondsUntilNextDueRun, type RunRow } from "../runs/repository.ts";
-import { runCancelChannel, runsChannel } from "./channels.ts";
+import { queueAnnouncement, runCancelChannel, runsChannel } from "./channels.ts";
 
 export interface WorkerPoolOptions {
   /** Runs executed at once by this process. */
@@ -192,7 +192,9 @@ export class WorkerPool {
     const task = this.process(run, { signal: controller.signal, workerId: this.workerId })
       .catch((error) => this.log.error({ err: error, run_id: run.run_id }, "run processing failed"))
       .finally(() => {
-        this.active.delete(run.run_id);
+        // An earlier attempt that lost its lease may end after the run was claimed again
+        // here: the later attempt's entry (its lease, its cancel) stays.
+        if (this.active.get(run.run_id) === controller) this.active.delete(run.run_id);
         const left = (this.activeThreads.get(threadId) ?? 1) - 1;
         if (left > 0) this.activeThreads.set(threadId, left);
         else this.activeThreads.delete(threadId);
@@ -225,8 +227,14 @@ export class WorkerPool {
     try {
       const requeued = await requeueExpiredLeases(this.db);
       if (requeued.length) {
-        this.log.warn({ runs: requeued }, "requeued runs whose worker stopped renewing its lease");
+        this.log.warn({ runs: requeued.map((run) => run.run_id) }, "requeued runs whose worker stopped renewing its lease");
         this.drainQueue();
+        // Announced like new runs: workers of every process may take them, and streams
+        // following their threads (thread-follow.ts) follow them again.
+        const channel = runsChannel(this.db.schema);
+        for (const run of requeued) {
+          await this.db.notify(channel, queueAnnouncement(run.run_id, 0, run.thread_id)).catch(() => undefined);
+        }
       }
     } catch (error) {
       this.log.warn({ err: error }, "lease sweep failed");

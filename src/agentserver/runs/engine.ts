@@ -30,6 +30,8 @@ export interface RunEngineDeps {
   /** Rewrites the thread's snapshot; returns the values written (undefined: thread gone). */
   refreshThread(threadId: string, outcome?: { runError?: unknown }): Promise<{ values: unknown } | undefined>;
   webhookPolicy: WebhookPolicy;
+  /** Resolves once the stream relay sent what it queued (PostgreSQL; see relay.ts `sent`). */
+  relaySent?: () => Promise<void>;
   /** Assistants of runs created in this process (saves reading them again). */
   handoff?: AssistantHandoff;
   log: { warn(obj: unknown, msg: string): void; error(obj: unknown, msg: string): void };
@@ -45,7 +47,7 @@ export function createRunProcessor(deps: RunEngineDeps) {
     broker.open(run.run_id, run.thread_id, run.attempt);
     const events: Array<{ id: number; event: string; data: unknown }> = [];
     const emit = (event: string, data: unknown) => {
-      const record = broker.publish(run.run_id, event, data);
+      const record = broker.publish(run.run_id, event, data, run.attempt);
       if (record && run.kwargs.stream_resumable) events.push(record);
     };
     emit("metadata", { run_id: run.run_id, attempt: run.attempt });
@@ -136,6 +138,8 @@ export function createRunProcessor(deps: RunEngineDeps) {
   async function endQuietly(run: RunRow, result: RunResult | undefined): Promise<void> {
     deps.completion.settle(run.run_id, result);
     deps.broker.end(run.run_id);
+    // Followers in other processes get the run's last events before they hear it ended.
+    await deps.relaySent?.();
     await deps.completion.announce(run.run_id).catch(() => undefined);
   }
 
@@ -187,6 +191,8 @@ export function createRunProcessor(deps: RunEngineDeps) {
     }
     deps.completion.settle(run.run_id, { run_id: run.run_id, status: outcome.status, values, error });
     deps.broker.end(run.run_id);
+    // Followers in other processes get the run's last events before they hear it ended.
+    await deps.relaySent?.();
     await deps.completion.announce(run.run_id).catch(() => undefined);
     if (run.kwargs.webhook) {
       const record = { ...toRun({ ...run, status: outcome.status, updated_at: new Date() }), values: values ?? null, error: error ?? null };

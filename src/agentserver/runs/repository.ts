@@ -313,10 +313,10 @@ export async function renewLeases(db: Queryable, workerId: string, runIds: strin
  * Returns runs whose worker stopped renewing (crashed, killed, partitioned) to the
  * queue. Their attempt number goes up when re-claimed, which fences the old worker.
  */
-export async function requeueExpiredLeases(db: Queryable, onlyOwnerNot?: string): Promise<string[]> {
+export async function requeueExpiredLeases(db: Queryable, onlyOwnerNot?: string): Promise<Array<{ run_id: string; thread_id: string }>> {
   // In run_id order like renewLeases; rows another sweeper (or a renewal) holds are
   // skipped: the other sweeper takes them, and a renewed lease is not expired.
-  const rows = await db.query<{ run_id: string }>(
+  return db.query<{ run_id: string; thread_id: string }>(
     `WITH expired AS (
        SELECT run_id FROM runs
        WHERE status = 'running' AND (lease_expires_at < now() OR ($1::text IS NOT NULL AND lease_owner <> $1))
@@ -324,10 +324,9 @@ export async function requeueExpiredLeases(db: Queryable, onlyOwnerNot?: string)
      )
      UPDATE runs SET status = 'pending', lease_owner = NULL, lease_expires_at = NULL, updated_at = now()
      FROM expired WHERE runs.run_id = expired.run_id
-     RETURNING runs.run_id`,
+     RETURNING runs.run_id, runs.thread_id`,
     [onlyOwnerNot ?? null],
   );
-  return rows.map((r) => r.run_id);
 }
 
 export async function cancelActionOf(db: Queryable, runId: string): Promise<"interrupt" | "rollback" | null | undefined> {

@@ -31,42 +31,56 @@ export async function streamRun(request: FastifyRequest, reply: FastifyReply, op
   const headers: Record<string, string> = { "Content-Location": options.runPath };
   if (run.kwargs.stream_resumable) headers.Location = `${options.runPath}/stream`;
   const sse = new SseWriter(request, reply, { headers, heartbeatMs: options.heartbeatMs });
+  try {
+    await streamTo(sse, options);
+  } finally {
+    // The head is sent: a failure (a lost database) can no longer become an error
+    // reply, but the stream must not stay open with nothing to come.
+    sse.end();
+  }
+}
+
+async function streamTo(sse: SseWriter, options: StreamRunOptions): Promise<void> {
+  const { run, broker } = options;
   const wanted = (event: string) => !options.modes?.length || event === "metadata" || event === "error" || options.modes.some((m) => event === m || event.startsWith(`${m}|`) || event.startsWith(`${m}/`) || (m === "messages-tuple" && event.startsWith("messages")));
   const send = (e: RunEvent) => {
     if (wanted(e.event)) sse.send(e.event, e.data, e.id);
   };
   const afterId = options.lastEventId !== undefined ? Math.max(0, options.lastEventId) : undefined;
 
-  if (!broker.has(run.run_id)) {
-    if (run.status === "pending" || run.status === "running") {
-      // A run queued before a restart, or executing in another process: follow it here.
-      broker.follow(run.run_id, run.thread_id);
-    } else {
-      if (run.kwargs.stream_resumable && afterId !== undefined) {
-        for (const event of await loadRunEvents(options.db, run.run_id, afterId)) send(event);
-      }
-      sse.end();
-      return;
+  const id = run.run_id;
+  const finished = run.status !== "pending" && run.status !== "running";
+  // The run ended, but the channel following it from another process missed the end (a
+  // notification lost with a dropped connection): it ends, and this stream with it.
+  if (finished) broker.endFollowed(id);
+  if (!finished && !broker.isActive(id) && !broker.endedForGood(id)) {
+    // A run queued before a restart, executing in another process, or handed back by
+    // this one (it goes on elsewhere): follow it here.
+    broker.follow(id, run.thread_id);
+  } else if (!broker.has(id)) {
+    // Ended a while ago: a resumable run's saved events are replayed.
+    if (run.kwargs.stream_resumable && afterId !== undefined) {
+      for (const event of await loadRunEvents(options.db, id, afterId)) send(event);
     }
+    sse.end();
+    return;
   }
 
   // Executed by another process (or not claimed yet): ask for its events from there.
-  const stopRelay = broker.streamFromElsewhere(run.run_id);
+  const stopRelay = broker.streamFromElsewhere(id);
+  let unsubscribe = () => {};
   try {
-    await new Promise<void>((resolve) => {
-      const unsubscribe = broker.subscribe(run.run_id, { afterId, replay: options.fromStart }, (event) => {
-        if (event === "end") {
-          sse.end();
-          resolve();
-        } else send(event);
-      });
-      sse.onClose(() => {
-        unsubscribe();
-        if (broker.isActive(run.run_id)) options.onDisconnect?.();
-        resolve();
-      });
+    unsubscribe = broker.subscribe(id, { afterId, replay: options.fromStart }, (event) => {
+      if (event === "end") sse.end();
+      else send(event);
     });
+    sse.onClose(() => {
+      if (broker.isActive(id)) options.onDisconnect?.();
+    });
+    // Over when the run ends, the client leaves, or shutdown ends every open stream.
+    await sse.finished;
   } finally {
+    unsubscribe();
     stopRelay();
   }
 }

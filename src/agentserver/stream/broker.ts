@@ -19,9 +19,17 @@ export interface RunEvent {
 
 type Listener = (event: RunEvent | "end") => void;
 
+/** What the broker needs of the relay between processes (relay.ts). */
+export interface BrokerRelay {
+  follow(runId: string): () => void;
+  ended(runId: string): void;
+}
+
 interface RunChannel {
   threadId: string;
   events: RunEvent[];
+  /** Id of the last event, buffered or not (the buffer is bounded, the count goes on). */
+  lastId: number;
   listeners: Set<Listener>;
   ended: boolean;
   /** The run executes in this process; otherwise its events come from another one (relay.ts). */
@@ -60,6 +68,7 @@ export class StreamBroker {
     return {
       threadId,
       events: previous?.events ?? [],
+      lastId: previous?.lastId ?? 0,
       listeners: previous?.listeners ?? new Set(),
       ended: false,
       executing: false,
@@ -71,7 +80,7 @@ export class StreamBroker {
 
   private beginAttempt(channel: RunChannel, attempt: number): void {
     channel.attempt = attempt;
-    channel.attemptStart = channel.events.at(-1)?.id ?? 0;
+    channel.attemptStart = channel.lastId;
   }
 
   /**
@@ -109,11 +118,22 @@ export class StreamBroker {
     if (channel && !channel.executing && !channel.ended && channel.listeners.size === 0) this.runs.delete(runId);
   }
 
-  private relay?: (runId: string) => () => void;
+  private relay?: BrokerRelay;
 
   /** Lets `streamFromElsewhere` ask other processes for a run's events (relay.ts). */
-  useRelay(follow: (runId: string) => () => void): void {
-    this.relay = follow;
+  useRelay(relay: BrokerRelay): void {
+    this.relay = relay;
+  }
+
+  /**
+   * The run's record says it ended, but this channel following it never heard so (the
+   * notification was lost with a dropped connection). It ends now, or, when the relay is
+   * still bringing events to streams here, once they stopped coming.
+   */
+  endFollowed(runId: string): void {
+    if (!this.isFollowing(runId)) return;
+    if (this.relay) this.relay.ended(runId);
+    else this.end(runId);
   }
 
   /**
@@ -121,7 +141,7 @@ export class StreamBroker {
    * executing process is asked for the events. Returns what to call when the stream ends.
    */
   streamFromElsewhere(runId: string): () => void {
-    return this.relay && this.isFollowing(runId) ? this.relay(runId) : () => undefined;
+    return this.relay && this.isFollowing(runId) ? this.relay.follow(runId) : () => undefined;
   }
 
   /** Called whenever a run starts executing in this process. */
@@ -133,8 +153,8 @@ export class StreamBroker {
   inject(runId: string, record: RunEvent): void {
     const channel = this.runs.get(runId);
     if (!channel || channel.ended || channel.executing) return;
-    if (record.id <= (channel.events.at(-1)?.id ?? 0)) return;
-    if (channel.events.length < MAX_BUFFERED_EVENTS) channel.events.push(record);
+    if (record.id <= channel.lastId) return;
+    this.record(channel, record);
     for (const listener of channel.listeners) listener(record);
     for (const listener of this.threadListeners.get(channel.threadId) ?? []) listener(runId, record);
   }
@@ -158,7 +178,7 @@ export class StreamBroker {
 
   /** The id of the run's last event held here (0: none). */
   lastId(runId: string): number {
-    return this.runs.get(runId)?.events.at(-1)?.id ?? 0;
+    return this.runs.get(runId)?.lastId ?? 0;
   }
 
   /** The buffered events after `afterId`. */
@@ -166,14 +186,24 @@ export class StreamBroker {
     return (this.runs.get(runId)?.events ?? []).filter((event) => event.id > afterId);
   }
 
-  publish(runId: string, event: string, data: unknown): RunEvent | undefined {
+  /**
+   * An event of a run executing here. With `attempt`, an event of an earlier attempt
+   * (still running after it lost its lease and the run was claimed again here) is dropped.
+   */
+  publish(runId: string, event: string, data: unknown, attempt?: number): RunEvent | undefined {
     const channel = this.runs.get(runId);
     if (!channel || channel.ended || !channel.executing) return undefined;
-    const record: RunEvent = { id: (channel.events.at(-1)?.id ?? 0) + 1, event, data };
-    if (channel.events.length < MAX_BUFFERED_EVENTS) channel.events.push(record);
+    if (attempt !== undefined && attempt !== channel.attempt) return undefined;
+    const record: RunEvent = { id: channel.lastId + 1, event, data };
+    this.record(channel, record);
     for (const listener of channel.listeners) listener(record);
     for (const listener of this.threadListeners.get(channel.threadId) ?? []) listener(runId, record);
     return record;
+  }
+
+  private record(channel: RunChannel, record: RunEvent): void {
+    channel.lastId = record.id;
+    if (channel.events.length < MAX_BUFFERED_EVENTS) channel.events.push(record);
   }
 
   /**

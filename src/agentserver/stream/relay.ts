@@ -21,6 +21,9 @@ import type { RunEvent, StreamBroker } from "./broker.ts";
  *   skips events it could still get.
  * Event ids are counted per attempt on the wire; a follower numbers a later attempt's
  * events after those it holds, so a stream goes on across a retry in another process.
+ * A follower that has heard nothing for `silenceMs` asks again: the executor answers
+ * "here" when it has nothing new, and when it answers nothing (it crashed) the asks go
+ * on until the process that runs the next attempt answers them.
  * NOTIFY payloads are limited to 8000 bytes: a larger event travels in parts. A follower
  * whose executor went silent still ends: once the run is recorded as ended
  * (RunCompletion) and nothing more was heard for a moment, its stream is closed.
@@ -39,6 +42,10 @@ export class StreamRelay {
   /** Parts of large events, by "<run>:<sender>:<attempt>:<event id>". */
   private readonly parts = new Map<string, string[]>();
   private outbox: string[] = [];
+  /** Messages queued and messages gone out (or given up on) so far, for `sent`. */
+  private queuedCount = 0;
+  private doneCount = 0;
+  private readonly sentWaiters: Array<{ upTo: number; resolve: () => void }> = [];
   private sending = false;
   private flushing: Promise<void> = Promise.resolve();
   private unlisten?: () => Promise<void>;
@@ -111,6 +118,12 @@ export class StreamRelay {
     };
   }
 
+  /** The run is known to have ended (its record says so), though its end was not heard here. */
+  ended(runId: string): void {
+    if (this.following.has(runId)) this.endWhenQuiet(runId);
+    else this.broker.end(runId);
+  }
+
   private unfollow(runId: string): void {
     const entry = this.following.get(runId);
     if (!entry) return;
@@ -142,11 +155,15 @@ export class StreamRelay {
     this.broker.end(runId);
   }
 
-  /** Every `askEveryMs`: ask until the executor answers, and again while a gap stays open. */
+  /**
+   * Every `askEveryMs`: ask until the executor answers, again while a gap stays open, and
+   * again after a silence (the executor may be gone, the run retried elsewhere).
+   */
   private tick(runId: string): void {
     const entry = this.following.get(runId);
     // Ended, or it executes here now: nothing more to ask.
     if (!entry || !this.broker.isFollowing(runId)) return;
+    if (entry.heard && Date.now() - entry.lastHeardAt >= (this.options.silenceMs ?? 10_000)) entry.heard = false;
     if (!entry.heard) return this.ask(runId);
     if (entry.gapSince === undefined) return;
     // The executor no longer holds the missing events (it keeps a bounded number): go on without them.
@@ -194,6 +211,7 @@ export class StreamRelay {
     } catch {
       return;
     }
+    if (typeof message !== "object" || message === null || typeof message.r !== "string") return;
     if (message.s === this.self) return;
     const runId = message.r;
     if (message.k === "w") return this.answer(runId, message);
@@ -216,6 +234,7 @@ export class StreamRelay {
       return;
     }
     entry.heard = true;
+    if (message.k === "h") return;
     if (message.k === "e") this.accept(runId, entry, { id: message.i, event: message.e, data: message.d });
     else this.receivePart(runId, entry, message);
   }
@@ -226,7 +245,10 @@ export class StreamRelay {
       const { attempt, start } = this.broker.attemptOf(runId);
       // The asker follows a later attempt than this process ran.
       if (attempt < want.t) return;
-      this.forward(runId, start + (attempt === want.t ? Math.max(0, want.a) : 0));
+      const after = start + (attempt === want.t ? Math.max(0, want.a) : 0);
+      this.forward(runId, after);
+      // Nothing new to send: say it still executes here, so the asker stops asking.
+      if (this.broker.isExecuting(runId) && this.broker.lastId(runId) <= after) this.send({ k: "h", s: this.self, r: runId, t: attempt });
       return;
     }
     // Perhaps queued, and this process will claim it: remember the ask for a while.
@@ -282,9 +304,30 @@ export class StreamRelay {
     for (const [runId, until] of this.wanted) if (until <= now) this.wanted.delete(runId);
   }
 
+  /**
+   * Resolves once every message queued so far went out. The end of a run is announced
+   * after this, so that followers get its last events before they hear it ended.
+   */
+  sent(): Promise<void> {
+    if (this.doneCount >= this.queuedCount) return Promise.resolve();
+    return new Promise((resolve) => this.sentWaiters.push({ upTo: this.queuedCount, resolve }));
+  }
+
+  private settleSent(): void {
+    const all = this.closed || !this.sending;
+    for (let i = this.sentWaiters.length - 1; i >= 0; i--) {
+      const waiter = this.sentWaiters[i]!;
+      if (all || waiter.upTo <= this.doneCount) {
+        this.sentWaiters.splice(i, 1);
+        waiter.resolve();
+      }
+    }
+  }
+
   /** Queues a message; messages go out in order, those queued meanwhile in one statement. */
   private send(message: Message | string): void {
     if (this.closed) return;
+    this.queuedCount++;
     this.outbox.push(typeof message === "string" ? message : JSON.stringify(message));
     if (this.sending) return;
     this.sending = true;
@@ -302,9 +345,13 @@ export class StreamRelay {
           await new Promise((resolve) => setTimeout(resolve, 100));
           await statement().catch((error) => this.options.log?.warn({ err: error, messages: batch.length }, "stream relay notifications lost"));
         });
+        this.doneCount += batch.length;
+        this.settleSent();
       }
     } finally {
       this.sending = false;
+      this.doneCount = this.queuedCount - this.outbox.length;
+      this.settleSent();
     }
   }
 }
@@ -314,6 +361,8 @@ export interface RelayOptions {
   /** After the run is recorded as ended, how long a silent executor's followers wait. */
   endGraceMs?: number;
   wantTtlMs?: number;
+  /** How long a follower that heard the executor waits in silence before asking again. */
+  silenceMs?: number;
   /** How long a follower waits for events missing before those it holds. */
   gapPatienceMs?: number;
   log?: { warn(obj: unknown, msg: string): void };
@@ -341,7 +390,7 @@ const MAX_HELD_EVENTS = 10_000;
 const PART_CHARS = 2_400;
 
 /** `t` is the attempt the message is about; ids (`a`, `i`) count within it. */
-type Message = WantMessage | EventMessage | PartMessage | EndMessage;
+type Message = WantMessage | EventMessage | PartMessage | EndMessage | HereMessage;
 
 interface WantMessage {
   k: "w";
@@ -369,6 +418,14 @@ interface EndMessage {
   t: number;
   /** The run ended; false: it went back to the queue and goes on elsewhere. */
   f: boolean;
+}
+
+/** Answer to an ask when the run executes here and there is nothing new to send. */
+interface HereMessage {
+  k: "h";
+  s: string;
+  r: string;
+  t: number;
 }
 
 interface PartMessage {

@@ -27,6 +27,9 @@ export class SseWriter {
   private closed = false;
   private readonly heartbeat: NodeJS.Timeout;
   private readonly closeHandlers: Array<() => void> = [];
+  private markFinished!: () => void;
+  /** Settles when the stream is over: ended here (`end`) or closed by the client. */
+  readonly finished = new Promise<void>((resolve) => (this.markFinished = resolve));
 
   private readonly registry: Set<SseWriter>;
 
@@ -92,6 +95,7 @@ export class SseWriter {
     // A normal end is not a disconnect: on_disconnect handlers must not fire.
     this.closeHandlers.length = 0;
     this.reply.raw.end();
+    this.markFinished();
   }
 
   private markClosed(): void {
@@ -100,5 +104,6 @@ export class SseWriter {
     this.registry.delete(this);
     const handlers = this.closeHandlers.splice(0);
     for (const handler of handlers) handler();
+    this.markFinished();
   }
 }

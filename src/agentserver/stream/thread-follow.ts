@@ -26,21 +26,29 @@ export async function followThreadRuns(db: Database, broker: StreamBroker, threa
     following.get(runId)?.();
     following.delete(runId);
   });
-  // Every run queued (or handed back to the queue) is announced with its thread.
-  const stopListening = await db.listen(runsChannel(db.schema), (payload) => {
-    const [runId, , announcedThread] = payload.split(" ");
-    if (announcedThread === threadId && runId && runId !== "-") followRun(runId);
-  });
-  const active = await db.query<{ run_id: string }>(
-    "SELECT run_id FROM runs WHERE thread_id = $1 AND status IN ('pending', 'running') ORDER BY seq",
-    [threadId],
-  );
-  for (const row of active) followRun(row.run_id);
-  return () => {
+  let stopListening: (() => Promise<void>) | undefined;
+  const close = () => {
     closed = true;
     letGo();
-    void stopListening();
+    void stopListening?.();
     for (const stop of following.values()) stop();
     following.clear();
   };
+  try {
+    // Every run queued (or handed back to the queue) is announced with its thread.
+    stopListening = await db.listen(runsChannel(db.schema), (payload) => {
+      const [runId, , announcedThread] = payload.split(" ");
+      if (announcedThread === threadId && runId && runId !== "-") followRun(runId);
+    });
+    const active = await db.query<{ run_id: string }>(
+      "SELECT run_id FROM runs WHERE thread_id = $1 AND status IN ('pending', 'running') ORDER BY seq",
+      [threadId],
+    );
+    for (const row of active) followRun(row.run_id);
+  } catch (error) {
+    // Nobody would call the cleanup of a stream that failed to open: do it here.
+    close();
+    throw error;
+  }
+  return close;
 }

@@ -47,23 +47,20 @@ export function registerThreadStreamRoutes(app: FastifyInstance, deps: { db: Dat
       if (!exists.length) throw notFound(`Thread ${threadId} not found`);
 
       const sse = new SseWriter(request, reply, { heartbeatMs: deps.heartbeatMs });
-      await new Promise<void>((resolve) => {
-        let closed = false;
-        let stopFollowing: (() => void) | undefined;
-        const unsubscribe = deps.broker.subscribeThread(threadId, (runId, event) => {
-          if (event !== "end") sse.send(event.event, event.data, `${runId}:${event.id}`);
-        });
-        sse.onClose(() => {
-          closed = true;
-          unsubscribe();
-          stopFollowing?.();
-          resolve();
-        });
-        followThreadRuns(deps.db, deps.broker, threadId).then(
-          (stop) => (closed ? stop() : (stopFollowing = stop)),
-          (error) => request.log.warn({ err: error, thread_id: threadId }, "thread stream cannot follow runs of other processes"),
-        );
+      let over = false;
+      let stopFollowing: (() => void) | undefined;
+      const unsubscribe = deps.broker.subscribeThread(threadId, (runId, event) => {
+        if (event !== "end") sse.send(event.event, event.data, `${runId}:${event.id}`);
       });
+      followThreadRuns(deps.db, deps.broker, threadId).then(
+        (stop) => (over ? stop() : (stopFollowing = stop)),
+        (error) => request.log.warn({ err: error, thread_id: threadId }, "thread stream cannot follow runs of other processes"),
+      );
+      // Over when the client leaves or shutdown ends every open stream.
+      await sse.finished;
+      over = true;
+      unsubscribe();
+      stopFollowing?.();
     },
   );
 }

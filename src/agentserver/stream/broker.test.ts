@@ -1,0 +1,40 @@
+import { describe, expect, it } from "vitest";
+import { StreamBroker, type RunEvent } from "./broker.ts";
+
+const RUN = "00000000-0000-4000-8000-00000000000a";
+const THREAD = "00000000-0000-4000-8000-00000000000b";
+
+describe("stream broker", () => {
+  it("numbers events past the buffer's bound one by one (no repeated ids)", () => {
+    const broker = new StreamBroker();
+    broker.open(RUN, THREAD, 1);
+    const seen: number[] = [];
+    broker.subscribe(RUN, { replay: true }, (event) => {
+      if (event !== "end") seen.push(event.id);
+    });
+    const total = 50_010;
+    for (let i = 0; i < total; i++) broker.publish(RUN, "messages", { i });
+    expect(seen).toHaveLength(total);
+    expect(seen.at(-1)).toBe(total);
+    expect(new Set(seen).size).toBe(total);
+    expect(broker.lastId(RUN)).toBe(total);
+  });
+
+  it("drops events of an earlier attempt once the run was claimed again here", () => {
+    const broker = new StreamBroker();
+    const got: RunEvent[] = [];
+    broker.open(RUN, THREAD, 1);
+    broker.subscribe(RUN, { replay: true }, (event) => {
+      if (event !== "end") got.push(event);
+    });
+    broker.publish(RUN, "metadata", { attempt: 1 }, 1);
+    broker.open(RUN, THREAD, 2);
+    broker.publish(RUN, "metadata", { attempt: 2 }, 2);
+    // The first attempt lost its lease but runs on, and ends in error.
+    expect(broker.publish(RUN, "error", { from: 1 }, 1)).toBeUndefined();
+    broker.end(RUN, { attempt: 1 });
+    broker.publish(RUN, "values", { done: 2 }, 2);
+    expect(got.map((event) => `${event.id}:${event.event}`)).toEqual(["1:metadata", "2:metadata", "3:values"]);
+    expect(broker.isActive(RUN)).toBe(true);
+  });
+});
