@@ -102,6 +102,29 @@ describe("two agent servers sharing PostgreSQL", () => {
     expect(await rest(front)).toEqual(await rest(worker));
   });
 
+  it("replays, from this process, a run created here that ended in the other while this one's notifications were down", async () => {
+    const { front, worker, db, schema } = await pair();
+    const thread = await front.threads.create();
+    const run = await front.runs.create(thread.thread_id, "slow", { input: { delay_ms: 300, steps: 2 }, streamMode: ["values"], streamResumable: true });
+    // The notification connections are cut again and again until the run ended, so its
+    // "done" notification is lost to this process.
+    let kills = 0;
+    while ((await worker.runs.get(thread.thread_id, run.run_id)).status !== "success") {
+      const killed = await db.query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = $1", [`slipway-listen:${schema}`]);
+      kills += killed.length;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    expect(kills).toBeGreaterThan(0);
+    // Both come back (after ~0.5 s).
+    await new Promise((resolve) => setTimeout(resolve, 1_200));
+
+    // The channel this process opened for the run never heard its end: a join still gets
+    // the whole run and ends.
+    const replayed = await collectWithin((signal) => front.runs.joinStream(thread.thread_id, run.run_id, { lastEventId: "-1", streamMode: ["values"], signal }));
+    expect(replayed[0]?.event).toBe("metadata");
+    expect(replayed.filter((part) => part.event === "values").at(-1)?.data).toEqual(expect.objectContaining({ steps: 0 }));
+  });
+
   it("carries, on a thread stream here, every run of its thread executing in the other process", async () => {
     const { front, worker } = await pair();
     const thread = await front.threads.create();

@@ -125,7 +125,7 @@ describe.each(BACKENDS)("worker pool races on %s", (backend) => {
     expect(await until(() => attempts.includes(`${runId}:2`))).toBe(true);
     failRenewals(false);
     // The sweeper told every process (an announcement besides the one at creation).
-    expect(announced.filter((id) => id === runId).length).toBeGreaterThanOrEqual(2);
+    expect(await until(() => announced.filter((id) => id === runId).length >= 2)).toBe(true);
     // Attempt 1 ends meanwhile; attempt 2's lease must still be renewed past its 1 s.
     await new Promise((resolve) => setTimeout(resolve, 3_000));
     const [row] = await db.query<{ attempt: number; live: boolean }>("SELECT attempt, lease_expires_at > now() AS live FROM runs WHERE run_id = $1", [runId]);

@@ -50,9 +50,6 @@ async function streamTo(sse: SseWriter, options: StreamRunOptions): Promise<void
 
   const id = run.run_id;
   const finished = run.status !== "pending" && run.status !== "running";
-  // The run ended, but the channel following it from another process missed the end (a
-  // notification lost with a dropped connection): it ends, and this stream with it.
-  if (finished) broker.endFollowed(id);
   if (!finished && !broker.isActive(id) && !broker.endedForGood(id)) {
     // A run queued before a restart, executing in another process, or handed back by
     // this one (it goes on elsewhere): follow it here.
@@ -68,6 +65,9 @@ async function streamTo(sse: SseWriter, options: StreamRunOptions): Promise<void
 
   // Executed by another process (or not claimed yet): ask for its events from there.
   const stopRelay = broker.streamFromElsewhere(id);
+  // The run ended, but the channel here following it has not heard so (the notification
+  // may be lost): it ends once what the executor still holds came, or nothing more comes.
+  if (finished) broker.endFollowed(id);
   let unsubscribe = () => {};
   try {
     unsubscribe = broker.subscribe(id, { afterId, replay: options.fromStart }, (event) => {

@@ -305,12 +305,22 @@ export class StreamRelay {
   }
 
   /**
-   * Resolves once every message queued so far went out. The end of a run is announced
-   * after this, so that followers get its last events before they hear it ended.
+   * Resolves once every message queued so far went out, or after `withinMs` (a stuck
+   * statement must not hold up the end of every run; followers then end by the quiet
+   * rule). The end of a run is announced after this, so that followers get its last
+   * events before they hear it ended.
    */
-  sent(): Promise<void> {
+  sent(withinMs = 2_000): Promise<void> {
     if (this.doneCount >= this.queuedCount) return Promise.resolve();
-    return new Promise((resolve) => this.sentWaiters.push({ upTo: this.queuedCount, resolve }));
+    return new Promise((resolve) => {
+      const waiter = { upTo: this.queuedCount, resolve };
+      this.sentWaiters.push(waiter);
+      setTimeout(() => {
+        const index = this.sentWaiters.indexOf(waiter);
+        if (index >= 0) this.sentWaiters.splice(index, 1);
+        resolve();
+      }, withinMs).unref();
+    });
   }
 
   private settleSent(): void {
@@ -348,6 +358,8 @@ export class StreamRelay {
         this.doneCount += batch.length;
         this.settleSent();
       }
+    } catch {
+      // Only a failing logger gets here; what was not sent is asked for again.
     } finally {
       this.sending = false;
       this.doneCount = this.queuedCount - this.outbox.length;

@@ -25,6 +25,8 @@ export async function followThreadRuns(db: Database, broker: StreamBroker, threa
     if (event !== "end") return;
     following.get(runId)?.();
     following.delete(runId);
+    // Handed back (shutdown, or a lease this process lost): the run goes on elsewhere.
+    if (!broker.endedForGood(runId)) followRun(runId);
   });
   let stopListening: (() => Promise<void>) | undefined;
   const close = () => {
