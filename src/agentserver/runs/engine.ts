@@ -74,7 +74,7 @@ export function createRunProcessor(deps: RunEngineDeps) {
       const action = await cancelActionOf(deps.db, run.run_id);
       if (action === undefined) {
         // The run (or its thread) was deleted while executing.
-        return endQuietly(run, undefined);
+        return tellEnded(run, undefined);
       }
       if (action === null) {
         // Aborted by shutdown, not by a client: hand it back to the queue.
@@ -92,7 +92,7 @@ export function createRunProcessor(deps: RunEngineDeps) {
         await deps.checkpointer.deleteCheckpointsOfRun(run.thread_id, run.run_id);
         await deleteRun(deps.db, run.run_id);
         await deps.refreshThread(run.thread_id).catch((e) => deps.log.warn({ err: e }, "thread refresh failed"));
-        return endQuietly(run, { run_id: run.run_id, status: "interrupted" });
+        return tellEnded(run, { run_id: run.run_id, status: "interrupted" });
       }
       await finish(run, control, { status: "interrupted" }, emit, events);
       return;
@@ -135,7 +135,8 @@ export function createRunProcessor(deps: RunEngineDeps) {
     throw failure;
   }
 
-  async function endQuietly(run: RunRow, result: RunResult | undefined): Promise<void> {
+  /** Tells of the run's end: waiters here, its streams, then (after the relay sent its tail) other processes. */
+  async function tellEnded(run: RunRow, result: RunResult | undefined): Promise<void> {
     deps.completion.settle(run.run_id, result);
     deps.broker.end(run.run_id);
     // Followers in other processes get the run's last events before they hear it ended.
@@ -163,7 +164,7 @@ export function createRunProcessor(deps: RunEngineDeps) {
     const owned = await recordEnd(run, control.workerId, { status: outcome.status, error }, snapshot);
     if (owned === "gone") {
       // The run (or its thread) was deleted while it executed: its waiters still hear of it.
-      return endQuietly(run, { run_id: run.run_id, status: "interrupted" });
+      return tellEnded(run, { run_id: run.run_id, status: "interrupted" });
     }
     if (owned === "taken") {
       // Our lease expired and another worker has this run now: its outcome counts, not ours.
@@ -189,11 +190,7 @@ export function createRunProcessor(deps: RunEngineDeps) {
       await deleteThreadRow(deps.db, run.thread_id).catch(() => undefined);
       await deps.checkpointer.deleteThread(run.thread_id).catch(() => undefined);
     }
-    deps.completion.settle(run.run_id, { run_id: run.run_id, status: outcome.status, values, error });
-    deps.broker.end(run.run_id);
-    // Followers in other processes get the run's last events before they hear it ended.
-    await deps.relaySent?.();
-    await deps.completion.announce(run.run_id).catch(() => undefined);
+    await tellEnded(run, { run_id: run.run_id, status: outcome.status, values, error });
     if (run.kwargs.webhook) {
       const record = { ...toRun({ ...run, status: outcome.status, updated_at: new Date() }), values: values ?? null, error: error ?? null };
       sendWebhook(run.kwargs.webhook, record, deps.webhookPolicy).catch((e) =>
