@@ -17,7 +17,7 @@ export function registerAgentCommand(program: CommandType): void {
     .addCommand(
       addRateLimitFlags(new Command("agent")
         .description("Serve the graphs of a langgraph.json as a LangGraph agent server")
-        .requiredOption("--config <path>", "path to langgraph.json")
+        .requiredOption("--config <path>", "path to the project's langgraph.json (required)")
         .option("--port <port>", "port to listen on (0 picks a free one)", positiveInt("--port"), AGENT_DEFAULTS.port)
         .option("--host <host>", "address to bind", AGENT_DEFAULTS.host)
         .option("--data-dir <dir>", "embedded database directory", AGENT_DEFAULTS.dataDir)
@@ -25,7 +25,15 @@ export function registerAgentCommand(program: CommandType): void {
         .option("--database-schema <name>", "schema for this server's tables", AGENT_DEFAULTS.schema)
         .option("--api-key <key>", "require this X-Api-Key on every route but /ok, /info, /docs, /openapi.json (env SLIPWAY_AGENT_API_KEY)")
         .option("--workers <n>", "runs executed at once", positiveInt("--workers"), AGENT_DEFAULTS.workers)
-        .option("--webhook-allow <hosts>", "comma-separated hosts run webhooks may reach even if private (env SLIPWAY_WEBHOOK_ALLOW_HOSTS)"))
+        .option("--webhook-allow <hosts>", "comma-separated hosts run webhooks may reach even if private (env SLIPWAY_WEBHOOK_ALLOW_HOSTS)")
+        // The platform's rate-limit table belongs to the control plane (`slipway up`), not to
+        // a deployed agent server: limits here are opt-in.
+        .option("--rate-limit", "enforce the built-in rate-limit table (off by default; --rate-limit-policy also turns limits on)"))
+        .addHelpText(
+          "after",
+          "\nRate limits are off unless --rate-limit or --rate-limit-policy <file> is given: the platform's table\n" +
+            "applies to the control plane (slipway up), not to agent servers. --no-rate-limit is accepted and keeps them off.",
+        )
         .action(async (flags) => {
           const { startAgentServer } = await import("../agentserver/server.ts");
           const { apiKeyIdentity } = await import("../agentserver/api-key.ts");
@@ -42,7 +50,9 @@ export function registerAgentCommand(program: CommandType): void {
             webhookAllowHosts: flags.webhookAllow?.split(",").map((s: string) => s.trim()).filter(Boolean),
           });
           try {
-            options.rateLimit = await rateLimitOptionsFromFlags(rateLimitFlagsFrom(flags), {
+            const limits = rateLimitFlagsFrom(flags);
+            limits.enabled = agentRateLimitEnabled(flags);
+            options.rateLimit = await rateLimitOptionsFromFlags(limits, {
               resolveIdentity: apiKeyIdentity(options.apiKey),
               log: { warn: (object, message) => console.error(JSON.stringify({ level: "warn", msg: message, ...object })) },
             });
@@ -65,4 +75,13 @@ export function registerAgentCommand(program: CommandType): void {
           process.once("SIGTERM", shutdown);
         }),
     );
+}
+
+/**
+ * Whether `slipway agent` enforces rate limits: only when asked, with --rate-limit (the
+ * built-in table) or --rate-limit-policy <file>; --no-rate-limit wins over both.
+ */
+export function agentRateLimitEnabled(flags: { rateLimit?: boolean; rateLimitPolicy?: string }): boolean {
+  if (flags.rateLimit === false) return false;
+  return flags.rateLimit === true || typeof flags.rateLimitPolicy === "string";
 }
