@@ -48,8 +48,9 @@ export async function startAgentServer(options: AgentServerOptions): Promise<Run
   for (const [key, value] of Object.entries(config.env)) if (process.env[key] === undefined) process.env[key] = value;
 
   const db = await openDatabase({
+    storageSocket: options.storageSocket,
     databaseUrl: options.databaseUrl,
-    dataDir: options.databaseUrl ? undefined : resolve(options.dataDir ?? AGENT_DEFAULTS.dataDir),
+    dataDir: options.databaseUrl || options.storageSocket ? undefined : resolve(options.dataDir ?? AGENT_DEFAULTS.dataDir),
     schema: options.schema ?? AGENT_DEFAULTS.schema,
     component: "agent",
     poolSize: Math.max(10, (options.workers ?? AGENT_DEFAULTS.workers) + 10),
@@ -89,8 +90,8 @@ async function assemble(db: Database, config: ReturnType<typeof readLanggraphCon
   const broker = new StreamBroker();
   const completion = new RunCompletion(db);
   await completion.start();
-  // Several agent servers may share a PostgreSQL database: streams follow runs across them.
-  const relay = db.kind === "postgres" ? new StreamRelay(db, broker, completion, { log }) : undefined;
+  // Several agent servers may share the database (PostgreSQL, or a shared embedded one): streams follow runs across them.
+  const relay = db.shared ? new StreamRelay(db, broker, completion, { log }) : undefined;
   if (relay) {
     await relay.start();
     broker.useRelay(relay);
@@ -131,7 +132,7 @@ async function assemble(db: Database, config: ReturnType<typeof readLanggraphCon
     {
       workers: options.workers ?? AGENT_DEFAULTS.workers,
       leaseSeconds: options.leaseSeconds ?? AGENT_DEFAULTS.leaseSeconds,
-      exclusiveStorage: db.kind === "pglite",
+      exclusiveStorage: !db.shared,
     },
     log,
   );

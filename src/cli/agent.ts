@@ -65,6 +65,12 @@ export function registerAgentCommand(program: CommandType): void {
             console.error(`slipway agent: ${error.message}`);
             process.exit(1);
           });
+          // A shared embedded database whose host stopped (the control plane went away) leaves
+          // nothing to serve with: stop, and let the supervisor start a new process.
+          server.db.onLost?.((error) => {
+            console.error(`slipway agent: storage lost: ${error.message}`);
+            process.exit(1);
+          });
           // One machine-readable line: the control plane and tests read the address from it.
           console.log(JSON.stringify({ event: "listening", url: server.url, storage: server.storage }));
           const shutdown = async () => {

@@ -10,6 +10,11 @@ export interface AgentServerOptions {
   dataDir?: string;
   /** A PostgreSQL server instead of the embedded store. */
   databaseUrl?: string;
+  /**
+   * Socket of the embedded database a control plane shares between a deployment's agent
+   * processes (env SLIPWAY_STORAGE_SOCKET; set by the control plane, not by hand).
+   */
+  storageSocket?: string;
   /** Schema for this server's tables (one per deployment on a shared server). */
   schema?: string;
   /** Required X-Api-Key value; no key means open access. */
@@ -53,6 +58,7 @@ export function agentOptionsFromEnv(options: AgentServerOptions, env: NodeJS.Pro
   return {
     ...options,
     databaseUrl: options.databaseUrl ?? env.SLIPWAY_DATABASE_URL ?? undefined,
+    storageSocket: options.storageSocket ?? (env.SLIPWAY_STORAGE_SOCKET || undefined),
     apiKey: options.apiKey ?? env.SLIPWAY_AGENT_API_KEY ?? undefined,
     leaseSeconds: options.leaseSeconds ?? numberOrUndefined(env.SLIPWAY_RUN_LEASE_SECONDS),
     shutdownGraceMs: options.shutdownGraceMs ?? secondsAsMs(env.SLIPWAY_SHUTDOWN_GRACE_SECONDS),

@@ -10,6 +10,12 @@ export interface Queryable {
 
 export interface Database extends Queryable {
   readonly kind: "pglite" | "postgres";
+  /**
+   * Other processes may use this database at the same time (a PostgreSQL server, or an
+   * embedded database shared through a host): runs, streams and waiters must then be
+   * coordinated through it. False for an embedded database this process owns alone.
+   */
+  readonly shared: boolean;
   /** The schema every unqualified table name resolves to. */
   readonly schema: string;
   /** Runs `work` inside BEGIN/COMMIT; any throw rolls back. */
@@ -23,6 +29,8 @@ export interface Database extends Queryable {
    * (The embedded database never loses its connection.)
    */
   onReconnect(handler: () => void): void;
+  /** Called when the database is gone for good (a shared embedded database's host stopped). */
+  onLost?(handler: (error: Error) => void): void;
   close(): Promise<void>;
 }
 
@@ -33,6 +41,8 @@ export interface DatabaseOptions {
   dataDir?: string;
   /** Schema name for this component's tables. */
   schema: string;
+  /** Socket of a shared embedded database (see shared-pglite-host.ts) instead of either. */
+  storageSocket?: string;
   /** Maximum pool size for a PostgreSQL server. */
   poolSize?: number;
 }

@@ -69,6 +69,7 @@ export async function openPglite(dataDir: string, schema: string): Promise<Datab
   let closed = false;
   return {
     kind: "pglite",
+    shared: false,
     schema,
     query: (sql, params) => query(sql, params),
     async transaction<T>(work: (tx: Queryable) => Promise<T>): Promise<T> {

@@ -65,6 +65,7 @@ export async function openPostgres(url: string, schema: string, poolSize = 20): 
 
   return {
     kind: "postgres",
+    shared: true,
     schema,
     async query(sql, params) {
       const result = await pool.query(sql, params as unknown[] | undefined);

@@ -1,34 +1,63 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { Client } from "@langchain/langgraph-sdk";
 import { afterEach, describe, expect, it } from "vitest";
 import { startAgentServer, type RunningAgentServer } from "../../src/agentserver/server.ts";
+import { startSharedPgliteHost, type SharedPgliteHost } from "../../src/storage/shared-pglite-host.ts";
 import { freshBackend } from "../support/backends.ts";
 import { collectWithin, FIXTURE_CONFIG } from "../support/agent-server.ts";
 import { runDoneChannel, runsChannel, schemaChannel } from "../../src/agentserver/queue/channels.ts";
 
 /**
- * Two agent servers on one PostgreSQL schema, as several processes of one deployment
- * would be. The front server has no workers, so every run it accepts executes in the
- * other one and its waiters learn the end through the database.
+ * Two agent servers on one database, as several processes of one deployment would be:
+ * on a PostgreSQL schema, and on an embedded database that a host process shares (a
+ * deployment's old and new revision on the control plane's embedded default). The front
+ * server has no workers, so every run it accepts executes in the other one and its
+ * waiters learn the end through the database.
  */
-describe("two agent servers sharing PostgreSQL", () => {
-  const servers: RunningAgentServer[] = [];
-  afterEach(async () => {
-    await Promise.all(servers.splice(0).map((server) => server.close()));
-  });
-
-  async function pair() {
-    const target = freshBackend("postgres", "mp");
-    const start = (workers: number) =>
-      startAgentServer({ configPath: FIXTURE_CONFIG, port: 0, host: "127.0.0.1", databaseUrl: target.databaseUrl, schema: target.schema, workers, logLevel: "error" });
-    const worker = await start(2);
-    servers.push(worker);
-    const front = await start(0);
-    servers.push(front);
-    return { front: new Client({ apiUrl: front.url }), worker: new Client({ apiUrl: worker.url }), workerUrl: worker.url, db: front.db, schema: target.schema };
+const servers: RunningAgentServer[] = [];
+const hosts: Array<{ host: SharedPgliteHost; dir: string }> = [];
+afterEach(async () => {
+  await Promise.all(servers.splice(0).map((server) => server.close()));
+  for (const { host, dir } of hosts.splice(0)) {
+    await host.close();
+    rmSync(dir, { recursive: true, force: true });
   }
+});
 
-  const input = (text: string) => ({ messages: [{ role: "human", content: text }] });
-  const lastText = (values: unknown) => (values as { messages?: Array<{ content: string }> } | undefined)?.messages?.at(-1)?.content;
+type Storage = { databaseUrl?: string; storageSocket?: string; schema: string };
+
+async function postgresStorage(): Promise<Storage> {
+  const target = freshBackend("postgres", "mp");
+  return { databaseUrl: target.databaseUrl, schema: target.schema };
+}
+
+async function sharedEmbeddedStorage(): Promise<Storage> {
+  const dir = mkdtempSync(join(tmpdir(), "slipway-mp-shared-"));
+  freshBackend("pglite", "mp"); // sets the template path for the host's new cluster
+  const host = await startSharedPgliteHost({ dataDir: join(dir, "db"), schema: "deployment", socketPath: join(dir, "db.sock") });
+  hosts.push({ host, dir });
+  return { storageSocket: host.socketPath, schema: host.schema };
+}
+
+async function pairOn(storage: Storage) {
+  const start = (workers: number) => startAgentServer({ configPath: FIXTURE_CONFIG, port: 0, host: "127.0.0.1", ...storage, workers, logLevel: "error" });
+  const worker = await start(2);
+  servers.push(worker);
+  const front = await start(0);
+  servers.push(front);
+  return { front: new Client({ apiUrl: front.url }), worker: new Client({ apiUrl: worker.url }), workerUrl: worker.url, db: front.db, schema: storage.schema };
+}
+
+const input = (text: string) => ({ messages: [{ role: "human", content: text }] });
+const lastText = (values: unknown) => (values as { messages?: Array<{ content: string }> } | undefined)?.messages?.at(-1)?.content;
+
+describe.each([
+  ["PostgreSQL", postgresStorage],
+  ["a shared embedded database", sharedEmbeddedStorage],
+])("two agent servers sharing %s", (_name, storage) => {
+  const pair = async () => pairOn(await storage());
 
   it("answers /runs/wait with the stateless run's values when another process ran it", async () => {
     const { front } = await pair();
@@ -50,22 +79,6 @@ describe("two agent servers sharing PostgreSQL", () => {
       "You said: two",
     ]);
     expect((await worker.runs.get(thread.thread_id, first.run_id)).status).toBe("success");
-  });
-
-  it("answers a waiter whose run ended while its notification connection was down", async () => {
-    const { front, db, schema } = await pair();
-    const thread = await front.threads.create();
-    const waiting = front.runs.wait(thread.thread_id, "slow", { input: { delay_ms: 400, steps: 1 } });
-    await new Promise((resolve) => setTimeout(resolve, 150));
-    // Both servers lose their LISTEN connection (they come back after ~0.5 s); the run
-    // ends in the other server meanwhile, so its "done" notification is lost to us.
-    const killed = await db.query<{ ok: boolean }>(
-      "SELECT pg_terminate_backend(pid) AS ok FROM pg_stat_activity WHERE application_name = $1",
-      [`slipway-listen:${schema}`],
-    );
-    expect(killed.length).toBe(2);
-    const outcome = await Promise.race([waiting.then((values) => ({ values })), new Promise((resolve) => setTimeout(() => resolve("still waiting"), 8_000))]);
-    expect(outcome).toEqual({ values: expect.objectContaining({ steps: 0 }) });
   });
 
   it("streams a run created here and executed by the other process, in every mode asked", async () => {
@@ -100,29 +113,6 @@ describe("two agent servers sharing PostgreSQL", () => {
     const rest = async (client: Client) =>
       (await collectWithin((signal) => client.runs.joinStream(thread.thread_id, run.run_id, { lastEventId: String(ids[1]), streamMode: ["values", "updates"], signal }))).map((part) => JSON.stringify(part));
     expect(await rest(front)).toEqual(await rest(worker));
-  });
-
-  it("replays, from this process, a run created here that ended in the other while this one's notifications were down", async () => {
-    const { front, worker, db, schema } = await pair();
-    const thread = await front.threads.create();
-    const run = await front.runs.create(thread.thread_id, "slow", { input: { delay_ms: 300, steps: 2 }, streamMode: ["values"], streamResumable: true });
-    // The notification connections are cut again and again until the run ended, so its
-    // "done" notification is lost to this process.
-    let kills = 0;
-    while ((await worker.runs.get(thread.thread_id, run.run_id)).status !== "success") {
-      const killed = await db.query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = $1", [`slipway-listen:${schema}`]);
-      kills += killed.length;
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
-    expect(kills).toBeGreaterThan(0);
-    // Both come back (after ~0.5 s).
-    await new Promise((resolve) => setTimeout(resolve, 1_200));
-
-    // The channel this process opened for the run never heard its end: a join still gets
-    // the whole run and ends.
-    const replayed = await collectWithin((signal) => front.runs.joinStream(thread.thread_id, run.run_id, { lastEventId: "-1", streamMode: ["values"], signal }));
-    expect(replayed[0]?.event).toBe("metadata");
-    expect(replayed.filter((part) => part.event === "values").at(-1)?.data).toEqual(expect.objectContaining({ steps: 0 }));
   });
 
   it("carries, on a thread stream here, every run of its thread executing in the other process", async () => {
@@ -164,6 +154,50 @@ describe("two agent servers sharing PostgreSQL", () => {
     expect(lastText(values)).toBe(`You said: ${big}`);
   });
 
+});
+
+describe("two agent servers sharing PostgreSQL", () => {
+  const pair = async () => pairOn(await postgresStorage());
+
+  it("answers a waiter whose run ended while its notification connection was down", async () => {
+    const { front, db, schema } = await pair();
+    const thread = await front.threads.create();
+    const waiting = front.runs.wait(thread.thread_id, "slow", { input: { delay_ms: 400, steps: 1 } });
+    await new Promise((resolve) => setTimeout(resolve, 150));
+    // Both servers lose their LISTEN connection (they come back after ~0.5 s); the run
+    // ends in the other server meanwhile, so its "done" notification is lost to us.
+    const killed = await db.query<{ ok: boolean }>(
+      "SELECT pg_terminate_backend(pid) AS ok FROM pg_stat_activity WHERE application_name = $1",
+      [`slipway-listen:${schema}`],
+    );
+    expect(killed.length).toBe(2);
+    const outcome = await Promise.race([waiting.then((values) => ({ values })), new Promise((resolve) => setTimeout(() => resolve("still waiting"), 8_000))]);
+    expect(outcome).toEqual({ values: expect.objectContaining({ steps: 0 }) });
+  });
+
+  it("replays, from this process, a run created here that ended in the other while this one's notifications were down", async () => {
+    const { front, worker, db, schema } = await pair();
+    const thread = await front.threads.create();
+    const run = await front.runs.create(thread.thread_id, "slow", { input: { delay_ms: 300, steps: 2 }, streamMode: ["values"], streamResumable: true });
+    // The notification connections are cut again and again until the run ended, so its
+    // "done" notification is lost to this process.
+    let kills = 0;
+    while ((await worker.runs.get(thread.thread_id, run.run_id)).status !== "success") {
+      const killed = await db.query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = $1", [`slipway-listen:${schema}`]);
+      kills += killed.length;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    expect(kills).toBeGreaterThan(0);
+    // Both come back (after ~0.5 s).
+    await new Promise((resolve) => setTimeout(resolve, 1_200));
+
+    // The channel this process opened for the run never heard its end: a join still gets
+    // the whole run and ends.
+    const replayed = await collectWithin((signal) => front.runs.joinStream(thread.thread_id, run.run_id, { lastEventId: "-1", streamMode: ["values"], signal }));
+    expect(replayed[0]?.event).toBe("metadata");
+    expect(replayed.filter((part) => part.event === "values").at(-1)?.data).toEqual(expect.objectContaining({ steps: 0 }));
+  });
+
   it("keeps the notifications of another deployment's schema on the same server apart", async () => {
     const { front, db, schema } = await pair();
     const other = freshBackend("postgres", "mp").schema;
@@ -189,4 +223,5 @@ describe("two agent servers sharing PostgreSQL", () => {
     expect(long("a").length).toBeLessThanOrEqual(63);
     expect(long("a")).not.toBe(long("b"));
   });
+
 });

@@ -180,8 +180,8 @@ export function createRunProcessor(deps: RunEngineDeps) {
     if (outcome.status === "success") values = run.kwargs.temporary ? outcome.values : (snapshot ? snapshot.values : await threadValues(deps.db, run.thread_id));
     if (run.kwargs.temporary) {
       // A waiter in another process (shared PostgreSQL) reads the outcome from here once
-      // the run row has gone with its thread; PGlite has no other process.
-      if (deps.db.kind === "postgres") {
+      // the run row has gone with its thread; a database of our own has no other process.
+      if (deps.db.shared) {
         await saveRunResult(deps.db, { run_id: run.run_id, status: outcome.status, values, error }).catch((e) =>
           deps.log.warn({ err: e, run_id: run.run_id }, "saving a stateless run's result failed"),
         );

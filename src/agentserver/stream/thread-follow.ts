@@ -10,7 +10,7 @@ import type { StreamBroker } from "./broker.ts";
  * Returns what to call when the stream closes.
  */
 export async function followThreadRuns(db: Database, broker: StreamBroker, threadId: string): Promise<() => void> {
-  if (db.kind !== "postgres") return () => undefined;
+  if (!db.shared) return () => undefined;
   const following = new Map<string, () => void>();
   let closed = false;
   const followRun = (runId: string) => {
