@@ -8,9 +8,9 @@ import { registerRateLimit } from "../ratelimit/plugin.ts";
 import { openDatabase } from "../storage/open.ts";
 import type { Database } from "../storage/database.ts";
 import { requireApiKey } from "./api-key.ts";
-import { AssistantService, registerAssistantRoutes } from "./assistants/index.ts";
+import { AssistantService, registerAssistantRoutes, systemAssistantId } from "./assistants/index.ts";
 import { SlipwaySaver } from "./checkpointer/index.ts";
-import { readLanggraphConfig } from "./graphs/langgraph-config.ts";
+import { prepareProject, type PreparedProject } from "./graphs/project.ts";
 import { loadGraphs } from "./graphs/registry.ts";
 import { registerMetaRoutes } from "./meta/routes.ts";
 import { RunCompletion } from "./queue/completion.ts";
@@ -35,6 +35,8 @@ export interface RunningAgentServer {
   app: FastifyInstance;
   storage: "pglite" | "postgres";
   db: Database;
+  /** Claims no new runs; runs in progress and requests go on (a replaced revision draining). */
+  drain(): void;
   close(): Promise<void>;
 }
 
@@ -43,9 +45,7 @@ export interface RunningAgentServer {
  * queue and the HTTP API. This is the only place that builds these parts.
  */
 export async function startAgentServer(options: AgentServerOptions): Promise<RunningAgentServer> {
-  const config = readLanggraphConfig(options.configPath);
-  // The project's env applies where the deployment did not set a value itself.
-  for (const [key, value] of Object.entries(config.env)) if (process.env[key] === undefined) process.env[key] = value;
+  const project = prepareProject(options.configPath);
 
   const db = await openDatabase({
     storageSocket: options.storageSocket,
@@ -56,14 +56,15 @@ export async function startAgentServer(options: AgentServerOptions): Promise<Run
     poolSize: Math.max(10, (options.workers ?? AGENT_DEFAULTS.workers) + 10),
   });
   try {
-    return await assemble(db, config, options);
+    return await assemble(db, project, options);
   } catch (error) {
     await db.close();
     throw error;
   }
 }
 
-async function assemble(db: Database, config: ReturnType<typeof readLanggraphConfig>, options: AgentServerOptions): Promise<RunningAgentServer> {
+async function assemble(db: Database, project: PreparedProject, options: AgentServerOptions): Promise<RunningAgentServer> {
+  const { config } = project;
   const now = () => new Date();
   const newId = () => crypto.randomUUID();
   const checkpointer = new SlipwaySaver(db);
@@ -77,7 +78,7 @@ async function assemble(db: Database, config: ReturnType<typeof readLanggraphCon
       for (const row of rows) await threads!.delete(row.thread_id);
     },
   });
-  await assistants.ensureSystemAssistants();
+  const { differing } = await assistants.ensureSystemAssistants(project.assistantDefaults);
 
   const app = await createHttpServer({
     title: "Slipway agent server",
@@ -87,6 +88,12 @@ async function assemble(db: Database, config: ReturnType<typeof readLanggraphCon
     logLevel: options.logLevel,
   });
   const log = app.log;
+  for (const graphId of differing) {
+    log.warn(
+      { graph_id: graphId, assistant_id: systemAssistantId(graphId) },
+      "LANGGRAPH_CONFIG differs from the stored system assistant of this graph; it applies only when the assistant is created: PATCH the assistant to change it",
+    );
+  }
   const broker = new StreamBroker();
   const completion = new RunCompletion(db);
   await completion.start();
@@ -189,6 +196,9 @@ async function assemble(db: Database, config: ReturnType<typeof readLanggraphCon
     app,
     storage: db.kind,
     db,
+    drain() {
+      pool!.cordon();
+    },
     async close() {
       if (closed) return;
       closed = true;

@@ -28,13 +28,18 @@ export function registerAgentCommand(program: CommandType): void {
         .option("--webhook-allow <hosts>", "comma-separated hosts run webhooks may reach even if private (env SLIPWAY_WEBHOOK_ALLOW_HOSTS)")
         // The platform's rate-limit table belongs to the control plane (`slipway up`), not to
         // a deployed agent server: limits here are opt-in.
-        .option("--rate-limit", "enforce the built-in rate-limit table (off by default; --rate-limit-policy also turns limits on)"))
+        .option("--rate-limit", "enforce the built-in rate-limit table (off by default; --rate-limit-policy also turns limits on)")
+        .option("--check", "validate langgraph.json and load every graph as a start would (no database, no port), print one JSON line and exit: 0 when the project would start, 1 with the cause on stderr"))
         .addHelpText(
           "after",
           "\nRate limits are off unless --rate-limit or --rate-limit-policy <file> is given: the platform's table\n" +
-            "applies to the control plane (slipway up), not to agent servers. --no-rate-limit is accepted and keeps them off.",
+            "applies to the control plane (slipway up), not to agent servers. --no-rate-limit is accepted and keeps them off.\n" +
+            "\n--check prints {\"event\":\"check\",\"ok\":true,\"graphs\":[...]} on stdout and exits 0, or the cause on stderr\n" +
+            "(graph, file, error and its first stack lines) and {\"event\":\"check\",\"ok\":false,\"error\":...} and exits 1.\n" +
+            "Graphs exported as factories of their config are imported but not called: they need a run's config.",
         )
         .action(async (flags) => {
+          if (flags.check) return runCheck(flags.config);
           const { startAgentServer } = await import("../agentserver/server.ts");
           const { apiKeyIdentity } = await import("../agentserver/api-key.ts");
           const { rateLimitFlagsFrom, rateLimitOptionsFromFlags } = await import("../ratelimit/index.ts");
@@ -60,9 +65,10 @@ export function registerAgentCommand(program: CommandType): void {
             console.error(`slipway agent: ${(error as Error).message}`);
             process.exit(1);
           }
+          const { describeLoadFailure } = await import("../agentserver/graphs/load-error.ts");
           const server = await startAgentServer(options).catch((error: Error) => {
-            // Configuration mistakes (langgraph.json, graphs that fail to load) end here.
-            console.error(`slipway agent: ${error.message}`);
+            // Configuration mistakes (langgraph.json, graphs that fail to load, storage) end here.
+            console.error(`slipway agent: ${describeLoadFailure(error)}`);
             process.exit(1);
           });
           // A shared embedded database whose host stopped (the control plane went away) leaves
@@ -79,6 +85,14 @@ export function registerAgentCommand(program: CommandType): void {
           };
           process.once("SIGINT", shutdown);
           process.once("SIGTERM", shutdown);
+          // Started by a control plane (an IPC channel): it may ask this revision to drain,
+          // and when it goes away (even killed), this process must not outlive it.
+          if (process.send) {
+            process.on("message", (message: { type?: string }) => {
+              if (message?.type === "drain") server.drain();
+            });
+            process.once("disconnect", () => void shutdown());
+          }
         }),
     );
 }
@@ -90,4 +104,24 @@ export function registerAgentCommand(program: CommandType): void {
 export function agentRateLimitEnabled(flags: { rateLimit?: boolean; rateLimitPolicy?: string }): boolean {
   if (flags.rateLimit === false) return false;
   return flags.rateLimit === true || typeof flags.rateLimitPolicy === "string";
+}
+
+/**
+ * `slipway agent --check`: the revision pipeline runs it at build time, so that a
+ * broken project fails its build with its own error. The verdict is one JSON line on
+ * stdout; the cause, for a human, goes to stderr.
+ */
+async function runCheck(configPath: string): Promise<never> {
+  const { checkProject } = await import("../agentserver/graphs/check.ts");
+  const { describeLoadFailure, GraphLoadError } = await import("../agentserver/graphs/load-error.ts");
+  try {
+    const graphs = await checkProject(configPath);
+    console.log(JSON.stringify({ event: "check", ok: true, graphs }));
+    process.exit(0);
+  } catch (error) {
+    console.error(`slipway agent --check: ${describeLoadFailure(error)}`);
+    const where = error instanceof GraphLoadError ? { graph: error.graphId, file: error.file } : {};
+    console.log(JSON.stringify({ event: "check", ok: false, error: (error as Error).message ?? String(error), ...where }));
+    process.exit(1);
+  }
 }

@@ -1,4 +1,7 @@
+import { relative } from "node:path";
 import { Command, type Command as CommandType } from "commander";
+import { resolveControlPlaneConfig } from "../config/controlplane.ts";
+import type { ControlPlaneDeps } from "../controlplane/context.ts";
 import { addRateLimitFlags } from "../ratelimit/cli-options.ts";
 
 /**
@@ -7,13 +10,20 @@ import { addRateLimitFlags } from "../ratelimit/cli-options.ts";
  * `npm start` is all a new user needs.
  */
 export function registerUpCommand(program: CommandType): void {
+  // Flags fall back to the environment, then to these defaults (config/controlplane.ts):
+  // shown in --help, but not given to commander, which would make them beat the environment.
+  const defaults = resolveControlPlaneConfig({}, {});
   const up = new Command("up")
     .description("Serve the control plane (/v1, /v2, also under /api-host; docs at /docs)")
-    .option("--port <port>", "port to listen on, 0 picks a free one (env SLIPWAY_PORT)", undefined)
-    .option("--host <host>", "address to bind (env SLIPWAY_HOST)", undefined)
-    .option("--data-dir <dir>", "embedded database, secrets.key and lock file (env SLIPWAY_DATA_DIR)", undefined)
-    .option("--database-url <url>", "PostgreSQL server instead of the embedded database (env SLIPWAY_DATABASE_URL)")
-    .option("--region <region>", "us or eu: selects the rate-limit table (env SLIPWAY_REGION)", undefined)
+    .option("--port <port>", `port to listen on, 0 picks a free one (env SLIPWAY_PORT; default: ${defaults.port})`, undefined)
+    .option("--host <host>", `address to bind (env SLIPWAY_HOST; default: ${defaults.host})`, undefined)
+    .option("--data-dir <dir>", `embedded database, secrets.key and lock file (env SLIPWAY_DATA_DIR; default: ${relative(process.cwd(), defaults.dataDir) || "."})`, undefined)
+    .option("--database-url <url>", "PostgreSQL server instead of the embedded database (env SLIPWAY_DATABASE_URL; default: embedded)")
+    .option("--region <region>", `us or eu: selects the rate-limit table (env SLIPWAY_REGION; default: ${defaults.region})`, undefined)
+    .option(
+      "--allow-private-git-hosts <hosts>",
+      "comma-separated git hosts (names or IPs) integrations and fetches may reach although private or loopback (env SLIPWAY_GIT_ALLOW_HOSTS; default: none)",
+    )
     .option("--json", "print machine-readable JSON lines instead of text");
   // --rate-limit-policy, --redis-url, --no-rate-limit, ... (our --region above is shared).
   addRateLimitFlags(up).action(async (flags) => {
@@ -33,24 +43,33 @@ interface UpFlags extends Record<string, unknown> {
   dataDir?: string;
   databaseUrl?: string;
   region?: string;
+  allowPrivateGitHosts?: string;
   json?: boolean;
 }
 
 async function serve(flags: UpFlags): Promise<void> {
   const { randomUUID } = await import("node:crypto");
-  const { resolveControlPlaneConfig, loadSecretsKey, lockDataDir } = await import("../config/controlplane.ts");
+  const { loadSecretsKey, lockDataDir } = await import("../config/controlplane.ts");
+  const { assertPortFree } = await import("../http/port-check.ts");
   const { openDatabase } = await import("../storage/open.ts");
   const { createBearerVerifier } = await import("../auth/bearer.ts");
   const { buildControlPlaneApp, resolveRateLimitIdentity } = await import("../controlplane/app.ts");
   const { rateLimitFlagsFrom, rateLimitOptionsFromFlags } = await import("../ratelimit/index.ts");
   const { createAuthenticator } = await import("../controlplane/tenancy/authenticate.ts");
   const { checkSecretsKey, createTenancyService } = await import("../controlplane/tenancy/service.ts");
+  const { startPipeline } = await import("../pipeline/index.ts");
+  const { pipelineSettingsFromEnv } = await import("../config/pipeline.ts");
+  const { createDeploymentRouter } = await import("../router/deployment-router.ts");
 
   const config = resolveControlPlaneConfig(flags);
+  // Before the first start creates an organization and prints its key "only this once".
+  await assertPortFree(config.host, config.port);
   const release = config.databaseUrl ? () => undefined : lockDataDir(config.dataDir);
   const say = (text: string, event: Record<string, unknown>) => console.log(flags.json ? JSON.stringify(event) : text);
   let db: Awaited<ReturnType<typeof openDatabase>> | undefined;
+  let pipeline: Awaited<ReturnType<typeof startPipeline>> | undefined;
   try {
+    const settings = pipelineSettingsFromEnv();
     const secrets = loadSecretsKey(config.dataDir);
     if (secrets.source === "generated") {
       say(`Slipway: generated a secrets key in ${secrets.path} (keep it: sealed secrets need it)`, { event: "secrets_key_generated", path: secrets.path });
@@ -59,7 +78,7 @@ async function serve(flags: UpFlags): Promise<void> {
     }
     db = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.pgliteDir, schema: config.schema, component: "control" });
     await checkSecretsKey(db, secrets.key, new Date());
-    const deps = { db, secretsKey: secrets.key, now: () => new Date(), newId: () => randomUUID(), publicUrl: config.publicUrl ?? "" };
+    const deps: ControlPlaneDeps = { db, secretsKey: secrets.key, now: () => new Date(), newId: () => randomUUID(), publicUrl: config.publicUrl ?? "", dataDir: config.dataDir, pushQuietMs: settings.pushQuietMs, gitHosts: config.gitHosts };
 
     const created = await createTenancyService(deps).ensureDefaultTenant();
     if (created) {
@@ -80,7 +99,21 @@ async function serve(flags: UpFlags): Promise<void> {
       resolveIdentity: (request) => resolveRateLimitIdentity(authenticator, request),
       log: { warn: (object, message) => console.error(JSON.stringify({ level: "warn", msg: message, ...object })) },
     });
-    const app = await buildControlPlaneApp({ deps, authenticator, rateLimit });
+    // Deployments are served on this port too, by the router in front of the control plane's routes.
+    const router = createDeploymentRouter({ db, authenticator, target: (id) => pipeline?.runtime.target(id) });
+    deps.onDeploymentsDeleted = (ids) => router.forget(ids);
+    const app = await buildControlPlaneApp({ deps, authenticator, rateLimit, router });
+    pipeline = await startPipeline({
+      db,
+      secretsKey: secrets.key,
+      now: deps.now,
+      newId: deps.newId,
+      dataDir: config.dataDir,
+      databaseUrl: config.databaseUrl,
+      gitHosts: config.gitHosts,
+      settings,
+      log: app.log,
+    });
     await app.listen({ host: config.host, port: config.port });
     const address = app.server.address();
     const port = typeof address === "object" && address ? address.port : config.port;
@@ -89,11 +122,13 @@ async function serve(flags: UpFlags): Promise<void> {
     say(`Slipway control plane listening on ${url} (docs: ${url}/docs, storage: ${db.kind})`, { event: "listening", url, storage: db.kind });
 
     const openDb = db;
+    const openPipeline = pipeline;
     let stopping = false;
     const shutdown = async () => {
       if (stopping) return;
       stopping = true;
       await app.close().catch(() => undefined);
+      await openPipeline.stop().catch(() => undefined);
       await openDb.close().catch(() => undefined);
       release();
       process.exit(0);
@@ -101,6 +136,7 @@ async function serve(flags: UpFlags): Promise<void> {
     process.once("SIGINT", shutdown);
     process.once("SIGTERM", shutdown);
   } catch (error) {
+    await pipeline?.stop().catch(() => undefined);
     await db?.close().catch(() => undefined);
     release();
     throw error;

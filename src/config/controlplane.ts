@@ -2,6 +2,7 @@ import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync }
 import { join, resolve } from "node:path";
 import type { BearerConfig } from "../auth/bearer.ts";
 import { generateSecretsKey, parseSecretsKey } from "../auth/secret-box.ts";
+import { canonicalIp, type AddressGuardPolicy } from "../net/address-guard.ts";
 import { assertSchemaName } from "../storage/database.ts";
 
 /**
@@ -18,6 +19,7 @@ import { assertSchemaName } from "../storage/database.ts";
  * | public URL     |                  | SLIPWAY_PUBLIC_URL          | http://host:port   |
  * | secrets key    |                  | SLIPWAY_SECRETS_KEY         | <data-dir>/secrets.key, created on first start |
  * | bearer tokens  |                  | SLIPWAY_JWT_ISSUER, SLIPWAY_JWT_AUDIENCE, SLIPWAY_JWT_JWKS_URL / SLIPWAY_JWT_JWKS_FILE / SLIPWAY_JWT_SECRET | off |
+ * | private git hosts | --allow-private-git-hosts | SLIPWAY_GIT_ALLOW_HOSTS | none (public hosts only) |
  */
 export type Region = "us" | "eu";
 type Env = Record<string, string | undefined>;
@@ -31,6 +33,8 @@ export interface ServeFlags extends StorageFlags {
   port?: string | number;
   host?: string;
   region?: string;
+  /** Comma-separated host names / IP literals. */
+  allowPrivateGitHosts?: string;
 }
 
 export interface StorageConfig {
@@ -49,7 +53,12 @@ export interface ControlPlaneConfig extends StorageConfig {
   region: Region;
   publicUrl?: string;
   bearer?: BearerConfig;
+  /** Git hosts (integrations, fetches) let through although private or loopback. */
+  gitHosts: AddressGuardPolicy;
 }
+
+/** Named in refusals, so the message says how to let a host through. */
+export const GIT_HOSTS_SETTING = "--allow-private-git-hosts (or SLIPWAY_GIT_ALLOW_HOSTS)";
 
 export function resolveStorageConfig(flags: StorageFlags, env: Env = process.env): StorageConfig {
   const dataDir = resolve(flags.dataDir ?? env.SLIPWAY_DATA_DIR ?? ".slipway");
@@ -74,7 +83,19 @@ export function resolveControlPlaneConfig(flags: ServeFlags, env: Env = process.
     region,
     publicUrl: env.SLIPWAY_PUBLIC_URL || undefined,
     bearer: bearerFromEnv(env),
+    gitHosts: { allowHosts: hostList(flags.allowPrivateGitHosts ?? env.SLIPWAY_GIT_ALLOW_HOSTS ?? "", GIT_HOSTS_SETTING), allowSetting: GIT_HOSTS_SETTING },
   };
+}
+
+/** A comma-separated list of host names or IP literals; a URL or a CIDR is refused at start. */
+export function hostList(value: string, setting: string): string[] {
+  const hosts = value.split(",").map((h) => h.trim()).filter(Boolean);
+  for (const host of hosts) {
+    if (!canonicalIp(host) && !/^[a-z0-9_]([a-z0-9_.-]*[a-z0-9_.])?$/i.test(host)) {
+      throw new Error(`${setting}: '${host}' is not a host name or an IP address (give names like git.internal or 127.0.0.1, comma-separated)`);
+    }
+  }
+  return hosts;
 }
 
 function bearerFromEnv(env: Env): BearerConfig | undefined {

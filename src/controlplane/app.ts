@@ -1,4 +1,6 @@
-import type { FastifyInstance, FastifyRequest } from "fastify";
+import { createServer } from "node:http";
+import type { FastifyInstance, FastifyRequest, FastifyServerFactory } from "fastify";
+import type { DeploymentRouter } from "../router/deployment-router.ts";
 import { createHttpServer } from "../http/server.ts";
 import { registerRateLimit, type RateLimitOptions } from "../ratelimit/index.ts";
 import type { ControlPlaneDeps, RegisterRoutes, StartService } from "./context.ts";
@@ -25,6 +27,21 @@ export interface ControlPlaneAppOptions {
   logLevel?: string;
   /** Largest request body in bytes (413 beyond). Control-plane bodies are small: 1 MiB. */
   bodyLimit?: number;
+  /**
+   * Serves deployments at their URL (`/deployments/<id>/...`) on this port, ahead of
+   * Fastify: their requests stream through untouched and skip the control plane's hooks
+   * (no rate-limit table applies to a deployment, as on the vendor's hosts).
+   */
+  router?: DeploymentRouter;
+}
+
+/** A node server that hands deployment requests to the router and the rest to Fastify. */
+function routedServer(router: DeploymentRouter): FastifyServerFactory {
+  return (handler) =>
+    createServer((req, res) => {
+      if (router.handles(req)) router.handle(req, res);
+      else handler(req, res);
+    });
 }
 
 /**
@@ -50,6 +67,7 @@ export async function buildControlPlaneApp(options: ControlPlaneAppOptions): Pro
     hiddenPrefixes: ["/api-host"],
     bodyLimit: options.bodyLimit ?? 1024 * 1024,
     logLevel: options.logLevel,
+    serverFactory: options.router ? routedServer(options.router) : undefined,
   });
   installOpenApiExtras(
     app,

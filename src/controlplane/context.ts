@@ -1,4 +1,5 @@
 import type { FastifyInstance, FastifyRequest } from "fastify";
+import type { AddressGuardPolicy } from "../net/address-guard.ts";
 import type { Database } from "../storage/database.ts";
 
 /** Organisation plans; listeners are only for `self_hosted_enterprise`. */
@@ -27,6 +28,20 @@ export interface ControlPlaneDeps {
   newId: () => string;
   /** Public base URL deployments are reached under (their `url` field). */
   publicUrl: string;
+  /**
+   * Where uploaded sources, builds and embedded deployment databases live (the `slipway up`
+   * data directory). Without it, uploads are refused (in-process tests of other routes).
+   */
+  dataDir?: string;
+  /** How long a revision made by a push waits for a newer push (default 3 s). */
+  pushQuietMs?: number;
+  /** Told when deployments are marked for deletion, so their URL answers 404 at once (the router). */
+  onDeploymentsDeleted?: (ids: readonly string[]) => void;
+  /**
+   * Private or loopback git hosts integrations may name (`--allow-private-git-hosts`).
+   * Without it, only public hosts are accepted.
+   */
+  gitHosts?: AddressGuardPolicy;
 }
 
 /** Every resource folder exports one of these; `app.ts` mounts it at / and /api-host. */

@@ -3,7 +3,10 @@ import type { RegisterRoutes, StartService } from "./context.ts";
 import { registerDeploymentRoutes } from "./deployments/routes.ts";
 import { registerIntegrationRoutes } from "./integrations/routes.ts";
 import { registerListenerRoutes } from "./listeners/routes.ts";
+import { registerLogRoutes } from "./logs/routes.ts";
 import { registerRevisionRoutes } from "./revisions/routes.ts";
+import { registerUploadRoutes } from "./uploads/routes.ts";
+import { registerWebhookRoutes } from "./webhooks/routes.ts";
 
 /**
  * Every resource folder of the control plane, mounted by app.ts twice: at the root
@@ -19,6 +22,9 @@ export const routeModules: RegisterRoutes[] = [
   registerDeploymentRoutes,
   registerRevisionRoutes,
   registerListenerRoutes,
+  registerUploadRoutes,
+  registerLogRoutes,
+  registerWebhookRoutes,
 ];
 
 /** Background services started once when the app is ready and stopped when it closes (see StartService). */

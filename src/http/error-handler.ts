@@ -1,4 +1,5 @@
 import type { FastifyError, FastifyInstance } from "fastify";
+import { clipEchoes, clipLoc } from "./clip.ts";
 import { STATUS_OF, SlipwayError, type FieldProblem } from "./errors.ts";
 
 /**
@@ -17,7 +18,11 @@ export function installErrorHandler(app: FastifyInstance, style: ValidationStyle
     }
     if (error.validation) {
       const context = LOCATION_OF[error.validationContext ?? "body"] ?? error.validationContext ?? "body";
-      const problems = error.validation.map((v) => problemFromAjv(v, context));
+      // No body at all (none sent, or an empty one: json-body.ts) is FastAPI's "missing".
+      const problems =
+        context === "body" && request.body === undefined
+          ? [{ loc: ["body"], msg: "Field required", type: "missing" }]
+          : error.validation.map((v) => problemFromAjv(v, context));
       const message = problems.map((p) => `${p.loc.slice(1).join(".") || p.loc[0]}: ${p.msg}`).join("; ");
       return reply.status(422).send(body(422, message, problems, style));
     }
@@ -27,25 +32,27 @@ export function installErrorHandler(app: FastifyInstance, style: ValidationStyle
       return reply.status(422).send(body(422, problem.msg, [problem], style));
     }
     if (status >= 400 && status < 500) {
-      return reply.status(status).send({ detail: error.message });
+      return reply.status(status).send(body(status, error.message, [], style));
     }
     request.log.error({ err: error }, "unhandled error");
     return reply.status(500).send({ detail: "Internal server error" });
   });
 
   app.setNotFoundHandler((request, reply) => {
-    reply.status(404).send({ detail: `Not Found: ${request.method} ${request.url.split("?")[0]}` });
+    reply.status(404).send(body(404, `Not Found: ${request.method} ${request.url.split("?")[0]}`, [], style));
   });
 }
 
 /** Fastify's names for request parts, as FastAPI spells them in `loc`. */
 const LOCATION_OF: Record<string, string> = { body: "body", params: "path", querystring: "query", headers: "header" };
 
+/** Every error body is written here, with what it echoes of the request cut (clip.ts). */
 function body(status: number, message: string, problems: FieldProblem[], style: ValidationStyle) {
   if (status === 422 && style === "fastapi") {
-    return { detail: problems.length ? problems : [{ loc: ["body"], msg: message, type: "value_error" }] };
+    const listed = problems.length ? problems : [{ loc: ["body"], msg: message, type: "value_error" }];
+    return { detail: listed.map((p) => ({ ...p, loc: clipLoc(p.loc), msg: clipEchoes(p.msg) })) };
   }
-  return { detail: message };
+  return { detail: clipEchoes(message) };
 }
 
 function isJsonSyntax(error: FastifyError): boolean {

@@ -55,8 +55,15 @@ export const conflict = (message: string) => new SlipwayError("conflict", messag
 export const badRequest = (message: string) => new SlipwayError("bad_request", message);
 export const forbidden = (message: string) => new SlipwayError("forbidden", message);
 
-/** A 422 about one field: `loc` is its path, e.g. ["body", "multitask_strategy"]. */
+const REQUEST_PARTS = new Set(["body", "query", "path", "header"]);
+
+/**
+ * A 422 about one field: `loc` is its path, e.g. ["body", "multitask_strategy"] or
+ * ["query", "offset"]. The message names the field without the request part, as the
+ * validator's messages do ("offset: must be <= ...").
+ */
 export function invalidField(loc: (string | number)[], msg: string, type = "value_error"): SlipwayError {
-  const where = loc.filter((part) => part !== "body").join(".");
+  const field = loc.length > 1 && REQUEST_PARTS.has(String(loc[0])) ? loc.slice(1) : loc;
+  const where = field.filter((part) => part !== "body").join(".");
   return new SlipwayError("invalid", where ? `${where}: ${msg}` : msg, { problems: [{ loc, msg, type }] });
 }

@@ -1,7 +1,9 @@
-import Fastify, { type FastifyInstance } from "fastify";
+import Fastify, { type FastifyInstance, type FastifyServerFactory } from "fastify";
 import swagger from "@fastify/swagger";
 import swaggerUi from "@fastify/swagger-ui";
 import { installErrorHandler, type ValidationStyle } from "./error-handler.ts";
+import { installInputGuard } from "./input-guard.ts";
+import { installJsonBodyParser } from "./json-body.ts";
 import { installValidator } from "./validator.ts";
 
 export interface HttpServerOptions {
@@ -13,21 +15,27 @@ export interface HttpServerOptions {
   logLevel?: string;
   /** Path prefixes the OpenAPI document should leave out (e.g. the /api-host mirror). */
   hiddenPrefixes?: string[];
+  /** Builds the node server around Fastify's handler (the deployment router goes in front). */
+  serverFactory?: FastifyServerFactory;
 }
 
 /**
  * One Fastify instance with the house rules: JSON errors in one shape, bodies
  * validated strictly (validator.ts: no coercion, unknown fields refused where the
- * schema closes them), OpenAPI generated from the route schemas
- * and served at /openapi.json, a docs page at /docs.
+ * schema closes them), an empty JSON body taken as no body (json-body.ts), input
+ * PostgreSQL cannot store refused before any route sees it (input-guard.ts), OpenAPI
+ * generated from the route schemas and served at /openapi.json, a docs page at /docs.
  */
 export async function createHttpServer(options: HttpServerOptions): Promise<FastifyInstance> {
   const app = Fastify({
     logger: { level: options.logLevel ?? process.env.SLIPWAY_LOG_LEVEL ?? "warn" },
     bodyLimit: options.bodyLimit ?? 10 * 1024 * 1024,
+    ...(options.serverFactory ? { serverFactory: options.serverFactory } : {}),
   });
   installErrorHandler(app, options.validationStyle);
   installValidator(app);
+  installJsonBodyParser(app);
+  installInputGuard(app);
 
   await app.register(swagger, {
     openapi: {

@@ -61,13 +61,3 @@ export type HostMessage =
   | { id: number; rows?: unknown[]; error?: Record<string, unknown> }
   | { notify: string; payload: string }
   | { hello: { schema: string } };
-
-/** PostgreSQL's error fields survive the trip (code, detail, constraint, ...). */
-export function plainError(error: unknown): Record<string, unknown> {
-  const e = (error ?? {}) as Record<string, unknown>;
-  const out: Record<string, unknown> = { message: String(e.message ?? error) };
-  for (const key of ["name", "code", "detail", "hint", "constraint", "table", "column", "schema", "severity"]) {
-    if (e[key] !== undefined) out[key] = e[key];
-  }
-  return out;
-}

@@ -4,10 +4,11 @@
 // messages are { id, op, ... } requests and { id, rows | error } answers, plus
 // { notify: channel, payload } for SQL-level NOTIFY. Plain JavaScript on purpose: a
 // worker thread does not inherit the TypeScript loader of its parent.
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { parentPort, workerData } from "node:worker_threads";
 import { PGlite } from "@electric-sql/pglite";
+import { serveOnSocket } from "./pglite-sharing.mjs";
 
 const port = /** @type {import("node:worker_threads").MessagePort} */ (parentPort);
 const { dataDir, schema, template } = /** @type {{ dataDir: string; schema: string; template?: string }} */ (workerData);
@@ -16,6 +17,26 @@ const { dataDir, schema, template } = /** @type {{ dataDir: string; schema: stri
 let pg;
 /** Open transactions: PGlite holds its lock until the callback we keep waiting returns. */
 const transactions = new Map();
+/** Who hears each NOTIFY channel: the parent, and clients of the socket when shared. */
+const channels = new Map();
+/** The socket server when this database is shared with other processes. */
+let sharing;
+
+/** Delivers a channel's notifications to `deliver` (PGlite LISTENs once per channel); returns the unsubscribe. */
+async function subscribe(channel, deliver) {
+  let members = channels.get(channel);
+  if (!members) {
+    members = new Set();
+    channels.set(channel, members);
+    await pg.listen(channel, (payload) => publish(channel, payload));
+  }
+  members.add(deliver);
+  return () => members.delete(deliver);
+}
+
+function publish(channel, payload) {
+  for (const deliver of [...(channels.get(channel) ?? [])]) deliver(payload);
+}
 
 /** A fresh directory starts from the template tarball instead of running initdb. */
 function templateFor(dir) {
@@ -23,11 +44,33 @@ function templateFor(dir) {
   return { loadDataDir: new Blob([readFileSync(template)]) };
 }
 
+/**
+ * Errors of PGlite's WebAssembly filesystem carry only a WASI errno (no message); these
+ * are the ones a data directory meets.
+ */
+const WASI_ERRNO = { 2: "EACCES: permission denied", 20: "EEXIST: file exists", 31: "EISDIR: is a directory", 44: "ENOENT: no such file or directory", 51: "ENOSPC: no space left on device", 54: "ENOTDIR: not a directory", 63: "EPERM: operation not permitted", 69: "EROFS: read-only file system" };
+
+/** A readable message for anything thrown, never "[object Object]". */
+function messageOf(error) {
+  const e = /** @type {Record<string, unknown>} */ (error ?? {});
+  if (typeof e.message === "string" && e.message) return e.message;
+  if (typeof e.errno === "number") {
+    const known = WASI_ERRNO[/** @type {keyof typeof WASI_ERRNO} */ (e.errno)];
+    return `filesystem error ${known ?? `errno ${e.errno}`}`;
+  }
+  if (typeof error !== "object" || error === null) return String(error);
+  try {
+    return JSON.stringify(error);
+  } catch {
+    return String(error);
+  }
+}
+
 /** Errors cross threads as plain fields: PostgreSQL's code, detail and so on survive. */
 function plainError(error) {
   const e = /** @type {Record<string, unknown>} */ (error ?? {});
   return {
-    message: String(e.message ?? error),
+    message: messageOf(error),
     name: e.name,
     code: e.code,
     detail: e.detail,
@@ -98,9 +141,26 @@ async function handle(message) {
     case "rollback":
       return finish(message.txId, false);
     case "listen":
-      await pg.listen(message.channel, (payload) => port.postMessage({ notify: message.channel, payload }));
+      await subscribe(message.channel, (payload) => port.postMessage({ notify: message.channel, payload }));
       return undefined;
+    case "serve":
+      sharing = await serveOnSocket({
+        socketPath: message.socketPath,
+        schema,
+        handle,
+        subscribe,
+        publish,
+        rollback: (txId) => finish(txId, false),
+        plainError,
+      });
+      return undefined;
+    case "writeTemplate": {
+      const dump = await pg.dumpDataDir("none");
+      writeFileSync(message.path, Buffer.from(await dump.arrayBuffer()));
+      return undefined;
+    }
     case "close":
+      await sharing?.close();
       if (pg && !pg.closed) await pg.close();
       return undefined;
     default:

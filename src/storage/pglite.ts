@@ -1,6 +1,6 @@
-import { mkdirSync } from "node:fs";
 import { Worker } from "node:worker_threads";
 import { PGlite } from "@electric-sql/pglite";
+import { DataDirError, prepareDataDir } from "./data-dir.ts";
 import { assertSchemaName, type Database, type Queryable } from "./database.ts";
 
 type Reply = { id: number; rows?: unknown[]; error?: Record<string, unknown> } | { notify: string; payload: string };
@@ -11,16 +11,19 @@ type Reply = { id: number; rows?: unknown[]; error?: Record<string, unknown> } |
  * PGlite runs one connection and serialises statements itself: while a transaction
  * is open, other statements wait for it, as on the calling thread before.
  *
- * Creating a cluster runs initdb inside WASM, which takes seconds. When
- * SLIPWAY_PGLITE_TEMPLATE names a data-directory tarball (`writePgliteTemplate`), a new
- * data directory is unpacked from it instead; an existing one is never touched.
+ * Creating a cluster runs initdb inside WASM, which takes seconds. When a template names
+ * a data-directory tarball (`writePgliteTemplate`; default SLIPWAY_PGLITE_TEMPLATE), a
+ * new data directory is unpacked from it instead; an existing one is never touched.
+ *
+ * With `shareOn`, the thread also serves the database to other processes on that local
+ * socket (pglite-sharing.mjs; see shared-pglite-host.ts).
  */
-export async function openPglite(dataDir: string, schema: string): Promise<Database> {
+export async function openPglite(dataDir: string, schema: string, options: { template?: string; shareOn?: string } = {}): Promise<Database> {
   assertSchemaName(schema);
   const inMemory = dataDir === "memory://" || dataDir === "";
-  if (!inMemory) mkdirSync(dataDir, { recursive: true });
+  if (!inMemory) prepareDataDir(dataDir);
   const worker = new Worker(new URL("./pglite-thread.mjs", import.meta.url), {
-    workerData: { dataDir, schema, template: process.env.SLIPWAY_PGLITE_TEMPLATE },
+    workerData: { dataDir, schema, template: options.template ?? process.env.SLIPWAY_PGLITE_TEMPLATE },
   });
   const pending = new Map<number, { resolve: (rows: unknown[]) => void; reject: (error: Error) => void }>();
   const sqlListeners = new Map<string, Set<(payload: string) => void>>();
@@ -62,14 +65,23 @@ export async function openPglite(dataDir: string, schema: string): Promise<Datab
     await call({ op: "open" });
   } catch (error) {
     await worker.terminate();
-    throw error;
+    throw new DataDirError(`cannot open the embedded database in ${inMemory ? "memory" : dataDir}: ${(error as Error).message}`);
+  }
+  if (options.shareOn) {
+    try {
+      await call({ op: "serve", socketPath: options.shareOn });
+    } catch (error) {
+      await call({ op: "close" }).catch(() => undefined);
+      await worker.terminate();
+      throw error;
+    }
   }
 
   let nextTx = 1;
   let closed = false;
   return {
     kind: "pglite",
-    shared: false,
+    shared: options.shareOn !== undefined,
     schema,
     query: (sql, params) => query(sql, params),
     async transaction<T>(work: (tx: Queryable) => Promise<T>): Promise<T> {
@@ -125,12 +137,25 @@ export async function openPglite(dataDir: string, schema: string): Promise<Datab
   };
 }
 
-/** Writes a fresh, empty cluster as a tarball usable as SLIPWAY_PGLITE_TEMPLATE. */
+/**
+ * Writes a fresh, empty cluster as a tarball usable as a template (SLIPWAY_PGLITE_TEMPLATE),
+ * on a thread of its own: initdb's seconds of WebAssembly do not stall the caller.
+ */
 export async function writePgliteTemplate(path: string): Promise<void> {
-  const { writeFileSync } = await import("node:fs");
-  const pg = new PGlite();
-  await pg.waitReady;
-  const dump = await pg.dumpDataDir("none");
-  writeFileSync(path, Buffer.from(await dump.arrayBuffer()));
-  await pg.close();
+  const worker = new Worker(new URL("./pglite-thread.mjs", import.meta.url), { workerData: { dataDir: "memory://", schema: "public" } });
+  try {
+    await new Promise<void>((resolve, reject) => {
+      let step = 0;
+      const steps = [{ op: "open" }, { op: "writeTemplate", path }, { op: "close" }];
+      worker.on("message", (reply: { id: number; error?: { message?: string } }) => {
+        if (reply.error) return reject(new Error(String(reply.error.message)));
+        if (++step === steps.length) return resolve();
+        worker.postMessage({ ...steps[step], id: step });
+      });
+      worker.once("error", reject);
+      worker.postMessage({ ...steps[0], id: 0 });
+    });
+  } finally {
+    await worker.terminate();
+  }
 }

@@ -33,6 +33,16 @@ export async function openPostgres(url: string, schema: string, poolSize = 20): 
     if (listenClient) return listenClient;
     // Named, so an operator (or a test) can tell this schema's notification connection apart.
     const client = new pg.Client({ connectionString: url, options, application_name: `slipway-listen:${schema}` });
+    // Before connect: a connection cut while it is being made emits "error" too, and an
+    // "error" nobody listens to would end the process.
+    client.on("error", () => {
+      // A connection lost while in use: reconnect and re-subscribe, then the onReconnect
+      // handlers re-check what was missed. (One that fails while connecting is retried
+      // by whoever awaited it.)
+      if (listenClient !== client) return;
+      listenClient = undefined;
+      if (!closed) setTimeout(() => void resubscribe(), 500).unref();
+    });
     await client.connect();
     client.on("notification", (message) => {
       for (const handler of listeners.get(message.channel) ?? []) {
@@ -43,11 +53,6 @@ export async function openPostgres(url: string, schema: string, poolSize = 20): 
           process.emitWarning(`notification handler for ${message.channel} failed: ${(error as Error).message}`);
         }
       }
-    });
-    client.on("error", () => {
-      // Reconnect and re-subscribe; then the onReconnect handlers re-check what was missed.
-      listenClient = undefined;
-      if (!closed) setTimeout(() => void resubscribe(), 500).unref();
     });
     listenClient = client;
     return client;

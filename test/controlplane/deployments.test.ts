@@ -25,7 +25,8 @@ describe.each(BACKENDS)("deployments on %s", (backend) => {
       name: "agent-one",
       source: "github",
       tenant_id: t.workspaceId,
-      status: "READY",
+      // Nothing serves yet: its first revision is on its way.
+      status: "AWAITING_DATABASE",
       active_revision_id: null,
       url: `${PUBLIC_URL}/deployments/${d.id}`,
       source_config: { repo_url: "https://github.com/example/agent", deployment_type: "dev", build_on_push: false },
@@ -92,8 +93,8 @@ describe.each(BACKENDS)("deployments on %s", (backend) => {
     // LIKE wildcards in the filter are literal characters.
     expect(await names("name_contains=_")).toEqual(["chat_prod"]);
     expect(await names("deployment_type=prod")).toEqual(["chat_prod"]);
-    expect(await names("status=READY")).toHaveLength(3);
-    expect(await names("status=UNUSED")).toEqual([]);
+    expect(await names("status=AWAITING_DATABASE")).toHaveLength(3);
+    expect(await names("status=READY")).toEqual([]);
     expect(await names(`deployment_ids=${dev.id},${prod.id}`)).toEqual(["chat-dev", "chat_prod"]);
     expect(await names(`tag_value_ids=${dev.id}`)).toEqual([]);
     expect(await names("remote_reconciled=true")).toEqual([]);
@@ -136,42 +137,39 @@ describe.each(BACKENDS)("deployments on %s", (backend) => {
     const none = await t.call("DELETE", `/v2/deployments?deployment_ids=${missing}`);
     expect(none.statusCode).toBe(404);
     expect(none.json()).toEqual({ detail: `Deployment ID ${missing} not found.` });
-    expect((await t.call("GET", "/v2/deployments")).json().resources).toEqual([]);
+    // No pipeline runs here to finish the deletions: they stay AWAITING_DELETE.
+    const statuses = (await t.call("GET", "/v2/deployments")).json().resources.map((d: { status: string }) => d.status);
+    expect(statuses).toEqual(["AWAITING_DELETE", "AWAITING_DELETE", "AWAITING_DELETE"]);
   });
 
-  it("deletes a deployment with its revisions; a second delete is 404", async () => {
+  it("marks a deleted deployment AWAITING_DELETE, stops its revisions, and frees its name at once", async () => {
     const t = await cp.tenant();
     const d = (await t.call("POST", "/v2/deployments", githubDeployment("short-lived"))).json();
     expect((await t.call("DELETE", `/v2/deployments/${d.id}?delete_tracing_project=true`)).statusCode).toBe(204);
-    expect(await cp.db.query("SELECT id FROM revisions WHERE deployment_id = $1", [d.id])).toEqual([]);
-    expect((await t.call("DELETE", `/v2/deployments/${d.id}`)).statusCode).toBe(404);
+    // The pipeline (not running in this suite) removes the rows once the processes stopped.
+    expect((await t.call("GET", `/v2/deployments/${d.id}`)).json().status).toBe("AWAITING_DELETE");
+    const revision = (await t.call("GET", `/v2/deployments/${d.id}/revisions/${d.latest_revision_id}`)).json();
+    expect(revision).toMatchObject({ status: "INTERRUPTED", status_message: "The deployment is being deleted." });
+    // Deleting again while it happens is no error, and the name can be taken again.
+    expect((await t.call("DELETE", `/v2/deployments/${d.id}`)).statusCode).toBe(204);
+    expect((await t.call("POST", "/v2/deployments", githubDeployment("short-lived"))).statusCode).toBe(201);
+    expect((await t.call("DELETE", `/v2/deployments/${cp.deps.newId()}`)).statusCode).toBe(404);
   });
 
-  it("creates image deployments with custom_url as their url, keeping the resource spec as given", async () => {
+  it("refuses image deployments with 422 at source: this platform has no container runtime", async () => {
     const t = await cp.tenant();
-    const spec = {
-      min_scale: 1,
-      max_scale: 3,
-      cpu: 0.5,
-      labels: { team: "agents" },
-      volumes: [{ name: "cache", emptyDir: { medium: "Memory" } }],
-      image_pull_secrets: [{ name: "regcred" }],
-    };
-    const res = await t.call("POST", "/v2/deployments", {
-      name: "image-agent",
-      source: "external_docker",
-      source_config: { custom_url: "https://agents.example.com/one", resource_spec: spec },
-      source_revision_config: { image_uri: "registry.example.com/agent:1" },
-      secrets: [],
-      secret_references: [{ name: "DB_PASSWORD", secret_name: "db", secret_key: "password" }],
-    });
-    expect(res.statusCode).toBe(201);
-    expect(res.json()).toMatchObject({
-      url: "https://agents.example.com/one",
-      source_config: { custom_url: "https://agents.example.com/one", resource_spec: spec },
-      source_revision_config: { image_uri: "registry.example.com/agent:1", langgraph_config_path: null },
-      secret_references: [{ name: "DB_PASSWORD", secret_name: "db", secret_key: "password" }],
-      secrets: [],
-    });
+    for (const source of ["external_docker", "internal_docker"]) {
+      const res = await t.call("POST", "/v2/deployments", {
+        name: `image-${source}`,
+        source,
+        source_config: { custom_url: "https://agents.example.com/one", resource_spec: { min_scale: 1 } },
+        source_revision_config: { image_uri: "registry.example.com/agent:1" },
+        secrets: [],
+      });
+      expect(res.statusCode).toBe(422);
+      expect(res.json().detail[0].loc).toEqual(["body", "source"]);
+      expect(res.json().detail[0].msg).toMatch(/no container runtime/);
+    }
+    expect((await t.call("GET", "/v2/deployments")).json().resources).toEqual([]);
   });
 });

@@ -1,11 +1,13 @@
 import { createServer, type IncomingMessage, type Server } from "node:http";
 import { randomUUID } from "node:crypto";
+import type { FastifyInstance } from "fastify";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openSecret } from "../../src/auth/secret-box.ts";
+import { buildControlPlaneApp } from "../../src/controlplane/app.ts";
 import { createIntegrationsService } from "../../src/controlplane/integrations/service.ts";
 import type { BootstrapResult } from "../../src/controlplane/tenancy/service.ts";
 import { BACKENDS } from "../support/backends.ts";
-import { as, json, openHarness, type Harness } from "./tenancy-harness.ts";
+import { OWN_MODULES, as, json, openHarness, type Harness } from "./tenancy-harness.ts";
 
 const INSTALL = "/v1/integrations/github/install";
 const TOKEN = "gitea-token-0123456789";
@@ -56,13 +58,26 @@ describe.each(BACKENDS)("integrations on %s", (backend) => {
   let forge: Awaited<ReturnType<typeof startForge>>;
   let headers: Record<string, string>;
 
+  // The operator allows the forge on loopback, as `slipway up --allow-private-git-hosts 127.0.0.1` does.
+  let strict: FastifyInstance;
+
   beforeAll(async () => {
-    h = await openHarness(backend);
+    h = await openHarness(backend, { gitHosts: { allowHosts: ["127.0.0.1"] } });
     tenant = await h.tenancy.bootstrap({ orgName: "integrations" });
     headers = as(tenant.api_key, tenant.workspace_id);
     forge = await startForge();
+    // The same control plane and database without that allow-list: the default.
+    strict = await buildControlPlaneApp({
+      deps: { ...h.deps, gitHosts: undefined },
+      authenticator: h.authenticator,
+      modules: OWN_MODULES,
+      services: [],
+      logLevel: "error",
+    });
+    await strict.ready();
   });
   afterAll(async () => {
+    await strict?.close();
     await forge?.close();
     await h?.close();
   });
@@ -133,6 +148,52 @@ describe.each(BACKENDS)("integrations on %s", (backend) => {
     const r2 = await h.app.inject({ method: "GET", url: `/v1/integrations/github/${gone.id}/repos`, headers });
     expect(r2.statusCode).toBe(503);
     expect(json(r2).detail).toMatch(/unreachable/);
+  });
+
+  it("refuses loopback, private, link-local and metadata hosts in every spelling unless allowed (422, nothing stored or sent)", async () => {
+    const before = await count();
+    const seen = forge.seen.length;
+    const port = new URL(forge.url).port;
+    const refused: [string, RegExp][] = [
+      [`http://127.0.0.1:${port}/`, /loopback/],
+      [`http://[::1]:${port}/`, /loopback/],
+      [`http://localhost:${port}/`, /host localhost \(address .*\) is refused: it is loopback/],
+      [`http://2130706433:${port}/`, /loopback/],
+      [`http://0x7f000001:${port}/`, /loopback/],
+      [`http://[::ffff:127.0.0.1]:${port}/`, /IPv4-mapped address of 127\.0\.0\.1/],
+      [`http://[::ffff:7f00:1]:${port}/`, /IPv4-mapped/],
+      [`http://0.0.0.0:${port}/`, /this network/],
+      [`http://127.0.0.2:${port}/`, /loopback/],
+      ["http://169.254.169.254/", /metadata/],
+      ["http://[::ffff:169.254.169.254]/", /metadata/],
+      ["http://[64:ff9b::a9fe:a9fe]/", /NAT64.*metadata/],
+      ["https://10.0.0.1/", /private/],
+      ["https://[fd00::1]/", /unique-local/],
+      ["http://[fec0::1]/", /site-local/],
+      ["https://198.18.0.1/", /benchmarking/],
+      ["git://192.168.1.10:9418/", /private/],
+      ["ssh://git@172.16.0.1/", /private/],
+    ];
+    for (const [base_url, reason] of refused) {
+      const response = await strict.inject({ method: "POST", url: INSTALL, headers, payload: { name: `ssrf-${base_url}`, base_url, token: TOKEN } });
+      expect(response.statusCode, base_url).toBe(422);
+      const [problem] = json(response).detail;
+      expect(problem.loc, base_url).toEqual(["body", "base_url"]);
+      expect(problem.msg, base_url).toMatch(reason);
+      expect(problem.msg, base_url).toMatch(/--allow-private-git-hosts \(or SLIPWAY_GIT_ALLOW_HOSTS\)/);
+    }
+    expect(await count()).toBe(before);
+    expect(forge.seen.length).toBe(seen);
+  });
+
+  it("checks the host again at every listing: a host no longer allowed gets no request and no token", async () => {
+    const created = json(await install({ name: "forge-then-disallowed", base_url: forge.url, token: TOKEN }));
+    const seen = forge.seen.length;
+    const response = await strict.inject({ method: "GET", url: `/v1/integrations/github/${created.id}/repos`, headers });
+    expect(response.statusCode).toBe(400);
+    expect(json(response).detail).toMatch(/Listing the repositories of 127\.0\.0\.1:\d+ was refused: address 127\.0\.0\.1 is refused: it is loopback/);
+    expect(response.body).not.toContain(TOKEN);
+    expect(forge.seen.length).toBe(seen);
   });
 
   it("refuses a duplicate name with 409", async () => {

@@ -51,10 +51,16 @@ describe.each(BACKENDS)("sample client flow on %s", (backend) => {
       const listed = (await call("GET", `/v2/deployments/${deployment.id}/revisions`)).json();
       expect(listed.resources.map((r: { id: string }) => r.id)).toEqual([after.latest_revision_id, firstRevision]);
 
-      expect((await call("DELETE", `/v2/deployments/${deployment.id}`)).statusCode).toBe(204);
-      const gone = await call("GET", `/v2/deployments/${deployment.id}`);
-      expect(gone.statusCode).toBe(404);
-      expect(gone.json()).toEqual({ detail: `Deployment ID ${deployment.id} not found.` });
+      // The vendor's client sends Content-Type: application/json on every call, DELETE included.
+      const deleted = await cp.app.inject({
+        method: "DELETE",
+        url: `${prefix}/v2/deployments/${deployment.id}`,
+        headers: { ...t.headers, "content-type": "application/json" },
+      });
+      expect(deleted.statusCode).toBe(204);
+      // Deletion goes on in the pipeline (not running in this suite; test/pipeline/ sees the
+      // 404 at its end): meanwhile the deployment shows it.
+      expect((await call("GET", `/v2/deployments/${deployment.id}`)).json().status).toBe("AWAITING_DELETE");
     });
   }
 });

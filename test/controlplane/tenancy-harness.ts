@@ -8,6 +8,7 @@ import type { ControlPlaneDeps, RegisterRoutes } from "../../src/controlplane/co
 import { registerIntegrationRoutes } from "../../src/controlplane/integrations/routes.ts";
 import { createAuthenticator, type Authenticator } from "../../src/controlplane/tenancy/authenticate.ts";
 import { createTenancyService, type TenancyService } from "../../src/controlplane/tenancy/service.ts";
+import type { AddressGuardPolicy } from "../../src/net/address-guard.ts";
 import type { Database } from "../../src/storage/database.ts";
 import { openDatabase } from "../../src/storage/open.ts";
 import { freshBackend, type BackendName } from "../support/backends.ts";
@@ -30,7 +31,7 @@ export const OWN_MODULES: RegisterRoutes[] = [registerIntegrationRoutes, registe
 
 export async function openHarness(
   backend: BackendName,
-  options: { bearer?: BearerConfig; modules?: RegisterRoutes[] } = {},
+  options: { bearer?: BearerConfig; modules?: RegisterRoutes[]; gitHosts?: AddressGuardPolicy } = {},
 ): Promise<Harness> {
   const db = await openDatabase({ ...freshBackend(backend, "cp"), component: "control" });
   const deps: ControlPlaneDeps = {
@@ -39,6 +40,8 @@ export async function openHarness(
     now: () => new Date(),
     newId: () => randomUUID(),
     publicUrl: "http://127.0.0.1:0",
+    // Private git hosts (a forge on loopback) only when a suite allows them, as `slipway up` does.
+    gitHosts: options.gitHosts,
   };
   const authenticator = createAuthenticator({ db, bearer: options.bearer ? createBearerVerifier(options.bearer) : undefined });
   const app = await buildControlPlaneApp({ deps, authenticator, modules: options.modules ?? OWN_MODULES, services: [], logLevel: "error" });

@@ -17,7 +17,7 @@ describe.each(BACKENDS)("tenant isolation on %s", (backend) => {
   let providerUuid: string;
 
   beforeAll(async () => {
-    h = await openHarness(backend);
+    h = await openHarness(backend, { gitHosts: { allowHosts: ["127.0.0.1"] } });
     const orgA: BootstrapResult = await h.tenancy.bootstrap({ orgName: "A" });
     const orgB: BootstrapResult = await h.tenancy.bootstrap({ orgName: "B" });
     const sibling = await h.tenancy.createWorkspace(orgA.organization_id, "A2");

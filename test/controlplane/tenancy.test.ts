@@ -28,7 +28,7 @@ describe.each(BACKENDS)("tenancy and authentication on %s", (backend) => {
   let workspaceKey: string;
 
   beforeAll(async () => {
-    h = await openHarness(backend, { bearer: { issuer: ISSUER, secret: SECRET } });
+    h = await openHarness(backend, { bearer: { issuer: ISSUER, secret: SECRET }, gitHosts: { allowHosts: ["127.0.0.1"] } });
     orgA = await h.tenancy.bootstrap({ orgName: "A", plan: "enterprise" });
     orgB = await h.tenancy.bootstrap({ orgName: "B", plan: "free" });
     siblingWorkspace = (await h.tenancy.createWorkspace(orgA.organization_id, "A-second")).workspace_id;

@@ -52,3 +52,46 @@ export async function spawnAgent(args: string[], env: Record<string, string> = {
       }),
   };
 }
+
+export interface FinishedRun {
+  /** Exit code; null when killed (on timeout, `timedOut` says so). */
+  code: number | null;
+  stdout: string;
+  stderr: string;
+  timedOut: boolean;
+  ms: number;
+}
+
+/**
+ * Runs `slipway <args>` to its end (a command expected to exit: `agent --check`, or a
+ * start that must fail), killing it after `timeoutMs` so that a hang fails the test.
+ */
+export function runSlipway(
+  args: string[],
+  options: { env?: Record<string, string | undefined>; timeoutMs?: number; uid?: number; gid?: number; cwd?: string } = {},
+): Promise<FinishedRun> {
+  const started = Date.now();
+  const child = spawn(process.execPath, [BIN, ...args], {
+    env: { ...process.env, ...options.env },
+    stdio: ["ignore", "pipe", "pipe"],
+    uid: options.uid,
+    gid: options.gid,
+    cwd: options.cwd,
+  });
+  let stdout = "";
+  let stderr = "";
+  child.stdout!.on("data", (chunk) => (stdout += chunk));
+  child.stderr!.on("data", (chunk) => (stderr += chunk));
+  let timedOut = false;
+  const timer = setTimeout(() => {
+    timedOut = true;
+    child.kill("SIGKILL");
+  }, options.timeoutMs ?? 60_000);
+  return new Promise((resolve, reject) => {
+    child.once("error", reject);
+    child.once("close", (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr, timedOut, ms: Date.now() - started });
+    });
+  });
+}

@@ -11,6 +11,12 @@ import { writePgliteTemplate } from "../../src/storage/pglite.ts";
  * `npm test` gets a private pair started here and stopped at the end.
  */
 export default async function setup(project: TestProject) {
+  // The run's own temporary root, removed at the end: everything the suites create
+  // through os.tmpdir() (PGlite directories, fixture copies, the servers' files) goes
+  // under it, in the test workers and in the processes they start, which inherit TMPDIR.
+  // A suite that forgets to clean up then leaks nothing past the run.
+  const runRoot = mkdtempSync(join(tmpdir(), "slipway-run-"));
+  process.env.TMPDIR = runRoot;
   let ownDir: string | undefined;
   let databaseUrl = process.env.SLIPWAY_TEST_DATABASE_URL;
   let redisUrl = process.env.SLIPWAY_TEST_REDIS_URL;
@@ -42,6 +48,7 @@ export default async function setup(project: TestProject) {
       execFileSync("bash", ["scripts/test-services.sh", "stop", ownDir]);
       rmSync(ownDir, { recursive: true, force: true });
     }
+    rmSync(runRoot, { recursive: true, force: true });
   };
 }
 

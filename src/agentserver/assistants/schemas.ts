@@ -1,4 +1,5 @@
 import { Type, type Static, type TSchema } from "@sinclair/typebox";
+import { PageLimit, PageOffset, SqlInteger } from "../../http/bounds.ts";
 
 /**
  * Wire records of the assistants group, named and shaped as in the vendor's
@@ -97,8 +98,8 @@ const filterFields = {
   graph_id: Type.Optional(Type.String({ description: "The ID of the graph to filter by." })),
   name: Type.Optional(Type.String({ description: "Case-insensitive substring of the assistant name." })),
 };
-const limit = (what: string) => Type.Integer({ minimum: 1, maximum: 1000, default: 10, description: `The maximum number of ${what} to return.` });
-const offset = (what: string) => Type.Integer({ minimum: 0, default: 0, description: `The number of ${what} to skip.` });
+const limit = (what: string) => PageLimit({ maximum: 1000, default: 10, description: `The maximum number of ${what} to return.` });
+const offset = (what: string) => PageOffset({ description: `The number of ${what} to skip.` });
 
 export const AssistantSearchRequest = Type.Object(
   {
@@ -131,13 +132,13 @@ export const AssistantVersionsSearchRequest = Type.Object(
 export type AssistantVersionsSearchRequest = Static<typeof AssistantVersionsSearchRequest>;
 
 export const AssistantVersionChange = Type.Object(
-  { version: Type.Optional(Type.Integer({ minimum: 1, description: "The assistant version." })) },
+  { version: Type.Optional(SqlInteger({ minimum: 1, description: "The assistant version." })) },
   { ...strict, title: "AssistantVersionChange", description: "Payload for changing the version of an assistant." },
 );
 export type AssistantVersionChange = Static<typeof AssistantVersionChange>;
 
 export const VersionQuery = Type.Object(
-  { version: Type.Optional(Type.Integer({ minimum: 1, description: "The version to change to (also accepted in the body)." })) },
+  { version: Type.Optional(SqlInteger({ minimum: 1, description: "The version to change to (also accepted in the body)." })) },
   strict,
 );
 

@@ -1,6 +1,8 @@
+import { isDeepStrictEqual } from "node:util";
 import { v4 as uuid4, v5 as uuid5 } from "uuid";
 import { conflict, invalidField, notFound } from "../../http/errors.ts";
 import type { Database } from "../../storage/database.ts";
+import type { AssistantDefaults } from "../graphs/env-config.ts";
 import type { GraphLike, GraphRegistry } from "../graphs/registry.ts";
 import { drawGraph, graphSchemas, listSubgraphs, type GraphSchemas, type Xray } from "./graph-info.ts";
 import * as sql from "./repository.ts";
@@ -50,23 +52,38 @@ export class AssistantService {
     private readonly options: AssistantServiceOptions = {},
   ) {}
 
-  /** One assistant per graph (`created_by: system`, named after the graph); safe to repeat and to race. */
-  async ensureSystemAssistants(): Promise<void> {
+  /**
+   * One assistant per graph (`created_by: system`, named after the graph); safe to repeat
+   * and to race. `defaults` (LANGGRAPH_CONFIG) give the config and context of the ones it
+   * creates; as on the vendor's servers an existing assistant is left as it is. Returns
+   * the graphs whose existing assistant differs from its defaults, for a warning.
+   */
+  async ensureSystemAssistants(defaults: ReadonlyMap<string, AssistantDefaults> = new Map()): Promise<{ differing: string[] }> {
+    const differing: string[] = [];
     for (const graphId of this.graphs.ids()) {
+      const given = defaults.get(graphId);
       const fields: AssistantFields = {
         graph_id: graphId,
         name: graphId,
         description: this.graphs.description(graphId) ?? null,
-        config: {},
-        context: {},
+        config: given?.config ?? {},
+        context: given?.context ?? {},
         metadata: { created_by: "system" },
       };
       await this.db.transaction(async (tx) => {
         const id = systemAssistantId(graphId);
         const now = this.now();
-        if (await sql.insertAssistant(tx, id, fields, now)) await sql.insertVersion(tx, id, 1, fields, now);
+        if (await sql.insertAssistant(tx, id, fields, now)) {
+          await sql.insertVersion(tx, id, 1, fields, now);
+          return;
+        }
+        const current = given && (await sql.findAssistant(tx, id));
+        if (current && !(isDeepStrictEqual(current.config ?? {}, fields.config) && isDeepStrictEqual(current.context ?? {}, fields.context))) {
+          differing.push(graphId);
+        }
       });
     }
+    return { differing };
   }
 
   /**

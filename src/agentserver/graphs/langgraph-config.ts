@@ -2,6 +2,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { parse as parseDotenv } from "dotenv";
 import { corsConfigProblem, type CorsConfig } from "../../http/cors.ts";
+import { nodeVersionProblem } from "./node-version.ts";
 
 /** The parts of `langgraph.json` the agent server reads. */
 export interface LanggraphConfig {
@@ -33,6 +34,8 @@ export function readLanggraphConfig(configPath: string): LanggraphConfig {
   }
   if (typeof raw !== "object" || raw === null || Array.isArray(raw)) throw new ConfigError(`${file}: expected a JSON object`);
   const root = dirname(file);
+  const nodeProblem = nodeVersionProblem(raw.node_version);
+  if (nodeProblem) throw new ConfigError(`${file}: node_version: ${nodeProblem}`);
   const graphsRaw = raw.graphs;
   if (typeof graphsRaw !== "object" || graphsRaw === null || Array.isArray(graphsRaw) || Object.keys(graphsRaw).length === 0) {
     throw new ConfigError(`${file}: "graphs" must be an object with at least one graph`);
@@ -61,7 +64,8 @@ const NOT_SERVED = ["mcp", "a2a", "ui", "webhooks"];
  * Reads `http` and refuses settings that would change the server's behaviour but are
  * not built yet, naming the key: a custom auth handler silently left out would leave a
  * server open that its author meant to protect. Build-time keys (dependencies,
- * dockerfile_lines, node_version, ...) are for the build and need nothing here.
+ * dockerfile_lines, ...) are for the build and need nothing here; node_version is
+ * checked against the running Node in readLanggraphConfig.
  */
 function readHttp(raw: Record<string, unknown>, file: string): LanggraphConfig["http"] {
   const refuse = (key: string, why: string) => {

@@ -1,5 +1,8 @@
-import { pathToFileURL } from "node:url";
+import { importGraphExport } from "./import-graph.ts";
 import type { LanggraphConfig } from "./langgraph-config.ts";
+import { GraphLoadError } from "./load-error.ts";
+
+export { GraphLoadError } from "./load-error.ts";
 
 /**
  * A compiled graph as we use it. Graphs may come from another copy of
@@ -38,7 +41,10 @@ export interface StateSnapshotLike {
   tasks: Array<{ id: string; name: string; error?: unknown; interrupts?: unknown[]; state?: unknown; path?: unknown; result?: unknown }>;
 }
 
-/** What a graph module exports: a compiled graph, an uncompiled builder, or a factory of either. */
+/**
+ * What a graph module exports: a compiled graph, an uncompiled builder, a factory of
+ * either, or a promise of one of these (settled by the loader before it gets here).
+ */
 type GraphExport = unknown;
 
 export interface GraphDefinition {
@@ -53,8 +59,6 @@ export interface GraphAttachments {
   checkpointer: unknown;
   store: unknown;
 }
-
-export class GraphLoadError extends Error {}
 
 export class GraphRegistry {
   private readonly definitions = new Map<string, GraphDefinition>();
@@ -75,6 +79,12 @@ export class GraphRegistry {
     return this.definitions.get(graphId)?.description;
   }
 
+  /** Whether the graph is built per use from a config (its export is a function of one). */
+  isFactory(graphId: string): boolean {
+    const definition = this.definitions.get(graphId);
+    return !!definition && isFactoryExport(definition.source);
+  }
+
   /** Registers a graph export directly (tests, or graphs built in code). */
   register(graphId: string, source: GraphExport, description?: string): void {
     this.definitions.set(graphId, { graphId, source, description });
@@ -90,7 +100,7 @@ export class GraphRegistry {
     if (!definition) throw new GraphLoadError(`graph not found: ${graphId}`);
     const cached = this.compiled.get(graphId);
     if (cached) return cached;
-    const isFactory = typeof definition.source === "function" && !looksLikeGraph(definition.source) && !looksLikeBuilder(definition.source);
+    const isFactory = isFactoryExport(definition.source);
     const produced = isFactory ? await (definition.source as (c: unknown) => unknown)(config) : definition.source;
     const graph = this.attach(toCompiled(produced, graphId));
     if (!isFactory) this.compiled.set(graphId, graph);
@@ -109,6 +119,10 @@ export class GraphRegistry {
   }
 }
 
+function isFactoryExport(source: unknown): boolean {
+  return typeof source === "function" && !looksLikeGraph(source) && !looksLikeBuilder(source);
+}
+
 function looksLikeGraph(value: unknown): value is GraphLike {
   const v = value as Partial<GraphLike> | null;
   return !!v && typeof v.invoke === "function" && typeof v.getState === "function" && typeof v.stream === "function";
@@ -125,26 +139,32 @@ function toCompiled(value: unknown, graphId: string): GraphLike {
     const compiled = value.compile();
     if (looksLikeGraph(compiled)) return compiled;
   }
-  throw new GraphLoadError(`graph ${graphId}: export is not a compiled graph, a StateGraph, or a function returning one`);
+  const kind = value === null ? "null" : typeof value === "object" ? `an object with keys ${Object.keys(value as object).slice(0, 8).join(", ") || "none"}` : `a ${typeof value}`;
+  throw new GraphLoadError(`graph "${graphId}": the export is ${kind}, not a compiled graph, a StateGraph, a function returning one, or a promise of one`);
 }
 
-/** Imports every graph module of a langgraph.json into a registry. */
+/**
+ * Imports every graph module of a langgraph.json into a registry and builds the graphs
+ * that are not factories, so that a broken graph stops the start (or `--check`) with
+ * its own error instead of failing the first run. Factories need a run's config: they
+ * are called per use.
+ */
 export async function loadGraphs(config: LanggraphConfig, attachments: GraphAttachments): Promise<GraphRegistry> {
   const registry = new GraphRegistry(attachments);
   for (const [graphId, spec] of Object.entries(config.graphs)) {
-    let module: Record<string, unknown>;
+    const source = await importGraphExport(graphId, spec.path, spec.exportName);
+    registry.register(graphId, source, spec.description);
+    if (isFactoryExport(source)) continue;
     try {
-      module = await import(pathToFileURL(spec.path).href);
+      await registry.resolve(graphId);
     } catch (error) {
-      throw new GraphLoadError(`graph ${graphId}: cannot import ${spec.path}: ${(error as Error).message}`);
+      if (error instanceof GraphLoadError) throw new GraphLoadError(`${error.message} (${spec.path}, export "${spec.exportName}")`, { graphId, file: spec.path });
+      throw new GraphLoadError(`graph "${graphId}": building the export "${spec.exportName}" of ${spec.path} failed: ${(error as Error).message}`, {
+        graphId,
+        file: spec.path,
+        cause: error,
+      });
     }
-    if (!(spec.exportName in module)) {
-      throw new GraphLoadError(`graph ${graphId}: ${spec.path} has no export named "${spec.exportName}"`);
-    }
-    registry.register(graphId, module[spec.exportName], spec.description);
-    // Fail at start-up rather than on the first run when a static export is not a graph.
-    const source = module[spec.exportName];
-    if (typeof source !== "function" || looksLikeGraph(source) || looksLikeBuilder(source)) await registry.resolve(graphId);
   }
   return registry;
 }

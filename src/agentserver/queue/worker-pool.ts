@@ -4,6 +4,9 @@ import type { RunAssistant } from "../runs/executor.ts";
 import { claimNextRun, renewLeases, requeueExpiredLeases, secondsUntilNextDueRun, type RunRow } from "../runs/repository.ts";
 import { queueAnnouncement, runCancelChannel, runsChannel } from "./channels.ts";
 
+/** The longest delay setTimeout keeps (beyond it, Node fires at once). */
+const MAX_TIMER_MS = 2_147_483_647;
+
 export interface WorkerPoolOptions {
   /** Runs executed at once by this process. */
   workers: number;
@@ -51,6 +54,8 @@ export class WorkerPool {
   private claiming = false;
   private claimAgain = false;
   private stopped = false;
+  /** Claims no new runs; those in progress go on (see cordon). */
+  private cordoned = false;
   private dueTimer?: NodeJS.Timeout;
   private dueAt = 0;
   /** Set when the next empty claim should look up the next delayed run's due time. */
@@ -118,7 +123,9 @@ export class WorkerPool {
       // may wait behind this one: after claiming, look up the next due time.
       this.dueCheck = true;
       this.drainQueue();
-    }, Math.max(0, at - Date.now()) + 5);
+      // Node fires a timer of more than 2^31 - 1 ms (24.8 days) after 1 ms: a run delayed
+      // longer is looked at again after the longest wait instead of in a busy loop.
+    }, Math.min(MAX_TIMER_MS, Math.max(0, at - Date.now()) + 5));
     this.dueTimer.unref();
   }
 
@@ -129,7 +136,7 @@ export class WorkerPool {
 
   /** Tries to claim work; coalesces calls that arrive while a claim is under way. */
   poke(): void {
-    if (this.stopped) return;
+    if (this.stopped || this.cordoned) return;
     if (this.claiming) {
       this.claimAgain = true;
       return;
@@ -239,6 +246,15 @@ export class WorkerPool {
     } catch (error) {
       this.log.warn({ err: error }, "lease sweep failed");
     }
+  }
+
+  /**
+   * Claims no new runs from now on; runs in progress go on and their leases stay renewed.
+   * A revision being replaced does this while it drains, so that runs queued meanwhile
+   * go to the new revision's processes.
+   */
+  cordon(): void {
+    this.cordoned = true;
   }
 
   /** Stops claiming; waits up to `graceMs` for runs in progress, then aborts them. */

@@ -1,4 +1,5 @@
 import { Type, type Static } from "@sinclair/typebox";
+import { Duration, PageLimit, PageOffset } from "../../http/bounds.ts";
 import { QueryBoolean } from "../../http/query.ts";
 
 /** Request and response schemas of the runs group, field names as the vendor's. */
@@ -65,7 +66,7 @@ const commonRunFields = {
   stream_resumable: Type.Optional(Type.Union([Type.Boolean(), Type.Null()])),
   feedback_keys: Type.Optional(Type.Union([Type.Array(Type.String()), Type.Null()])),
   on_disconnect: Type.Optional(Type.Union([literalUnion(["cancel", "continue"] as const), Type.Null()])),
-  after_seconds: Type.Optional(Type.Union([Type.Number({ minimum: 0 }), Type.Null()])),
+  after_seconds: Type.Optional(Type.Union([Duration("seconds", { minimum: 0 }), Type.Null()])),
   checkpoint_during: Type.Optional(Type.Union([Type.Boolean(), Type.Null()])),
   durability: Type.Optional(Type.Union([literalUnion(["sync", "async", "exit"] as const), Type.Null()])),
   langsmith_tracer: Type.Optional(Type.Unknown()),
@@ -126,8 +127,8 @@ export const RunsCancelSchema = Type.Object(
 );
 
 export const ListRunsQuery = Type.Object({
-  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, default: 10 })),
-  offset: Type.Optional(Type.Integer({ minimum: 0, default: 0 })),
+  limit: Type.Optional(PageLimit({ maximum: 1000, default: 10 })),
+  offset: Type.Optional(PageOffset()),
   status: Type.Optional(literalUnion(RUN_STATUSES)),
   select: Type.Optional(Type.Array(Type.String())),
 });

@@ -1,68 +1,60 @@
-import { lookup } from "node:dns/promises";
-import { isIP } from "node:net";
 import { invalidField } from "../../http/errors.ts";
+import { blockedReason, canonicalIp, guardedFetch, isAllowedHost, type AddressGuardPolicy } from "../../net/address-guard.ts";
 
 /**
- * Where run webhooks may go. By default only public http(s) addresses: loopback,
- * private, link-local and metadata ranges are refused so a run cannot be used to
- * reach internal services. `allowHosts` names hosts (or IPs) that are let through
- * anyway, e.g. an internal receiver or 127.0.0.1 in tests.
+ * Where run webhooks may go. By default only public http(s) addresses: the address guard
+ * (src/net/address-guard.ts) refuses loopback, private, link-local, metadata and other
+ * special addresses in every spelling. `allowHosts` names hosts (or IPs) let through
+ * anyway, e.g. an internal receiver or 127.0.0.1 in tests (`--webhook-allow`).
  */
-export interface WebhookPolicy {
-  allowHosts: string[];
-  /** When set, only these hosts are accepted at all. */
+export interface WebhookPolicy extends AddressGuardPolicy {
+  /** When set, only the allow-listed hosts are accepted at all. */
   onlyAllowed: boolean;
 }
 
+const ALLOW_SETTING = "--webhook-allow (or SLIPWAY_WEBHOOK_ALLOW_HOSTS)";
+
+/**
+ * The check made when a run is created (422 at `body.webhook`): what can be told without
+ * resolving names. Names are resolved, and checked again, when the webhook is sent.
+ */
 export function checkWebhookUrl(raw: string, policy: WebhookPolicy): URL {
+  const refuse = (msg: string) => invalidField(["body", "webhook"], msg);
   let url: URL;
   try {
     url = new URL(raw);
   } catch {
-    throw invalidField(["body", "webhook"], "must be an absolute http(s) URL");
+    throw refuse("must be an absolute http(s) URL");
   }
-  if (url.protocol !== "http:" && url.protocol !== "https:") throw invalidField(["body", "webhook"], "must use http or https");
-  if (url.username || url.password) throw invalidField(["body", "webhook"], "must not carry credentials");
-  const host = url.hostname.replace(/^\[|\]$/g, "");
-  if (policy.allowHosts.includes(host)) return url;
-  if (policy.onlyAllowed) throw invalidField(["body", "webhook"], `host ${host} is not in the webhook allow-list`);
-  if (isIP(host) && isBlockedAddress(host)) throw invalidField(["body", "webhook"], `address ${host} is not allowed for webhooks`);
+  if (url.protocol !== "http:" && url.protocol !== "https:") throw refuse("must use http or https");
+  if (url.username || url.password) throw refuse("must not carry credentials");
+  const host = url.hostname.replace(/^\[(.*)\]$/, "$1");
+  if (isAllowedHost(host, policy)) return url;
+  if (policy.onlyAllowed) throw refuse(`host ${host} is not in the webhook allow-list (${ALLOW_SETTING})`);
+  const reason = canonicalIp(host) ? blockedReason(host) : undefined;
+  if (reason) throw refuse(`address ${host} is not allowed for webhooks: it is ${reason}; an operator may allow it with ${ALLOW_SETTING}`);
   if (host === "localhost" || host.endsWith(".localhost") || host.endsWith(".internal")) {
-    throw invalidField(["body", "webhook"], `host ${host} is not allowed for webhooks`);
+    throw refuse(`host ${host} is not allowed for webhooks; an operator may allow it with ${ALLOW_SETTING}`);
   }
   return url;
 }
 
-/** Sends the run record; re-checks the resolved address (DNS may point inside). */
+/**
+ * Sends the run record. The URL is checked again, its name resolved through the address
+ * guard, and the request pinned to the checked address (no second lookup to rebind).
+ */
 export async function sendWebhook(url: string, body: unknown, policy: WebhookPolicy): Promise<void> {
   const target = checkWebhookUrl(url, policy);
-  const host = target.hostname.replace(/^\[|\]$/g, "");
-  if (!policy.allowHosts.includes(host) && !isIP(host)) {
-    const addresses = await lookup(host, { all: true });
-    if (addresses.some((a) => isBlockedAddress(a.address))) throw new Error(`webhook host ${host} resolves to a blocked address`);
-  }
-  const response = await fetch(target, {
-    method: "POST",
-    headers: { "content-type": "application/json", "user-agent": "slipway-webhook" },
-    body: JSON.stringify(body),
-    redirect: "manual",
-    signal: AbortSignal.timeout(10_000),
-  });
-  await response.body?.cancel();
-  if (response.status >= 400) throw new Error(`webhook answered ${response.status}`);
-}
-
-export function isBlockedAddress(address: string): boolean {
-  if (address.includes(":")) {
-    const a = address.toLowerCase();
-    if (a === "::1" || a === "::") return true;
-    if (a.startsWith("fe80") || a.startsWith("fc") || a.startsWith("fd")) return true;
-    const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/.exec(a);
-    return mapped ? isBlockedAddress(mapped[1]) : false;
-  }
-  const [a, b] = address.split(".").map(Number);
-  return (
-    a === 0 || a === 10 || a === 127 || (a === 169 && b === 254) || (a === 172 && b >= 16 && b <= 31) ||
-    (a === 192 && b === 168) || (a === 100 && b >= 64 && b <= 127) || a >= 224
+  const response = await guardedFetch(
+    target,
+    {
+      method: "POST",
+      headers: { "content-type": "application/json", "user-agent": "slipway-webhook" },
+      body: JSON.stringify(body),
+      timeoutMs: 10_000,
+      maxBytes: 1024 * 1024,
+    },
+    { allowSetting: ALLOW_SETTING, ...policy },
   );
+  if (response.status >= 400) throw new Error(`webhook answered ${response.status}`);
 }

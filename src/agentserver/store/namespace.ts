@@ -5,6 +5,15 @@
 export const SEPARATOR = ".";
 
 /**
+ * Size bounds of an item's identity, in UTF-8 bytes. The namespace path and the key
+ * together form the primary key of store_items, and a btree entry must fit in about a
+ * third of a page (2,704 bytes): 1 KiB each keeps every pair well inside that, where a
+ * megabyte key used to fail in PostgreSQL with a 500.
+ */
+export const MAX_NAMESPACE_BYTES = 1024;
+export const MAX_KEY_BYTES = 1024;
+
+/**
  * Why `namespace` is not acceptable, or null when it is. Writes (`write`) also refuse
  * the root label "langgraph", which LangGraph reserves for itself.
  */
@@ -18,7 +27,16 @@ export function namespaceProblem(namespace: unknown, options: { allowEmpty?: boo
     if (label.includes(SEPARATOR)) return `label '${label}' must not contain periods ('.')`;
     if (label.includes("\0")) return "labels must not contain NUL bytes";
   }
+  const bytes = Buffer.byteLength(joinNamespace(namespace as string[]));
+  if (bytes > MAX_NAMESPACE_BYTES) return `must be at most ${MAX_NAMESPACE_BYTES} bytes with its labels joined by '.' (got ${bytes})`;
   return null;
+}
+
+/** Why `key` is not acceptable as an item key, or null when it is. */
+export function keyProblem(key: string): string | null {
+  if (key.includes("\0")) return "must not contain NUL bytes";
+  const bytes = Buffer.byteLength(key);
+  return bytes > MAX_KEY_BYTES ? `must be at most ${MAX_KEY_BYTES} bytes (got ${bytes})` : null;
 }
 
 export function joinNamespace(namespace: readonly string[]): string {

@@ -2,7 +2,7 @@ import { Type } from "@sinclair/typebox";
 import type { FastifyInstance } from "fastify";
 import type { Item } from "@langchain/langgraph-checkpoint";
 import { invalidField } from "../../http/errors.ts";
-import { SEPARATOR, namespaceProblem } from "./namespace.ts";
+import { SEPARATOR, keyProblem, namespaceProblem } from "./namespace.ts";
 import type { SlipwayStore } from "./store.ts";
 import * as S from "./schemas.ts";
 
@@ -28,7 +28,8 @@ export function registerStoreRoutes(app: FastifyInstance, deps: { store: Slipway
     },
     async (request, reply) => {
       const { namespace, key, value, index, ttl } = request.body;
-      requireNamespace(namespace, "namespace", { write: true });
+      requireNamespace(namespace, ["body", "namespace"], { write: true });
+      requireKey(key, ["body", "key"]);
       await store.put(namespace, key, value, index ?? undefined, { ttl });
       return reply.status(204).send();
     },
@@ -50,7 +51,8 @@ export function registerStoreRoutes(app: FastifyInstance, deps: { store: Slipway
       // The SDKs send the labels dot-joined in one parameter (`namespace=a.b`); repeated
       // parameters (`namespace=a&namespace=b`) mean the same. An empty value is the root.
       const namespace = (request.query.namespace ?? []).flatMap((part) => (part === "" ? [] : part.split(SEPARATOR)));
-      requireNamespace(namespace, "namespace", { allowEmpty: true });
+      requireNamespace(namespace, ["query", "namespace"], { allowEmpty: true });
+      requireKey(key, ["query", "key"]);
       const item = await store.get(namespace, key, { refreshTtl: refresh_ttl });
       // A missing item is `null`, as the vendor's servers answer and the SDKs expect
       // (their getItem returns null rather than raising).
@@ -71,7 +73,8 @@ export function registerStoreRoutes(app: FastifyInstance, deps: { store: Slipway
     },
     async (request, reply) => {
       const namespace = request.body.namespace ?? [];
-      requireNamespace(namespace, "namespace", { allowEmpty: true });
+      requireNamespace(namespace, ["body", "namespace"], { allowEmpty: true });
+      requireKey(request.body.key, ["body", "key"]);
       await store.delete(namespace, request.body.key);
       return reply.status(204).send();
     },
@@ -92,7 +95,7 @@ export function registerStoreRoutes(app: FastifyInstance, deps: { store: Slipway
     async (request) => {
       const { filter, limit, offset, query, refresh_ttl } = request.body;
       const prefix = request.body.namespace_prefix ?? [];
-      requireNamespace(prefix, "namespace_prefix", { allowEmpty: true });
+      requireNamespace(prefix, ["body", "namespace_prefix"], { allowEmpty: true });
       const options = { filter: filter ?? undefined, limit, offset, query: query ?? undefined, refreshTtl: refresh_ttl ?? undefined };
       const items = await store.search(prefix, options);
       return { items: items.map(toWire) };
@@ -112,16 +115,22 @@ export function registerStoreRoutes(app: FastifyInstance, deps: { store: Slipway
     },
     async (request) => {
       const { prefix, suffix, max_depth, limit, offset } = request.body;
-      if (prefix) requireNamespace(prefix, "prefix", { allowEmpty: true });
-      if (suffix) requireNamespace(suffix, "suffix", { allowEmpty: true });
+      if (prefix) requireNamespace(prefix, ["body", "prefix"], { allowEmpty: true });
+      if (suffix) requireNamespace(suffix, ["body", "suffix"], { allowEmpty: true });
       return { namespaces: await store.listNamespaces({ prefix, suffix, maxDepth: max_depth, limit, offset }) };
     },
   );
 }
 
-function requireNamespace(namespace: string[], field: string, options: { allowEmpty?: boolean; write?: boolean }): void {
+function requireNamespace(namespace: string[], loc: string[], options: { allowEmpty?: boolean; write?: boolean }): void {
   const problem = namespaceProblem(namespace, options);
-  if (problem) throw invalidField(["body", field], problem);
+  if (problem) throw invalidField(loc, problem);
+}
+
+/** Every request that names an item bounds its key the same way, reads included. */
+function requireKey(key: string, loc: string[]): void {
+  const problem = keyProblem(key);
+  if (problem) throw invalidField(loc, problem);
 }
 
 function toWire(item: Item): S.WireItem {

@@ -1,4 +1,5 @@
 import { Type, type Static } from "@sinclair/typebox";
+import { Duration, PageLimit, PageOffset, SqlInteger } from "../../http/bounds.ts";
 
 /**
  * Wire records of the /store API, named and shaped as in the vendor's agent-server
@@ -19,7 +20,7 @@ export const StorePutRequest = Type.Object(
       }),
     ),
     ttl: Type.Optional(
-      Type.Union([Type.Number({ exclusiveMinimum: 0 }), Type.Null()], {
+      Type.Union([Duration("minutes", { exclusiveMinimum: 0 }), Type.Null()], {
         description: "Time-to-live in minutes; null for no expiration; absent for the server's default.",
       }),
     ),
@@ -49,8 +50,8 @@ export const StoreSearchRequest = Type.Object(
         description: "Equality on value fields, or {field: {$eq|$ne|$gt|$gte|$lt|$lte: x}}.",
       }),
     ),
-    limit: Type.Integer({ default: 10, minimum: 0 }),
-    offset: Type.Integer({ default: 0, minimum: 0 }),
+    limit: PageLimit({ default: 10, minimum: 0 }),
+    offset: PageOffset(),
     query: Type.Optional(
       Type.Union([Type.String(), Type.Null()], { description: "Natural-language search; refused: no embedding index." }),
     ),
@@ -63,9 +64,9 @@ export const StoreListNamespacesRequest = Type.Object(
   {
     prefix: Type.Optional(Type.Array(Type.String(), { description: "Labels; '*' matches any one label." })),
     suffix: Type.Optional(Type.Array(Type.String(), { description: "Labels; '*' matches any one label." })),
-    max_depth: Type.Optional(Type.Integer({ minimum: 1 })),
-    limit: Type.Integer({ default: 100, minimum: 0 }),
-    offset: Type.Integer({ default: 0, minimum: 0 }),
+    max_depth: Type.Optional(SqlInteger({ minimum: 1 })),
+    limit: PageLimit({ default: 100, minimum: 0 }),
+    offset: PageOffset(),
   },
   { ...strict, title: "StoreListNamespacesRequest" },
 );

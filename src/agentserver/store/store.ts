@@ -13,7 +13,7 @@ import {
 } from "@langchain/langgraph-checkpoint";
 import type { Database, Queryable } from "../../storage/database.ts";
 import { invalidField } from "../../http/errors.ts";
-import { joinNamespace, namespaceProblem } from "./namespace.ts";
+import { joinNamespace, keyProblem, namespaceProblem } from "./namespace.ts";
 import * as sql from "./repository.ts";
 
 /** Upstream operations plus the TTL fields the vendor's server accepts. */
@@ -150,11 +150,13 @@ export class SlipwayStore extends BaseStore {
 
   #get(db: Queryable, op: StoreGetOperation): Promise<Item | null> {
     checkNamespace(op.namespace, { allowEmpty: true });
+    checkKey(op.key);
     const refresh = op.refreshTtl ?? this.#ttl.refreshOnRead ?? true;
     return sql.getItem(db, joinNamespace(op.namespace), String(op.key), this.#now(), refresh);
   }
 
   async #put(db: Queryable, op: StorePutOperation): Promise<void> {
+    checkKey(op.key);
     if (op.value === null || op.value === undefined) {
       checkNamespace(op.namespace, { allowEmpty: true });
       return sql.deleteItem(db, joinNamespace(op.namespace), String(op.key));
@@ -201,6 +203,11 @@ export class SlipwayStore extends BaseStore {
 function checkNamespace(namespace: unknown, options: { allowEmpty?: boolean; write?: boolean }): void {
   const problem = namespaceProblem(namespace, options);
   if (problem) throw new InvalidNamespaceError(`Invalid namespace ${JSON.stringify(namespace)}: ${problem}`);
+}
+
+function checkKey(key: unknown): void {
+  const problem = keyProblem(String(key));
+  if (problem) throw invalidField(["key"], problem);
 }
 
 function checkTtl(ttl: unknown): void {

@@ -1,4 +1,5 @@
 import { Type, type Static, type TSchema } from "@sinclair/typebox";
+import { Duration, PageLimit, PageOffset } from "../../http/bounds.ts";
 import { QueryBoolean } from "../../http/query.ts";
 
 /** Request and response schemas of the threads group, field names as the vendor's. */
@@ -44,7 +45,7 @@ export type CheckpointConfig = Static<typeof CheckpointConfigSchema>;
 const TtlSchema = Type.Object(
   {
     strategy: Type.Optional(literalUnion(["delete", "keep_latest"] as const)),
-    ttl: Type.Number({ exclusiveMinimum: 0, description: "Minutes from now (and from each later run) until the thread is swept." }),
+    ttl: Duration("minutes", { exclusiveMinimum: 0, description: "Minutes from now (and from each later run) until the thread is swept." }),
   },
   { additionalProperties: false },
 );
@@ -96,8 +97,8 @@ export const ThreadSearchSchema = Type.Object(
   {
     ...filterFields,
     ids: Maybe(Type.Array(Uuid)),
-    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, default: 10 })),
-    offset: Type.Optional(Type.Integer({ minimum: 0, default: 0 })),
+    limit: Type.Optional(PageLimit({ maximum: 1000, default: 10 })),
+    offset: Type.Optional(PageOffset()),
     sort_by: Maybe(literalUnion(SORT_FIELDS)),
     sort_order: Maybe(literalUnion(["asc", "desc"] as const)),
     select: Maybe(Type.Array(literalUnion(THREAD_SELECT_FIELDS), { minItems: 1 })),

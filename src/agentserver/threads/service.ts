@@ -70,7 +70,7 @@ export class ThreadService {
     const metadata = input.metadata ?? {};
     const ttl = input.ttl ? normalizeTtl(input.ttl) : null;
     const supersteps = input.supersteps ?? [];
-    const graph = supersteps.length ? await graphOfThread(this.deps.graphs, { metadata, config: {} }) : undefined;
+    const graph = supersteps.length ? await graphOfThread(this.deps, { metadata, config: {}, thread_id: threadId }) : undefined;
     if (supersteps.length && !graph) {
       throw invalidField(["body", "supersteps"], `need metadata.graph_id naming a graph of this server (one of: ${this.deps.graphs.ids().join(", ")})`);
     }

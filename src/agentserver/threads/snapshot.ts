@@ -1,4 +1,5 @@
-import type { Database } from "../../storage/database.ts";
+import type { Database, Queryable } from "../../storage/database.ts";
+import { graphForThread } from "../assistants/thread-graph.ts";
 import type { GraphLike, GraphRegistry, StateSnapshotLike } from "../graphs/registry.ts";
 import { describeError, toWire } from "../serialize.ts";
 import { getThread, lockThread, writeSnapshot, type SnapshotWrite, type ThreadRow } from "./repository.ts";
@@ -18,11 +19,17 @@ export function settledStatus(input: { runError: boolean; interrupts: number; ne
   return "idle";
 }
 
-/** The graph a thread runs (its `metadata.graph_id`), or undefined when it has none yet. */
-export async function graphOfThread(graphs: GraphRegistry, thread: Pick<ThreadRow, "metadata" | "config">): Promise<GraphLike | undefined> {
+/**
+ * The graph a thread runs (its `metadata.graph_id`), or undefined when it has none yet.
+ * A factory graph is built with the config of the thread's assistant.
+ */
+export async function graphOfThread(
+  deps: { db: Queryable; graphs: GraphRegistry },
+  thread: Pick<ThreadRow, "metadata" | "config"> & { thread_id?: string },
+): Promise<GraphLike | undefined> {
   const graphId = thread.metadata?.graph_id;
-  if (typeof graphId !== "string" || !graphs.has(graphId)) return undefined;
-  return graphs.resolve(graphId, thread.config ?? {});
+  if (typeof graphId !== "string" || !deps.graphs.has(graphId)) return undefined;
+  return graphForThread(deps, graphId, thread);
 }
 
 /** `{task_id: [interrupt, ...]}` for the tasks that wait on a human, as the vendor's Thread.interrupts. */
@@ -46,7 +53,7 @@ export async function computeThreadSnapshot(
 ): Promise<SnapshotWrite | undefined> {
   const thread = await getThread(deps.db, threadId);
   if (!thread) return undefined;
-  const graph = await graphOfThread(deps.graphs, thread);
+  const graph = await graphOfThread(deps, thread);
   const snapshot = graph ? await readSnapshot(graph, { thread_id: threadId }) : undefined;
   const saved = snapshot && hasCheckpoint(snapshot) ? snapshot : undefined;
   const interrupts = saved ? interruptMap(saved) : {};

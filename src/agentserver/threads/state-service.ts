@@ -1,5 +1,6 @@
 import { conflict, invalidField, notFound, SlipwayError } from "../../http/errors.ts";
 import type { Database } from "../../storage/database.ts";
+import { graphForThread } from "../assistants/thread-graph.ts";
 import type { GraphLike, GraphRegistry } from "../graphs/registry.ts";
 import { checkpointStorage, getThread, hasActiveRun, type ThreadRow } from "./repository.ts";
 import type { CheckpointConfig, StatePatch, StateUpdate, ThreadStateWire, ThreadStorage, WireCheckpointConfig } from "./schemas.ts";
@@ -46,7 +47,7 @@ export class ThreadStateService {
     if (typeof graphId !== "string" || !this.deps.graphs.has(graphId)) {
       throw notFound(`Graph "${String(graphId)}" of thread ${thread.thread_id} not found on this server`);
     }
-    return this.deps.graphs.resolve(graphId, thread.config ?? {});
+    return graphForThread(this.deps, graphId, thread);
   }
 
   async get(threadId: string, checkpoint: CheckpointConfig | null = null, subgraphs = false): Promise<ThreadStateWire> {

@@ -156,8 +156,20 @@ export async function updateGraphState(
   try {
     return (await graph.updateState(configFor(target), values, asNode)) as { configurable?: Record<string, unknown> };
   } catch (error) {
+    if (target.checkpoint_ns && isMissingSubgraph(error)) {
+      throw invalidField(["body", "checkpoint", "checkpoint_ns"], "names no subgraph of the thread's graph");
+    }
     return asInvalidUpdate(error, asNode ? ["body", "as_node"] : ["body", "values"]);
   }
+}
+
+/**
+ * LangGraph answers an update at a checkpoint namespace that matches none of its
+ * subgraphs with a plain Error `Subgraph "<ns>" not found`: the message is all there is
+ * to tell it apart.
+ */
+function isMissingSubgraph(error: unknown): boolean {
+  return error instanceof Error && /^Subgraph ".*" not found$/s.test(error.message);
 }
 
 /**

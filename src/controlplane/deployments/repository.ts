@@ -49,7 +49,7 @@ export async function insertDeployment(
   const rows = await q.query(
     `INSERT INTO deployments (id, workspace_id, name, source, source_config, status, created_at, updated_at)
      VALUES ($1, $2, $3, $4, $5::jsonb, $6, $7, $7)
-     ON CONFLICT (workspace_id, name) DO NOTHING RETURNING id`,
+     ON CONFLICT (workspace_id, name) WHERE status <> 'AWAITING_DELETE' DO NOTHING RETURNING id`,
     [d.id, d.workspaceId, d.name, d.source, JSON.stringify(d.sourceConfig), d.status, d.now],
   );
   return rows.length === 1;
@@ -141,13 +141,67 @@ export async function updateDeployment(
   );
 }
 
-/** Deletes the given deployments (revisions cascade); returns the ids that existed. */
-export async function deleteDeployments(q: Queryable, workspaceId: string, ids: readonly string[]): Promise<string[]> {
-  const rows = await q.query<{ id: string }>(
-    `DELETE FROM deployments WHERE workspace_id = $1 AND id = ANY($2::uuid[]) RETURNING id`,
-    [workspaceId, ids],
+/**
+ * The deployment's status from its revisions: READY while a revision serves,
+ * AWAITING_DATABASE while its first revision is on its way, UNUSED when nothing serves
+ * and nothing is coming (its revisions failed, or an upload is awaited). AWAITING_DELETE
+ * stays until the delete is done.
+ */
+export async function refreshDeploymentStatus(q: Queryable, workspaceId: string, id: string, now: string): Promise<void> {
+  await q.query(
+    `UPDATE deployments d SET status = next.status, updated_at = $3
+       FROM (SELECT CASE
+               WHEN d2.status = 'AWAITING_DELETE' THEN 'AWAITING_DELETE'
+               WHEN d2.active_revision_id IS NOT NULL THEN 'READY'
+               WHEN EXISTS (SELECT 1 FROM revisions r WHERE r.deployment_id = d2.id AND r.status = ANY($4::text[])
+                            -- a revision waiting for an upload is not on its way
+                            AND (r.not_before IS NULL OR r.not_before < '9999-01-01')) THEN 'AWAITING_DATABASE'
+               ELSE 'UNUSED' END AS status
+             FROM deployments d2 WHERE d2.workspace_id = $1 AND d2.id = $2) next
+      WHERE d.workspace_id = $1 AND d.id = $2 AND d.status <> next.status`,
+    [workspaceId, id, now, ["QUEUED", "CREATING", "AWAITING_BUILD", "BUILDING", "AWAITING_DEPLOY", "DEPLOYING"]],
   );
-  return rows.map((r) => r.id);
+}
+
+/**
+ * Marks the given deployments AWAITING_DELETE (the pipeline stops their processes, drops
+ * their data and then the rows) and interrupts their waiting and in-flight revisions, so
+ * their jobs stop. Returns the ids that existed. The caller announces DELETE_CHANNEL.
+ */
+export async function markForDeletion(q: Queryable, workspaceId: string, ids: readonly string[], now: string): Promise<string[]> {
+  const rows = await q.query<{ id: string }>(
+    `UPDATE deployments SET status = 'AWAITING_DELETE', updated_at = $3
+      WHERE workspace_id = $1 AND id = ANY($2::uuid[]) RETURNING id`,
+    [workspaceId, ids, now],
+  );
+  const marked = rows.map((r) => r.id);
+  if (marked.length > 0) {
+    await q.query(
+      `UPDATE revisions SET status = 'INTERRUPTED', status_message = 'The deployment is being deleted.', updated_at = $3
+        WHERE workspace_id = $1 AND deployment_id = ANY($2::uuid[])
+          AND status IN ('QUEUED', 'CREATING', 'AWAITING_BUILD', 'BUILDING', 'AWAITING_DEPLOY', 'DEPLOYING', 'UNKNOWN')`,
+      [workspaceId, marked, now],
+    );
+  }
+  return marked;
+}
+
+/** Channel on which a deployment marked for deletion is announced to the pipeline. */
+export const DELETE_CHANNEL = "slipway_deployment_delete";
+
+/** Wakes the pipeline's deleter (delivered when the caller's transaction commits). */
+export async function announceDeletion(q: Queryable, ids: readonly string[]): Promise<void> {
+  await q.query("SELECT pg_notify($1, $2)", [DELETE_CHANNEL, ids.join(",")]);
+}
+
+/** Deployments whose deletion is pending (the pipeline finishes them, also after a restart). */
+export async function deploymentsAwaitingDelete(q: Queryable): Promise<{ id: string; workspace_id: string }[]> {
+  return q.query("SELECT id, workspace_id FROM deployments WHERE status = 'AWAITING_DELETE' ORDER BY seq");
+}
+
+/** The last step of a deletion: the row (revisions, builds, uploads and logs cascade). */
+export async function deleteDeploymentRow(q: Queryable, id: string): Promise<void> {
+  await q.query("DELETE FROM deployments WHERE id = $1 AND status = 'AWAITING_DELETE'", [id]);
 }
 
 export async function countDeploymentsOfListener(q: Queryable, workspaceId: string, listenerId: string): Promise<number> {

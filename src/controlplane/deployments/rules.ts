@@ -1,5 +1,6 @@
 import { badRequest, invalidField } from "../../http/errors.ts";
 import type { DeploymentRow, StoredSourceConfig } from "./repository.ts";
+import { configPathProblem, repoRefProblem, repoUrlProblem } from "./source-fields.ts";
 import type {
   DeploymentPatchRequest,
   DeploymentSource,
@@ -38,7 +39,8 @@ const REVISION_CONFIG_APPLIES: Record<RevisionField, readonly DeploymentSource[]
 
 const REQUIRED_ON_CREATE: Record<DeploymentSource, [("source_config" | "source_revision_config"), string][]> = {
   github: [["source_config", "repo_url"], ["source_revision_config", "langgraph_config_path"]],
-  internal_source: [["source_revision_config", "langgraph_config_path"], ["source_revision_config", "source_tarball_path"]],
+  // The tarball is uploaded after creation, and named by a PATCH.
+  internal_source: [["source_revision_config", "langgraph_config_path"]],
   external_docker: [["source_revision_config", "image_uri"]],
   internal_docker: [["source_revision_config", "image_uri"]],
 };
@@ -94,6 +96,19 @@ export function checkRequiredOnCreate(source: DeploymentSource, config: SourceCo
     if (given === undefined || given === "") {
       throw invalidField(["body", group, field], `Field required for source '${source}'.`, "missing");
     }
+  }
+}
+
+/** Refuses git-looking values git could misread or that leave the repository (source-fields.ts). */
+export function checkSourceFields(config: SourceConfigInput, revision: RevisionConfigInput): void {
+  const fields: [(string | number)[], string | undefined, (value: string) => string | undefined][] = [
+    [["body", "source_config", "repo_url"], config.repo_url, repoUrlProblem],
+    [["body", "source_revision_config", "repo_ref"], revision.repo_ref, repoRefProblem],
+    [["body", "source_revision_config", "langgraph_config_path"], revision.langgraph_config_path, configPathProblem],
+  ];
+  for (const [loc, value, problemOf] of fields) {
+    const problem = value === undefined ? undefined : problemOf(value);
+    if (problem) throw invalidField(loc, problem);
   }
 }
 

@@ -1,6 +1,7 @@
 import { conflict, invalidField } from "../../http/errors.ts";
 import type { Queryable } from "../../storage/database.ts";
 import type { ControlPlaneDeps, TenantContext } from "../context.ts";
+import { findIntegration } from "../integrations/repository.ts";
 import { getListener } from "../listeners/repository.ts";
 import * as revisions from "../revisions/repository.ts";
 import { deploymentNotFound, enqueueRevision } from "../revisions/service.ts";
@@ -12,13 +13,15 @@ import {
   checkBuildOnPush,
   checkImmutable,
   checkRequiredOnCreate,
+  checkSourceFields,
   givenRevisionConfig,
   givenSourceConfig,
   storedSourceConfig,
   wantsNewRevision,
   type SourceConfigInput,
 } from "./rules.ts";
-import type { Deployment, DeploymentCreateRequest, DeploymentPatchRequest, SecretReference } from "./schemas.ts";
+import { findUpload } from "../uploads/repository.ts";
+import type { Deployment, DeploymentCreateRequest, DeploymentPatchRequest, DeploymentSource, SecretReference } from "./schemas.ts";
 
 /**
  * Deployments: create (with its first revision), read, patch (a new revision when what is
@@ -28,13 +31,23 @@ import type { Deployment, DeploymentCreateRequest, DeploymentPatchRequest, Secre
 
 export async function createDeployment(deps: ControlPlaneDeps, tenant: TenantContext, body: DeploymentCreateRequest): Promise<Deployment> {
   const workspaceId = tenant.workspaceId;
+  checkRuntimeFor(body.source);
   const config = givenSourceConfig(body.source_config);
   const revisionConfig = givenRevisionConfig(body.source_revision_config);
   checkApplicable(body.source, config, revisionConfig, body.secret_references != null);
   checkRequiredOnCreate(body.source, config, revisionConfig);
+  checkSourceFields(config, revisionConfig);
+  if (revisionConfig.source_tarball_path !== undefined) {
+    // An upload URL is made for an existing deployment: there cannot be an upload for this one yet.
+    throw invalidField(
+      ["body", "source_revision_config", "source_tarball_path"],
+      "Create the deployment without it, then POST /v2/deployments/{id}/upload-url, PUT the .tar.gz, and PATCH source_tarball_path.",
+    );
+  }
   checkBuildOnPush(config.build_on_push, revisionConfig.repo_ref, ["body", "source_config", "build_on_push"]);
   checkSecrets(body.secrets ?? [], body.secret_references ?? []);
   await checkListener(deps.db, workspaceId, config);
+  await checkIntegration(deps.db, workspaceId, config);
 
   const id = deps.newId();
   const now = deps.now().toISOString();
@@ -45,8 +58,8 @@ export async function createDeployment(deps: ControlPlaneDeps, tenant: TenantCon
       name: body.name,
       source: body.source,
       sourceConfig: storedSourceConfig(undefined, config),
-      // Slipway's agent servers use the platform's own storage: there is no database to wait for.
-      status: "READY",
+      // Nothing serves until a revision is DEPLOYED (refreshDeploymentStatus moves it on).
+      status: "UNUSED",
       now,
     });
     if (!inserted) throw conflict(`A deployment named '${body.name}' already exists in workspace ID '${workspaceId}'.`);
@@ -60,6 +73,10 @@ export async function createDeployment(deps: ControlPlaneDeps, tenant: TenantCon
         resourceSpec: config.resource_spec ?? null,
         secrets: sealSecrets(deps.secretsKey, id, body.secrets ?? []),
         secretReferences: body.secret_references ?? null,
+        trigger: "create",
+        // An uploaded source comes after creation: this revision keeps the settings and
+        // waits; the PATCH that names the upload makes the revision that builds.
+        awaitingUpload: body.source === "internal_source",
       },
       now,
     );
@@ -91,6 +108,8 @@ export async function patchDeployment(deps: ControlPlaneDeps, workspaceId: strin
     const config = givenSourceConfig(patch.source_config);
     const revisionConfig = givenRevisionConfig(patch.source_revision_config);
     checkApplicable(current.source, config, revisionConfig, patch.secret_references != null);
+    checkSourceFields(config, revisionConfig);
+    if (revisionConfig.source_tarball_path !== undefined) await checkUploaded(tx, workspaceId, id, revisionConfig.source_tarball_path);
     if (patch.secrets != null || patch.secret_references != null) {
       checkSecrets(patch.secrets ?? [], patch.secret_references ?? []);
     }
@@ -105,6 +124,7 @@ export async function patchDeployment(deps: ControlPlaneDeps, workspaceId: strin
     const now = deps.now().toISOString();
     if (wantsNewRevision(patch, revisionConfig)) {
       const carried = latest ? await revisions.getSealedSecrets(tx, workspaceId, latest.id) : undefined;
+      const sourceRevisionConfig = { ...latest?.source_revision_config, ...revisionConfig, repo_commit_sha: null };
       await enqueueRevision(
         tx,
         deps,
@@ -112,11 +132,13 @@ export async function patchDeployment(deps: ControlPlaneDeps, workspaceId: strin
         {
           source: current.source,
           // Given fields replace the latest revision's; the commit is resolved afresh by the build.
-          sourceRevisionConfig: { ...latest?.source_revision_config, ...revisionConfig, repo_commit_sha: null },
+          sourceRevisionConfig,
           resourceSpec: config.resource_spec ?? latest?.resource_spec ?? null,
           // A given list replaces the secrets (values cannot be read back to merge them).
           secrets: patch.secrets != null ? sealSecrets(deps.secretsKey, id, patch.secrets) : (carried ?? NO_SECRETS),
           secretReferences: patch.secret_references ?? latest?.secret_references ?? null,
+          trigger: "patch",
+          awaitingUpload: current.source === "internal_source" && !sourceRevisionConfig.source_tarball_path,
         },
         now,
       );
@@ -129,8 +151,22 @@ export async function patchDeployment(deps: ControlPlaneDeps, workspaceId: strin
 }
 
 export async function deleteDeployment(deps: ControlPlaneDeps, workspaceId: string, id: string): Promise<void> {
-  const deleted = await repo.deleteDeployments(deps.db, workspaceId, [id]);
+  const deleted = await markForDeletion(deps, workspaceId, [id]);
   if (deleted.length === 0) throw deploymentNotFound(id);
+}
+
+/**
+ * A delete answers at once: the deployment shows AWAITING_DELETE and its URL answers 404
+ * while the pipeline stops its processes and removes its builds and data, then its rows.
+ */
+async function markForDeletion(deps: ControlPlaneDeps, workspaceId: string, ids: readonly string[]): Promise<string[]> {
+  const marked = await deps.db.transaction(async (tx) => {
+    const marked = await repo.markForDeletion(tx, workspaceId, ids, deps.now().toISOString());
+    if (marked.length > 0) await repo.announceDeletion(tx, marked);
+    return marked;
+  });
+  if (marked.length > 0) deps.onDeploymentsDeleted?.(marked);
+  return marked;
 }
 
 /** Deletes what exists of `ids`; the rest are reported, not fatal (the vendor's partial success). */
@@ -140,7 +176,7 @@ export async function deleteDeployments(
   ids: readonly string[],
 ): Promise<{ deleted_deployment_ids: string[]; failed: { deployment_id: string; detail: string }[] }> {
   const unique = [...new Set(ids.map((id) => id.toLowerCase()))];
-  const deleted = await repo.deleteDeployments(deps.db, workspaceId, unique);
+  const deleted = await markForDeletion(deps, workspaceId, unique);
   const failed = unique
     .filter((id) => !deleted.includes(id))
     .map((id) => ({ deployment_id: id, detail: deploymentNotFound(id).message }));
@@ -156,6 +192,34 @@ function checkSecrets(secrets: readonly { name: string }[], references: readonly
       throw invalidField(["body", "secret_references", index, "name"], `${ref.name} is also given in secrets.`, "duplicate_name");
     }
   });
+}
+
+/** Image sources need a container runtime, which this platform does not have (Kubernetes comes later). */
+function checkRuntimeFor(source: DeploymentSource): void {
+  if (source === "external_docker" || source === "internal_docker") {
+    throw invalidField(
+      ["body", "source"],
+      `Source '${source}' runs a container image, and this platform has no container runtime: deploy from a git repository ('github') or an uploaded directory ('internal_source').`,
+    );
+  }
+}
+
+/** A source_tarball_path must name a finished upload of this deployment. */
+async function checkUploaded(q: Queryable, workspaceId: string, deploymentId: string, objectPath: string): Promise<void> {
+  const upload = await findUpload(q, workspaceId, deploymentId, objectPath);
+  if (!upload || upload.uploaded_at === null) {
+    throw invalidField(
+      ["body", "source_revision_config", "source_tarball_path"],
+      `No finished upload ${objectPath} for this deployment: ask POST /v2/deployments/${deploymentId}/upload-url for a URL, PUT the .tar.gz there, then give its object_path.`,
+    );
+  }
+}
+
+/** An integration of another workspace is as unknown as one that does not exist. */
+async function checkIntegration(q: Queryable, workspaceId: string, config: SourceConfigInput): Promise<void> {
+  if (config.integration_id && !(await findIntegration(q, workspaceId, config.integration_id.toLowerCase()))) {
+    throw invalidField(["body", "source_config", "integration_id"], `Integration ID ${config.integration_id} not found.`);
+  }
 }
 
 async function checkListener(q: Queryable, workspaceId: string, config: SourceConfigInput): Promise<void> {

@@ -1,4 +1,5 @@
 import { Type, type SchemaOptions, type TSchema, type TUnsafe } from "@sinclair/typebox";
+import { PageOffset } from "../../http/bounds.ts";
 import { Detail, HTTPValidationError } from "../openapi.ts";
 
 /**
@@ -33,11 +34,7 @@ export function errorResponses(...statuses: (400 | 401 | 403 | 404 | 409 | 413 |
 export const PageQuery = {
   limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 20, description: "Maximum number of resources to return." })),
   offset: Type.Optional(
-    Type.Integer({
-      minimum: 0,
-      default: 0,
-      description: "Pagination offset. Pass this value to subsequent requests to fetch the next page of resources.",
-    }),
+    PageOffset({ description: "Pagination offset. Pass this value to subsequent requests to fetch the next page of resources." }),
   ),
 };
 

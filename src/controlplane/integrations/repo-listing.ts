@@ -1,4 +1,5 @@
 import { SlipwayError, badRequest } from "../../http/errors.ts";
+import { AddressRefused, guardedFetch, type AddressGuardPolicy, type GuardedResponse } from "../../net/address-guard.ts";
 
 /**
  * Lists the repositories a git host exposes to an integration's token.
@@ -13,6 +14,8 @@ import { SlipwayError, badRequest } from "../../http/errors.ts";
  * | git://, ssh://, or no API found  | nothing: an empty list (the git protocol cannot enumerate repositories; deploy by `repo_url`) |
  *
  * The token is sent only to the integration's own host (redirects are not followed).
+ * Every request goes through the address guard: a host that is (or now resolves to) a
+ * private address the operator has not allowed is a 400, and nothing is sent to it.
  * A host that refuses the token is a 400; an unreachable host a 503.
  */
 export interface ListedRepository {
@@ -34,7 +37,12 @@ interface Probe {
   page: (n: number) => string;
 }
 
-export async function listHostRepositories(baseUrl: string, token: string | undefined, options: ListingOptions = {}): Promise<ListedRepository[]> {
+export async function listHostRepositories(
+  baseUrl: string,
+  token: string | undefined,
+  guard: AddressGuardPolicy,
+  options: ListingOptions = {},
+): Promise<ListedRepository[]> {
   const base = new URL(baseUrl);
   if (base.protocol !== "http:" && base.protocol !== "https:") return [];
   const root = base.href.endsWith("/") ? base.href : `${base.href}/`;
@@ -48,11 +56,11 @@ export async function listHostRepositories(baseUrl: string, token: string | unde
         { api: "github", page: (n) => `${root}api/v3/${token ? "user/repos" : "repositories"}?per_page=100&page=${n}` },
       ];
   for (const probe of probes) {
-    const first = await fetchPage(probe.page(1), token, options.timeoutMs ?? 5000);
+    const first = await fetchPage(probe.page(1), token, guard, options.timeoutMs ?? 5000);
     if (first === undefined) continue; // this API is not served here
     const repos = first.map((item) => toRepository(probe.api, item)).filter((r): r is ListedRepository => r !== undefined);
     for (let n = 2; first.length > 0 && n <= (options.maxPages ?? 10); n++) {
-      const page = await fetchPage(probe.page(n), token, options.timeoutMs ?? 5000);
+      const page = await fetchPage(probe.page(n), token, guard, options.timeoutMs ?? 5000);
       if (!page || page.length === 0) break;
       repos.push(...page.map((item) => toRepository(probe.api, item)).filter((r): r is ListedRepository => r !== undefined));
     }
@@ -62,27 +70,24 @@ export async function listHostRepositories(baseUrl: string, token: string | unde
 }
 
 /** One page of results; undefined when the URL is not an API of that kind. */
-async function fetchPage(url: string, token: string | undefined, timeoutMs: number): Promise<unknown[] | undefined> {
-  let response: Response;
+async function fetchPage(url: string, token: string | undefined, guard: AddressGuardPolicy, timeoutMs: number): Promise<unknown[] | undefined> {
+  let response: GuardedResponse;
   try {
-    response = await fetch(url, {
-      headers: { accept: "application/json", ...(token ? { authorization: `Bearer ${token}` } : {}) },
-      redirect: "manual",
-      signal: AbortSignal.timeout(timeoutMs),
-    });
+    response = await guardedFetch(
+      url,
+      { headers: { accept: "application/json", ...(token ? { authorization: `Bearer ${token}` } : {}) }, timeoutMs },
+      guard,
+    );
   } catch (error) {
+    if (error instanceof AddressRefused) throw badRequest(`Listing the repositories of ${new URL(url).host} was refused: ${error.message}`);
     const why = (error as Error).name === "TimeoutError" ? "timed out" : "connection failed";
     throw new SlipwayError("unavailable", `git host ${new URL(url).host} is unreachable (${why})`);
   }
   if (response.status === 401 || response.status === 403) {
-    await response.body?.cancel();
     throw badRequest(`git host ${new URL(url).host} refused the integration's credentials (HTTP ${response.status})`);
   }
   const type = response.headers.get("content-type") ?? "";
-  if (!response.ok || !type.includes("json")) {
-    await response.body?.cancel();
-    return undefined;
-  }
+  if (!response.ok || !type.includes("json")) return undefined;
   const body: unknown = await response.json().catch(() => undefined);
   if (Array.isArray(body)) return body;
   // Gitea's search answers {ok, data: [...]}; GitHub's /repositories is a plain array.

@@ -40,7 +40,8 @@ export function registerIntegrationRoutes(app: FastifyInstance, deps: ControlPla
         summary: "Install Git Host Integration",
         description:
           "Register a git host for the workspace (Slipway extension; a self-hosted install has no GitHub App). " +
-          "`token` and `webhook_secret` are sealed at rest and never returned.",
+          "`token` and `webhook_secret` are sealed at rest and never returned. A host that is, or resolves to, a loopback, " +
+          "private, link-local or metadata address is refused (422) unless the operator allows it (`--allow-private-git-hosts`).",
         operationId: "install_git_integration_v1_integrations_github_install_post",
         body: InstallIntegrationRequest,
         response: { 201: GithubIntegration, ...DETAIL_RESPONSES },

@@ -1,5 +1,7 @@
 import { openSecret, sealSecret } from "../../auth/secret-box.ts";
+import { GIT_HOSTS_SETTING } from "../../config/controlplane.ts";
 import { conflict, invalidField, notFound } from "../../http/errors.ts";
+import { AddressRefused, resolveGuarded, type AddressGuardPolicy } from "../../net/address-guard.ts";
 import type { Database } from "../../storage/database.ts";
 import { listHostRepositories, type ListingOptions } from "./repo-listing.ts";
 import * as repo from "./repository.ts";
@@ -16,6 +18,8 @@ export interface IntegrationsDeps {
   now: () => Date;
   newId: () => string;
   listing?: ListingOptions;
+  /** Private or loopback hosts the operator allows (`--allow-private-git-hosts`); none by default. */
+  gitHosts?: AddressGuardPolicy;
 }
 
 /** What the pipeline needs to fetch a repository of an integration. */
@@ -29,8 +33,12 @@ export interface IntegrationCredentials {
 
 const SCHEMES = new Set(["https:", "http:", "git:", "ssh:"]);
 
+/** Named in refusals when the caller gave no policy of its own. */
+const DEFAULT_GIT_HOSTS: AddressGuardPolicy = { allowHosts: [], allowSetting: GIT_HOSTS_SETTING };
+
 export function createIntegrationsService(deps: IntegrationsDeps) {
   const { db, secretsKey, now, newId } = deps;
+  const gitHosts = deps.gitHosts ?? DEFAULT_GIT_HOSTS;
 
   async function mustFind(workspaceId: string, id: string): Promise<repo.IntegrationRow> {
     const row = await repo.findIntegration(db, workspaceId, id.toLowerCase());
@@ -51,6 +59,7 @@ export function createIntegrationsService(deps: IntegrationsDeps) {
       const name = request.name.trim();
       if (!name) throw invalidField(["body", "name"], "String should have at least 1 character", "string_too_short");
       const baseUrl = normaliseBaseUrl(request.base_url);
+      await checkHost(baseUrl, gitHosts);
       const id = newId();
       const seal = (value: string | null | undefined, field: string) =>
         value ? sealSecret(secretsKey, value, sealContext(id, field)) : null;
@@ -84,7 +93,7 @@ export function createIntegrationsService(deps: IntegrationsDeps) {
     async listRepositories(workspaceId: string, id: string): Promise<GithubRepository[]> {
       const row = await mustFind(workspaceId, id);
       const token = row.token_sealed ? openSecret(secretsKey, row.token_sealed, sealContext(row.id, "token")) : undefined;
-      const listed = await listHostRepositories(row.base_url, token, deps.listing);
+      const listed = await listHostRepositories(row.base_url, token, gitHosts, deps.listing);
       return listed.map((r) => ({ host_integration_id: row.id, ...r }));
     },
 
@@ -133,6 +142,19 @@ export function normaliseBaseUrl(input: string): string {
   if (url.password) throw problem("URL should not carry a password: send it as `token`");
   if (url.search || url.hash) throw problem("URL should not have a query or fragment");
   return url.href;
+}
+
+/**
+ * Refuses (422) a host that is, or resolves to, an address the guard blocks. A name that
+ * does not resolve now is accepted: every request to the host is checked again anyway.
+ */
+async function checkHost(baseUrl: string, policy: AddressGuardPolicy): Promise<void> {
+  const host = new URL(baseUrl).hostname;
+  try {
+    await resolveGuarded(host, policy);
+  } catch (error) {
+    if (error instanceof AddressRefused) throw invalidField(["body", "base_url"], error.message);
+  }
 }
 
 function isGithub(baseUrl: string): boolean {

@@ -31,6 +31,9 @@ export interface NewRevision {
   secretNames: string[];
   secretsSealed: Record<string, string>;
   secretReferences: SecretReference[] | null;
+  trigger: string | null;
+  notBefore: string | null;
+  buildKey: string | null;
   now: string;
 }
 
@@ -41,11 +44,12 @@ const COLUMNS = `id, deployment_id, status, status_message, source, source_revis
 export async function insertRevision(q: Queryable, r: NewRevision): Promise<void> {
   await q.query(
     `INSERT INTO revisions (id, deployment_id, workspace_id, status, status_message, source, source_revision_config,
-       resource_spec, secret_names, secrets_sealed, secret_references, created_at, updated_at)
-     VALUES ($1, $2, $3, $4, $5, $6, $7::jsonb, $8::jsonb, $9::jsonb, $10::jsonb, $11::jsonb, $12, $12)`,
+       resource_spec, secret_names, secrets_sealed, secret_references, trigger, not_before, build_key, created_at, updated_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7::jsonb, $8::jsonb, $9::jsonb, $10::jsonb, $11::jsonb, $12, $13, $14, $15, $15)`,
     [
       r.id, r.deploymentId, r.workspaceId, r.status, r.statusMessage, r.source, JSON.stringify(r.sourceRevisionConfig),
-      json(r.resourceSpec), JSON.stringify(r.secretNames), JSON.stringify(r.secretsSealed), json(r.secretReferences), r.now,
+      json(r.resourceSpec), JSON.stringify(r.secretNames), JSON.stringify(r.secretsSealed), json(r.secretReferences),
+      r.trigger, r.notBefore, r.buildKey, r.now,
     ],
   );
 }
@@ -76,7 +80,7 @@ export async function listRevisions(
 /** The revisions the queue rule looks at (waiting or in flight), oldest first. */
 export async function activeSiblings(q: Queryable, workspaceId: string, deploymentId: string): Promise<Sibling[]> {
   return q.query<Sibling>(
-    `SELECT id, status FROM revisions
+    `SELECT id, status, not_before FROM revisions
       WHERE workspace_id = $1 AND deployment_id = $2 AND status = ANY($3::text[])
       ORDER BY seq ASC`,
     [workspaceId, deploymentId, ["QUEUED", ...IN_FLIGHT]],
@@ -96,6 +100,28 @@ export async function setStatus(
     `UPDATE revisions SET status = $3, status_message = $4, updated_at = $5
       WHERE workspace_id = $1 AND id = ANY($2::uuid[])`,
     [workspaceId, ids, status, message, now],
+  );
+}
+
+/** The build a revision ran, if it got that far. */
+export async function getBuildKey(q: Queryable, workspaceId: string, revisionId: string): Promise<string | null> {
+  const rows = await q.query<{ build_key: string | null }>("SELECT build_key FROM revisions WHERE workspace_id = $1 AND id = $2", [workspaceId, revisionId]);
+  return rows[0]?.build_key ?? null;
+}
+
+/** Does this pipeline worker still hold the revision's job at this attempt? */
+export async function holdsJob(q: Queryable, revisionId: string, worker: string, attempt: number): Promise<boolean> {
+  const rows = await q.query("SELECT 1 FROM revisions WHERE id = $1 AND job_worker = $2 AND job_attempts = $3", [revisionId, worker, attempt]);
+  return rows.length === 1;
+}
+
+/** Deployments with a waiting revision that is due and nothing in flight. */
+export async function deploymentsWithDueRevisions(q: Queryable, now: string): Promise<{ workspace_id: string; deployment_id: string }[]> {
+  return q.query(
+    `SELECT DISTINCT r.workspace_id, r.deployment_id FROM revisions r
+      WHERE r.status = 'QUEUED' AND (r.not_before IS NULL OR r.not_before <= $1)
+        AND NOT EXISTS (SELECT 1 FROM revisions f WHERE f.deployment_id = r.deployment_id AND f.status = ANY($2::text[]))`,
+    [now, IN_FLIGHT],
   );
 }
 

@@ -1,7 +1,7 @@
 import { conflict, notFound } from "../../http/errors.ts";
 import type { Database, Queryable } from "../../storage/database.ts";
 import type { ControlPlaneDeps } from "../context.ts";
-import { findDeployment, lockDeployment, updateDeployment, type DeploymentRow } from "../deployments/repository.ts";
+import { findDeployment, lockDeployment, refreshDeploymentStatus, updateDeployment, type DeploymentRow } from "../deployments/repository.ts";
 import type { ResourceSpec } from "../deployments/resource-spec.ts";
 import type { DeploymentSource, SecretReference, SourceRevisionConfig } from "../deployments/schemas.ts";
 import type { SealedSecrets } from "../secrets/sealed.ts";
@@ -16,7 +16,20 @@ export interface RevisionSpec {
   resourceSpec: ResourceSpec | null;
   secrets: SealedSecrets;
   secretReferences: SecretReference[] | null;
+  /** Why it is made (create, patch, redeploy, push); shown in its log. */
+  trigger?: RevisionTrigger;
+  /** It waits until then even when nothing is in flight (a push waits for newer pushes). */
+  notBefore?: Date;
+  /** The build it reuses as is (a redeploy of a revision whose build still exists). */
+  buildKey?: string | null;
+  /** An uploaded-source revision with no upload named yet: it waits, holding the settings, until one is. */
+  awaitingUpload?: boolean;
 }
+
+/** When a revision waiting for an upload may start: never; a revision naming the upload supersedes it. */
+const NEVER = new Date("9999-12-31T00:00:00Z");
+
+export type RevisionTrigger = "create" | "patch" | "redeploy" | "push";
 
 export const deploymentNotFound = (id: string) => notFound(`Deployment ID ${id} not found.`);
 export const revisionNotFound = (id: string) => notFound(`Revision ID ${id} not found.`);
@@ -33,7 +46,9 @@ export async function enqueueRevision(
   now: string,
 ): Promise<string> {
   const siblings = await repo.activeSiblings(tx, deployment.workspace_id, deployment.id);
-  const plan = planNewRevision(siblings);
+  const notBefore = spec.awaitingUpload ? NEVER : spec.notBefore;
+  const delayed = notBefore !== undefined && notBefore.getTime() > new Date(now).getTime();
+  const plan = planNewRevision(siblings, delayed);
   const id = deps.newId();
   await repo.setStatus(tx, deployment.workspace_id, plan.skip, "SKIPPED", `Superseded by revision ${id}.`, now);
   await repo.insertRevision(tx, {
@@ -41,16 +56,27 @@ export async function enqueueRevision(
     deploymentId: deployment.id,
     workspaceId: deployment.workspace_id,
     status: plan.status,
-    statusMessage: plan.status === "QUEUED" ? "Waiting for the revision in progress to finish." : null,
+    statusMessage:
+      plan.status === "CREATING"
+        ? null
+        : spec.awaitingUpload
+          ? `Waiting for its source: POST /v2/deployments/${deployment.id}/upload-url, PUT the project's .tar.gz there, then PATCH source_revision_config.source_tarball_path.`
+          : siblings.some((s) => isInFlight(s.status))
+            ? "Waiting for the revision in progress to finish."
+            : "Waiting a moment for newer pushes before building.",
     source: spec.source,
     sourceRevisionConfig: spec.sourceRevisionConfig,
     resourceSpec: spec.resourceSpec,
     secretNames: spec.secrets.names,
     secretsSealed: spec.secrets.sealed,
     secretReferences: spec.secretReferences,
+    trigger: spec.trigger ?? null,
+    notBefore: notBefore?.toISOString() ?? null,
+    buildKey: spec.buildKey ?? null,
     now,
   });
   await updateDeployment(tx, deployment.workspace_id, deployment.id, { latestRevisionId: id, now });
+  await refreshDeploymentStatus(tx, deployment.workspace_id, deployment.id, now);
   if (plan.status === "CREATING") await repo.announceRevisionReady(tx, deployment.workspace_id, deployment.id, id);
   return id;
 }
@@ -58,11 +84,20 @@ export async function enqueueRevision(
 /**
  * The one way a revision's status changes after creation (the pipeline's steps, an interrupt).
  * Checks the transition table, moves `active_revision_id` on DEPLOYED, and when the revision
- * leaves flight starts the revision waiting behind it.
+ * leaves flight starts the revision waiting behind it. With `fence`, the change is made
+ * only if that pipeline worker still holds the revision's job at that attempt (409 else).
  */
 export async function advanceRevision(
   db: Database,
-  input: { workspaceId: string; deploymentId: string; revisionId: string; to: RevisionStatus; message?: string | null; now: string },
+  input: {
+    workspaceId: string;
+    deploymentId: string;
+    revisionId: string;
+    to: RevisionStatus;
+    message?: string | null;
+    now: string;
+    fence?: { worker: string; attempt: number };
+  },
 ): Promise<Revision> {
   const { workspaceId, deploymentId, revisionId, to, now } = input;
   return db.transaction(async (tx) => {
@@ -70,6 +105,9 @@ export async function advanceRevision(
     if (!deployment) throw deploymentNotFound(deploymentId);
     const revision = await repo.getRevision(tx, workspaceId, deploymentId, revisionId);
     if (!revision) throw revisionNotFound(revisionId);
+    if (input.fence && !(await repo.holdsJob(tx, revisionId, input.fence.worker, input.fence.attempt))) {
+      throw conflict(`Revision ${revisionId} is no longer this worker's job (attempt ${input.fence.attempt}).`);
+    }
     transition(revision.status, to);
     if (isInFlight(to) && !isInFlight(revision.status)) {
       const busy = (await repo.activeSiblings(tx, workspaceId, deploymentId)).find((s) => isInFlight(s.status));
@@ -80,16 +118,36 @@ export async function advanceRevision(
     if (active !== deployment.active_revision_id) {
       await updateDeployment(tx, workspaceId, deploymentId, { activeRevisionId: active, now });
     }
-    if (isInFlight(revision.status) && !isInFlight(to)) {
-      const next = planAfterSettle(await repo.activeSiblings(tx, workspaceId, deploymentId));
-      await repo.setStatus(tx, workspaceId, next.skip, "SKIPPED", "Superseded by a newer revision.", now);
-      if (next.start) {
-        await repo.setStatus(tx, workspaceId, [next.start], "CREATING", null, now);
-        await repo.announceRevisionReady(tx, workspaceId, deploymentId, next.start);
-      }
-    }
+    if (isInFlight(revision.status) && !isInFlight(to)) await startWaiting(tx, workspaceId, deploymentId, now);
+    await refreshDeploymentStatus(tx, workspaceId, deploymentId, now);
     return toRevision((await repo.getRevision(tx, workspaceId, deploymentId, revisionId))!);
   });
+}
+
+/** Starts the newest waiting revision of a locked deployment when nothing is in flight and it is due. */
+async function startWaiting(tx: Queryable, workspaceId: string, deploymentId: string, now: string): Promise<void> {
+  const next = planAfterSettle(await repo.activeSiblings(tx, workspaceId, deploymentId), new Date(now));
+  await repo.setStatus(tx, workspaceId, next.skip, "SKIPPED", "Superseded by a newer revision.", now);
+  if (next.start) {
+    await repo.setStatus(tx, workspaceId, [next.start], "CREATING", null, now);
+    await repo.announceRevisionReady(tx, workspaceId, deploymentId, next.start);
+  }
+}
+
+/**
+ * Starts waiting revisions that have become due (a push's quiet period is over) on
+ * deployments with nothing in flight. Called by the pipeline's timer.
+ */
+export async function startDueRevisions(db: Database, now: Date): Promise<number> {
+  const due = await repo.deploymentsWithDueRevisions(db, now.toISOString());
+  for (const { workspace_id, deployment_id } of due) {
+    await db.transaction(async (tx) => {
+      if (!(await lockDeployment(tx, workspace_id, deployment_id))) return;
+      await startWaiting(tx, workspace_id, deployment_id, now.toISOString());
+      await refreshDeploymentStatus(tx, workspace_id, deployment_id, now.toISOString());
+    });
+  }
+  return due.length;
 }
 
 export async function interruptRevision(deps: ControlPlaneDeps, workspaceId: string, deploymentId: string, revisionId: string): Promise<Revision> {
@@ -133,6 +191,7 @@ export async function redeployRevision(deps: ControlPlaneDeps, workspaceId: stri
     const revision = await repo.getRevision(tx, workspaceId, deploymentId, revisionId);
     if (!revision) throw revisionNotFound(revisionId);
     const secrets = (await repo.getSealedSecrets(tx, workspaceId, revisionId))!;
+    const buildKey = await repo.getBuildKey(tx, workspaceId, revisionId);
     await enqueueRevision(
       tx,
       deps,
@@ -143,6 +202,8 @@ export async function redeployRevision(deps: ControlPlaneDeps, workspaceId: stri
         resourceSpec: revision.resource_spec,
         secrets,
         secretReferences: revision.secret_references,
+        trigger: "redeploy",
+        buildKey,
       },
       deps.now().toISOString(),
     );

@@ -104,6 +104,15 @@ describe("queue rule", () => {
     expect(planAfterSettle([{ id: "a", status: "DEPLOY_FAILED" }])).toEqual({ start: undefined, skip: [] });
   });
 
+  it("holds a delayed revision (a push's quiet period) until it is due, even with nothing in flight", () => {
+    expect(planNewRevision([], true)).toEqual({ status: "QUEUED", skip: [] });
+    const now = new Date("2026-01-01T00:00:10Z");
+    const waiting = { id: "p", status: "QUEUED" as const, not_before: "2026-01-01T00:00:12Z" };
+    expect(planAfterSettle([waiting], now)).toEqual({ start: undefined, skip: [] });
+    expect(planAfterSettle([waiting], new Date("2026-01-01T00:00:12Z"))).toEqual({ start: "p", skip: [] });
+    expect(planAfterSettle([{ id: "o", status: "QUEUED" }, waiting], now)).toEqual({ start: undefined, skip: ["o"] });
+  });
+
   it("moves the active revision only on DEPLOYED", () => {
     for (const to of REVISION_STATUSES) {
       expect(activeRevisionAfter("old", "new", to)).toBe(to === "DEPLOYED" ? "new" : "old");

@@ -80,6 +80,8 @@ export function transition(from: RevisionStatus, to: RevisionStatus): RevisionSt
 export interface Sibling {
   id: string;
   status: RevisionStatus;
+  /** A waiting revision does not start before this (a push waits for newer pushes). */
+  not_before?: Date | string | null;
 }
 
 /**
@@ -87,10 +89,10 @@ export interface Sibling {
  * deployment is in flight, otherwise it waits (QUEUED). Either way, revisions still
  * waiting are superseded by the newer one and become SKIPPED: only the latest wish builds.
  */
-export function planNewRevision(siblings: readonly Sibling[]): { status: "CREATING" | "QUEUED"; skip: string[] } {
+export function planNewRevision(siblings: readonly Sibling[], delayed = false): { status: "CREATING" | "QUEUED"; skip: string[] } {
   const busy = siblings.some((s) => isInFlight(s.status));
   const skip = siblings.filter((s) => s.status === "QUEUED").map((s) => s.id);
-  return { status: busy ? "QUEUED" : "CREATING", skip };
+  return { status: busy || delayed ? "QUEUED" : "CREATING", skip };
 }
 
 /**
@@ -98,11 +100,12 @@ export function planNewRevision(siblings: readonly Sibling[]): { status: "CREATI
  * else is in flight. (By `planNewRevision` at most one is waiting; should there be more,
  * the older ones are skipped.)
  */
-export function planAfterSettle(siblings: readonly Sibling[]): { start?: string; skip: string[] } {
+export function planAfterSettle(siblings: readonly Sibling[], now?: Date): { start?: string; skip: string[] } {
   if (siblings.some((s) => isInFlight(s.status))) return { skip: [] };
   const queued = siblings.filter((s) => s.status === "QUEUED");
   const newest = queued.at(-1);
-  return { start: newest?.id, skip: queued.slice(0, -1).map((s) => s.id) };
+  const due = !newest?.not_before || !now || new Date(newest.not_before).getTime() <= now.getTime();
+  return { start: due ? newest?.id : undefined, skip: queued.slice(0, -1).map((s) => s.id) };
 }
 
 /**

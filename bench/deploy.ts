@@ -1,0 +1,128 @@
+/**
+ * `npm run bench:deploy`: the revision pipeline on this machine, in one run.
+ *
+ *  1. POST /v2/deployments → DEPLOYED for the example agent (from a git daemon on
+ *     loopback), with a cold package cache and then with a warm one (a second
+ *     deployment of the same repository: its own build, the cache already filled).
+ *  2. Failed requests during a switch: a client loop (4 callers, raw HTTP, no retries)
+ *     against the deployment's URL while a new commit is deployed.
+ *  3. The router's cost: the same @langchain/langgraph-sdk workload against the
+ *     deployment's URL and against one of its agent processes directly, interleaved
+ *     rounds, throughput and p50 latency side by side.
+ *
+ *   --rounds 4 --seconds 4 --concurrency 10   the router comparison's shape
+ *   --json <file>                             also write the figures as JSON
+ *
+ * Goals (issue #12): warm deploy under 15 s; 0 failed requests; the router at most 10%
+ * less throughput and under 1 ms added p50 than calling the process directly.
+ */
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { parseArgs } from "node:util";
+import { startControlPlane, type ControlPlaneProcess } from "../test/support/control-plane-process.ts";
+import { startGitDaemon, TestRepository } from "../test/support/git-server.ts";
+import { sampleFiles, writeSampleProject } from "../test/pipeline/sample-project.ts";
+import { api } from "../test/pipeline/api.ts";
+import { compareRouter, type RouterComparison } from "./deploy/router-cost.ts";
+import { switchUnderLoad } from "./deploy/switch.ts";
+
+const { values: flags } = parseArgs({
+  options: {
+    rounds: { type: "string", default: "4" },
+    seconds: { type: "string", default: "4" },
+    concurrency: { type: "string", default: "10" },
+    json: { type: "string" },
+  },
+});
+
+const root = mkdtempSync(join(tmpdir(), "slipway-bench-deploy-"));
+let cp: ControlPlaneProcess | undefined;
+
+async function main() {
+  const repo = new TestRepository(join(root, "repos"), "agent");
+  writeSampleProject(repo.work, "v1");
+  repo.commit({}, "v1");
+  const git = await startGitDaemon(join(root, "repos"));
+  try {
+    cp = await startControlPlane(["--data-dir", join(root, "cp")], {
+      SLIPWAY_GIT_ALLOW_HOSTS: "127.0.0.1",
+      // A cache of its own, empty: the first deploy is cold.
+      SLIPWAY_PACKAGE_CACHE: join(root, "package-cache"),
+      SLIPWAY_DATABASE_URL: undefined,
+    });
+    const cpApi = api(cp);
+    const deploy = async (name: string) => {
+      const started = performance.now();
+      const created = await cpApi.call("POST", "/v2/deployments", {
+        name,
+        source: "github",
+        source_config: { repo_url: git.url("agent"), deployment_type: "dev" },
+        source_revision_config: { repo_ref: "main", langgraph_config_path: "langgraph.json" },
+      });
+      if (created.status !== 201) throw new Error(`create answered ${created.status}: ${JSON.stringify(created.body)}`);
+      const revision = await cpApi.waitForRevision(created.body.id, created.body.latest_revision_id, { timeoutMs: 900_000 });
+      if (revision.status !== "DEPLOYED") throw new Error(`${name}: ${revision.status}: ${revision.status_message}`);
+      return { seconds: (performance.now() - started) / 1000, deployment: created.body, revision };
+    };
+    const cold = await deploy("bench-cold");
+    console.error(`cold deploy: ${cold.seconds.toFixed(1)} s`);
+    const warm = await deploy("bench-warm");
+    console.error(`warm deploy: ${warm.seconds.toFixed(1)} s`);
+
+    repo.commit({ "src/version.ts": sampleFiles("v2")["src/version.ts"] }, "v2");
+    const switched = await switchUnderLoad(cpApi, warm.deployment, cp.apiKey!);
+    console.error(`switch: ${switched.requests} requests, ${switched.failed} failed, new revision in ${switched.seconds.toFixed(1)} s`);
+
+    const deployLog = (await cpApi.logs(warm.deployment.id, switched.revisionId, "deploy")).join("\n");
+    const router = await compareRouter({
+      controlPlane: cp,
+      deployment: warm.deployment,
+      deployLog,
+      dataDir: join(root, "cp"),
+      rounds: Number(flags.rounds),
+      seconds: Number(flags.seconds),
+      concurrency: Number(flags.concurrency),
+    });
+    return { cold: cold.seconds, warm: warm.seconds, switched, router };
+  } finally {
+    await cp?.kill("SIGTERM");
+    await git.stop();
+  }
+}
+
+function report(figures: { cold: number; warm: number; switched: { requests: number; failed: number; seconds: number }; router: RouterComparison }) {
+  const { router } = figures;
+  const lines = [
+    `bench:deploy, ${new Date().toISOString()}, Node ${process.versions.node}, embedded storage`,
+    "",
+    "| | figure | goal |",
+    "|---|---:|---|",
+    `| POST → DEPLOYED, cold package cache | ${figures.cold.toFixed(1)} s | |`,
+    `| POST → DEPLOYED, warm package cache | ${figures.warm.toFixed(1)} s | under 15 s |`,
+    `| failed requests during a switch | ${figures.switched.failed} of ${figures.switched.requests} | 0 |`,
+    "",
+    `Router cost, SDK workloads at concurrency ${router.concurrency}, ${router.rounds} interleaved rounds of ${router.seconds} s each:`,
+    "",
+    "| workload | direct req/s | router req/s | throughput | direct p50 ms | router p50 ms | added p50 ms |",
+    "|---|---:|---:|---:|---:|---:|---:|",
+    ...router.workloads.map(
+      (w) =>
+        `| ${w.name} | ${w.direct.rps.toFixed(0)} | ${w.router.rps.toFixed(0)} | ${(((w.router.rps - w.direct.rps) / w.direct.rps) * 100).toFixed(1)}% | ${w.direct.p50.toFixed(2)} | ${w.router.p50.toFixed(2)} | ${(w.router.p50 - w.direct.p50).toFixed(2)} |`,
+    ),
+    "",
+    "Goals: at most 10% less throughput through the router, under 1 ms added p50.",
+  ];
+  console.log(lines.join("\n"));
+}
+
+main()
+  .then((figures) => {
+    report(figures);
+    if (flags.json) writeFileSync(flags.json, JSON.stringify(figures, null, 2));
+  })
+  .catch((error) => {
+    console.error(error);
+    process.exitCode = 1;
+  })
+  .finally(() => rmSync(root, { recursive: true, force: true }));

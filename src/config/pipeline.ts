@@ -1,0 +1,34 @@
+import { PIPELINE_DEFAULTS, type PipelineSettings } from "../pipeline/context.ts";
+
+type Env = Record<string, string | undefined>;
+
+/**
+ * The revision pipeline's timings, from the environment (seconds):
+ *
+ * | environment                          | default | meaning |
+ * |--------------------------------------|---------|---------|
+ * | SLIPWAY_READINESS_TIMEOUT_SECONDS    | 300     | a new revision's processes must answer /ok within this, else DEPLOY_FAILED |
+ * | SLIPWAY_CHECK_TIMEOUT_SECONDS        | 60      | the build's graph check; a slower one is left to the readiness check |
+ * | SLIPWAY_DRAIN_TIMEOUT_SECONDS        | 30      | a replaced revision keeps its requests this long before SIGTERM |
+ * | SLIPWAY_STOP_GRACE_SECONDS           | 10      | between SIGTERM and SIGKILL |
+ * | SLIPWAY_PUSH_QUIET_SECONDS           | 3       | a push waits this long for a newer push before it builds |
+ * | SLIPWAY_JOB_LEASE_SECONDS            | 30      | a revision job without a heartbeat for this long is taken over |
+ */
+export function pipelineSettingsFromEnv(env: Env = process.env): PipelineSettings {
+  const seconds = (name: string, fallbackMs: number) => {
+    const raw = env[name];
+    if (raw === undefined || raw === "") return fallbackMs;
+    const value = Number(raw);
+    if (!Number.isFinite(value) || value < 0) throw new Error(`${name} must be a number of seconds, not '${raw}'`);
+    return value * 1000;
+  };
+  return {
+    ...PIPELINE_DEFAULTS,
+    readinessTimeoutMs: seconds("SLIPWAY_READINESS_TIMEOUT_SECONDS", PIPELINE_DEFAULTS.readinessTimeoutMs),
+    checkTimeoutMs: seconds("SLIPWAY_CHECK_TIMEOUT_SECONDS", PIPELINE_DEFAULTS.checkTimeoutMs),
+    drainTimeoutMs: seconds("SLIPWAY_DRAIN_TIMEOUT_SECONDS", PIPELINE_DEFAULTS.drainTimeoutMs),
+    stopGraceMs: seconds("SLIPWAY_STOP_GRACE_SECONDS", PIPELINE_DEFAULTS.stopGraceMs),
+    pushQuietMs: seconds("SLIPWAY_PUSH_QUIET_SECONDS", PIPELINE_DEFAULTS.pushQuietMs),
+    jobLeaseMs: seconds("SLIPWAY_JOB_LEASE_SECONDS", PIPELINE_DEFAULTS.jobLeaseMs),
+  };
+}

@@ -1,0 +1,105 @@
+import type { Static } from "@sinclair/typebox";
+import type { FastifyReply, FastifyRequest } from "fastify";
+import { requireTenant, type RegisterRoutes } from "../context.ts";
+import { errorResponses, pageOf } from "../deployments/wire.ts";
+import type { LogType } from "./repository.ts";
+import { LogsPage, LogsQueryBody, ProjectParams, ProjectRevisionParams, RevisionLogsQuery } from "./schemas.ts";
+import { followLog, mustExist, readLogs } from "./service.ts";
+
+const tags = ["Deployments (v2)"];
+
+/**
+ * Build and deploy logs of revisions: the vendor's v1 POST endpoints (a body of filters,
+ * `{logs, next_offset}` back) and the newer GET per revision, which with `follow=true`
+ * streams the log as server-sent events while the revision builds or runs.
+ */
+export const registerLogRoutes: RegisterRoutes = (app, deps) => {
+  const v1 = (url: string, type: LogType, operationId: string, summary: string, perRevision: boolean) =>
+    app.post(
+      url,
+      {
+        schema: {
+          tags,
+          summary,
+          operationId,
+          params: perRevision ? ProjectRevisionParams : ProjectParams,
+          body: LogsQueryBody,
+          response: { 200: LogsPage, ...errorResponses(401, 404, 422) },
+        },
+      },
+      async (request) => {
+        const params = request.params as { deployment_id: string; revision_id?: string };
+        const body = (request.body ?? {}) as Static<typeof LogsQueryBody>;
+        return readLogs(deps, requireTenant(request).workspaceId, params.deployment_id, {
+          type,
+          revisionId: params.revision_id,
+          ...pageOf(body),
+          order: body.order ?? "asc",
+          level: body.level,
+          query: body.query,
+          startTime: body.start_time,
+          endTime: body.end_time,
+        });
+      },
+    );
+  v1("/v1/projects/:deployment_id/revisions/:revision_id/build_logs", "build", "get_build_logs_v1_projects__deployment_id__revisions__revision_id__build_logs_post", "Get Revision Build Logs", true);
+  v1("/v1/projects/:deployment_id/revisions/:revision_id/deploy_logs", "deploy", "get_revision_deploy_logs_v1_projects__deployment_id__revisions__revision_id__deploy_logs_post", "Get Revision Deploy Logs", true);
+  v1("/v1/projects/:deployment_id/deploy_logs", "deploy", "get_deploy_logs_v1_projects__deployment_id__deploy_logs_post", "Get Deployment Deploy Logs", false);
+
+  app.get(
+    "/v2/deployments/:deployment_id/revisions/:revision_id/logs",
+    {
+      schema: {
+        tags,
+        summary: "Get Revision Logs",
+        operationId: "get_revision_logs_v2_deployments__deployment_id__revisions__revision_id__logs_get",
+        description: "A page of the revision's build or deploy log; with follow=true, a text/event-stream of it while it grows.",
+        params: ProjectRevisionParams,
+        querystring: RevisionLogsQuery,
+        response: { 200: LogsPage, ...errorResponses(401, 404, 422) },
+      },
+    },
+    async (request, reply) => {
+      const params = request.params as Static<typeof ProjectRevisionParams>;
+      const query = request.query as Static<typeof RevisionLogsQuery>;
+      const workspaceId = requireTenant(request).workspaceId;
+      const type = query.type ?? "build";
+      if (!query.follow) {
+        return readLogs(deps, workspaceId, params.deployment_id, { type, revisionId: params.revision_id, ...pageOf(query), order: query.order ?? "asc", level: query.level });
+      }
+      await mustExist(deps, workspaceId, params.deployment_id, params.revision_id);
+      return streamLog(request, reply, (send, signal) =>
+        followLog(deps, { workspaceId, deploymentId: params.deployment_id, revisionId: params.revision_id, type, afterSeq: lastEventId(request) }, send, signal),
+      );
+    },
+  );
+};
+
+/** Server-sent events: one `log` event per line (its id is the line's), heartbeats, then `end`. */
+async function streamLog(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  follow: (send: (entry: { id: string }) => void, signal: AbortSignal) => Promise<void>,
+): Promise<void> {
+  const abort = new AbortController();
+  const res = reply.raw;
+  reply.hijack();
+  res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache", "x-accel-buffering": "no" });
+  res.flushHeaders();
+  request.raw.once("close", () => abort.abort());
+  const heartbeat = setInterval(() => res.write(": heartbeat\n\n"), 15_000);
+  try {
+    await follow((entry) => res.write(`event: log\nid: ${entry.id}\ndata: ${JSON.stringify(entry)}\n\n`), abort.signal);
+    res.end("event: end\ndata: null\n\n");
+  } catch (error) {
+    res.end(`event: error\ndata: ${JSON.stringify({ detail: (error as Error).message })}\n\n`);
+  } finally {
+    clearInterval(heartbeat);
+  }
+}
+
+function lastEventId(request: FastifyRequest): number | undefined {
+  const raw = request.headers["last-event-id"];
+  const value = Number(Array.isArray(raw) ? raw[0] : raw);
+  return Number.isSafeInteger(value) && value >= 0 ? value : undefined;
+}

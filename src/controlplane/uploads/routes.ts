@@ -1,0 +1,74 @@
+import { Readable } from "node:stream";
+import { Type, type Static } from "@sinclair/typebox";
+import { requireTenant, type RegisterRoutes } from "../context.ts";
+import { DeploymentIdParams } from "../deployments/schemas.ts";
+import { errorResponses, Uuid } from "../deployments/wire.ts";
+import { createUploadUrl, receiveUpload } from "./service.ts";
+
+const tags = ["Deployments (v2)"];
+
+const UploadUrl = Type.Object(
+  {
+    upload_url: Type.String({ description: "PUT the gzipped tarball here, within an hour; the URL is its own credential." }),
+    object_path: Type.String({ description: "Give it as source_revision_config.source_tarball_path once uploaded." }),
+  },
+  { title: "UploadUrl" },
+);
+
+const UploadParams = Type.Object({ deployment_id: Uuid(), upload_id: Uuid() });
+const UploadQuery = Type.Object({
+  expires: Type.Integer({ minimum: 0, description: "Expiry, in milliseconds since the epoch (part of the signed URL)." }),
+  signature: Type.String({ minLength: 1, maxLength: 200 }),
+});
+
+/** The archive types a PUT may declare; the body reaches the handler as a stream. */
+const ARCHIVE_TYPES = ["application/gzip", "application/x-gzip", "application/x-tar", "application/x-gtar", "application/x-compressed-tar", "application/octet-stream"];
+
+/** Uploaded sources: POST .../upload-url, then PUT the tarball to the URL it answers. */
+export const registerUploadRoutes: RegisterRoutes = (app, deps) => {
+  app.addContentTypeParser(ARCHIVE_TYPES, (_request, payload, done) => done(null, payload));
+
+  app.post(
+    "/v2/deployments/:deployment_id/upload-url",
+    {
+      schema: {
+        tags,
+        summary: "Create Upload URL",
+        operationId: "create_upload_url_v2_deployments__deployment_id__upload_url_post",
+        description:
+          "A URL to PUT the project's source to, as a .tar.gz (at most 200 MB; regular files and folders only), for an " +
+          "internal_source deployment. Then PATCH the deployment with source_revision_config.source_tarball_path = object_path.",
+        params: DeploymentIdParams,
+        response: { 200: UploadUrl, ...errorResponses(400, 401, 404, 422) },
+      },
+    },
+    async (request) =>
+      createUploadUrl(deps, requireTenant(request).workspaceId, (request.params as Static<typeof DeploymentIdParams>).deployment_id),
+  );
+
+  app.put(
+    "/v2/deployments/:deployment_id/uploads/:upload_id",
+    {
+      config: { public: true },
+      bodyLimit: 200 * 1024 * 1024,
+      schema: {
+        tags,
+        summary: "Upload Source",
+        operationId: "upload_source_v2_deployments__deployment_id__uploads__upload_id__put",
+        description: "The URL create_upload_url answered. Authenticated by its signature; no API key needed.",
+        params: UploadParams,
+        querystring: UploadQuery,
+        response: {
+          200: Type.Object({ object_path: Type.String(), size_bytes: Type.Integer(), sha256: Type.String() }, { title: "UploadReceived" }),
+          ...errorResponses(401, 404, 409, 413, 422),
+        },
+      },
+    },
+    async (request) => {
+      const params = request.params as Static<typeof UploadParams>;
+      const query = request.query as Static<typeof UploadQuery>;
+      const body = request.body instanceof Readable ? request.body : request.raw;
+      return receiveUpload(deps, { deploymentId: params.deployment_id, uploadId: params.upload_id, expires: query.expires, signature: query.signature }, body);
+    },
+  );
+};

@@ -1,0 +1,152 @@
+import { createHash } from "node:crypto";
+import { existsSync, mkdirSync, renameSync, rmSync } from "node:fs";
+import { delimiter, join, relative } from "node:path";
+import { fileURLToPath } from "node:url";
+import { childEnv, packageCacheEnv } from "../child-env.ts";
+import type { PipelineDeps } from "../context.ts";
+import { StepFailure, commandFailure } from "../failure.ts";
+import type { LogWriter } from "../log-writer.ts";
+import { planInstall, resolveManager } from "./package-manager.ts";
+import { inspectProject } from "./project.ts";
+import * as repo from "./repository.ts";
+import { runCommand } from "./run-command.ts";
+
+const SLIPWAY_BIN = fileURLToPath(new URL("../../../bin/slipway.js", import.meta.url));
+/** Bumped when what a build directory holds changes shape: older builds are then not reused. */
+const BUILD_FORMAT = 1;
+
+export interface BuildRecipe {
+  configPath: string;
+  installCommand: string | null;
+  buildCommand: string | null;
+}
+
+export interface BuildTarget {
+  workspaceId: string;
+  deploymentId: string;
+  revisionId: string;
+  /** Commit sha or tarball sha256: with the recipe, what identifies a build. */
+  sourceId: string;
+  recipe: BuildRecipe;
+  /** Environment the graphs see when they are loaded to be checked (secrets, ...). */
+  runtimeEnv: Record<string, string>;
+  log: LogWriter;
+  signal: AbortSignal;
+}
+
+export function recipeHash(recipe: BuildRecipe): string {
+  const node = process.versions.node.split(".")[0];
+  return createHash("sha256").update(JSON.stringify({ ...recipe, node, format: BUILD_FORMAT })).digest("hex").slice(0, 32);
+}
+
+/** A finished build of this source and recipe whose directory is still there. */
+export async function reusableBuild(deps: PipelineDeps, target: Pick<BuildTarget, "deploymentId" | "sourceId" | "recipe">): Promise<repo.BuildRow | undefined> {
+  const found = await repo.findBuild(deps.db, target.deploymentId, target.sourceId, recipeHash(target.recipe));
+  return found && existsSync(found.directory) ? found : undefined;
+}
+
+export function packageCacheDir(deps: PipelineDeps): string {
+  return process.env.SLIPWAY_PACKAGE_CACHE || join(deps.dataDir, "cache");
+}
+
+/**
+ * Builds a fetched source tree (`sourceDir`, which becomes the build directory):
+ * reads the project, installs its dependencies the way its lock file says (or with the
+ * deployment's install_command), runs its build_command, and loads its graphs once with
+ * `slipway agent --check`, so that a project that cannot start fails here with the reason.
+ */
+export async function buildSource(deps: PipelineDeps, target: BuildTarget, sourceDir: string): Promise<repo.BuildRow> {
+  const { log, signal, recipe } = target;
+  const project = inspectProject(sourceDir, recipe.configPath);
+  const cache = packageCacheDir(deps);
+  mkdirSync(cache, { recursive: true });
+  const env = childEnv({ ...packageCacheEnv(cache), PATH: withNodeBin(process.env.PATH) });
+  const installDirShown = relative(sourceDir, project.installDir) || ".";
+
+  if (recipe.installCommand) {
+    log.info(`Installing dependencies with the deployment's install_command in ${installDirShown}: ${recipe.installCommand}`);
+    await shell("Installing dependencies", recipe.installCommand, project.installDir, env, target);
+  } else {
+    const plan = planInstall(project.installDir);
+    if (plan.manager === "none") {
+      log.info(`Nothing to install: ${plan.reason} in ${installDirShown}.`);
+    } else {
+      const argv = resolveManager(plan.argv, (program) => onPath(program, env.PATH));
+      if (!argv) {
+        throw new StepFailure(
+          "BUILD_FAILED",
+          `Installing dependencies failed: ${plan.reason}, but ${plan.argv[0]} is not installed on this machine. ` +
+            `Install ${plan.argv[0]}, or set source_config.install_command.`,
+        );
+      }
+      log.info(`Installing dependencies with \`${argv.join(" ")}\` (${plan.reason}) in ${installDirShown} (${project.installReason}).`);
+      const outcome = await runCommand(argv[0], argv.slice(1), { cwd: project.installDir, env, output: (line) => log.info(line), signal, timeoutMs: 30 * 60_000 });
+      if (outcome.code !== 0) throw commandFailure("BUILD_FAILED", "Installing dependencies", argv.join(" "), outcome, log.tail(20));
+    }
+  }
+  if (recipe.buildCommand) {
+    log.info(`Running the deployment's build_command in ${installDirShown}: ${recipe.buildCommand}`);
+    await shell("Building", recipe.buildCommand, project.installDir, env, target);
+  }
+  await checkGraphs(deps, target, project.configFile, sourceDir);
+
+  const key = createHash("sha256").update(`${target.deploymentId}:${target.sourceId}:${recipeHash(recipe)}`).digest("hex").slice(0, 32);
+  const directory = join(deps.dataDir, "builds", key);
+  rmSync(directory, { recursive: true, force: true });
+  renameSync(sourceDir, directory);
+  const row: repo.BuildRow = {
+    key,
+    deployment_id: target.deploymentId,
+    source_id: target.sourceId,
+    recipe: recipeHash(recipe),
+    directory,
+    config_file: join(directory, relative(sourceDir, project.configFile)),
+    revision_id: target.revisionId,
+  };
+  await repo.saveBuild(deps.db, { ...row, workspace_id: target.workspaceId, now: deps.now() });
+  log.info(`Build ${key} is ready.`);
+  return row;
+}
+
+/** The author's own command line (install_command, build_command), run as a Dockerfile's RUN would: by sh. */
+async function shell(step: string, command: string, cwd: string, env: NodeJS.ProcessEnv, target: BuildTarget): Promise<void> {
+  const [program, flag] = process.platform === "win32" ? ["cmd.exe", "/c"] : ["/bin/sh", "-c"];
+  const outcome = await runCommand(program, [flag, command], { cwd, env, output: (line) => target.log.info(line), signal: target.signal, timeoutMs: 30 * 60_000 });
+  if (outcome.code !== 0) throw commandFailure("BUILD_FAILED", step, command, outcome, target.log.tail(20));
+}
+
+/**
+ * `slipway agent --check`: the agent server's own reading of langgraph.json (node_version,
+ * keys it does not serve) and an import of every graph, with the deployment's secrets.
+ * A check still running after checkTimeoutMs is left to the deploy's readiness check.
+ */
+async function checkGraphs(deps: PipelineDeps, target: BuildTarget, configFile: string, cwd: string): Promise<void> {
+  const { log, signal } = target;
+  log.info("Checking the project: reading langgraph.json and loading every graph.");
+  const env = childEnv({ ...target.runtimeEnv, SLIPWAY_LOG_LEVEL: "warn" });
+  const outcome = await runCommand(process.execPath, [SLIPWAY_BIN, "agent", "--check", "--config", configFile], {
+    cwd,
+    env,
+    output: (line) => log.info(line),
+    signal,
+    timeoutMs: deps.settings.checkTimeoutMs,
+  });
+  if (outcome.timedOut) {
+    log.line("WARNING", `The graphs were still loading after ${Math.round(deps.settings.checkTimeoutMs / 1000)} s; the deploy's readiness check will tell.`);
+    return;
+  }
+  if (outcome.code !== 0) {
+    throw commandFailure("BUILD_FAILED", "Checking the project", "slipway agent --check", outcome, log.tail(20), "The project cannot start as it is: fix what the lines below say.");
+  }
+}
+
+/** npm and corepack live beside the node binary; make sure children find them. */
+function withNodeBin(path: string | undefined): string {
+  const bin = join(process.execPath, "..");
+  return path ? `${bin}${delimiter}${path}` : bin;
+}
+
+function onPath(program: string, path: string | undefined): boolean {
+  const suffixes = process.platform === "win32" ? [".cmd", ".exe", ""] : [""];
+  return (path ?? "").split(delimiter).some((dir) => dir && suffixes.some((suffix) => existsSync(join(dir, program + suffix))));
+}

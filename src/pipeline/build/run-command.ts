@@ -1,0 +1,65 @@
+import { spawn } from "node:child_process";
+import { createInterface } from "node:readline";
+
+export interface CommandOutcome {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  timedOut: boolean;
+}
+
+export interface CommandOptions {
+  cwd: string;
+  env: NodeJS.ProcessEnv;
+  /** Each line the program prints, with the stream it came on. */
+  output: (line: string, stream: "stdout" | "stderr") => void;
+  signal: AbortSignal;
+  timeoutMs?: number;
+}
+
+/**
+ * Runs one program with its arguments (never through a shell: refs, URLs and names are
+ * arguments, not text to interpret), sending each line it prints to the log. Resolves
+ * with how it ended; an abort kills it (SIGTERM, then SIGKILL after 5 s).
+ */
+export function runCommand(program: string, args: readonly string[], options: CommandOptions): Promise<CommandOutcome> {
+  return new Promise((resolve, reject) => {
+    if (options.signal.aborted) return reject(options.signal.reason);
+    const child = spawn(program, args, { cwd: options.cwd, env: options.env, stdio: ["ignore", "pipe", "pipe"], detached: process.platform !== "win32" });
+    let timedOut = false;
+    const kill = () => {
+      killTree(child.pid, "SIGTERM");
+      setTimeout(() => killTree(child.pid, "SIGKILL"), 5_000).unref();
+    };
+    const timer = options.timeoutMs
+      ? setTimeout(() => {
+          timedOut = true;
+          kill();
+        }, options.timeoutMs)
+      : undefined;
+    const onAbort = () => kill();
+    options.signal.addEventListener("abort", onAbort, { once: true });
+    createInterface({ input: child.stdout! }).on("line", (line) => options.output(line, "stdout"));
+    createInterface({ input: child.stderr! }).on("line", (line) => options.output(line, "stderr"));
+    child.once("error", (error) => {
+      clearTimeout(timer);
+      options.signal.removeEventListener("abort", onAbort);
+      reject(error);
+    });
+    child.once("close", (code, signal) => {
+      clearTimeout(timer);
+      options.signal.removeEventListener("abort", onAbort);
+      if (options.signal.aborted) return reject(options.signal.reason);
+      resolve({ code, signal, timedOut });
+    });
+  });
+}
+
+/** Signals the child's whole process group (an install spawns children of its own). */
+function killTree(pid: number | undefined, signal: NodeJS.Signals): void {
+  if (pid === undefined) return;
+  try {
+    process.kill(process.platform === "win32" ? pid : -pid, signal);
+  } catch {
+    // already gone
+  }
+}

@@ -1,0 +1,60 @@
+import type { AddressGuardPolicy } from "../net/address-guard.ts";
+import type { Database } from "../storage/database.ts";
+
+/**
+ * What the revision pipeline needs from the control plane that runs it. Built once by
+ * `slipway up` (or a test) and passed to every part of the pipeline.
+ */
+export interface PipelineDeps {
+  /** The control plane's database (revisions, builds, logs). */
+  db: Database;
+  /** Opens deployment secrets and integration tokens. */
+  secretsKey: Buffer;
+  now: () => Date;
+  newId: () => string;
+  /** Where builds, sources, uploads and embedded deployment databases live. */
+  dataDir: string;
+  /**
+   * The PostgreSQL server the control plane uses, if any: each deployment then gets a
+   * schema of its own there. Without it, each gets an embedded database (see storage.ts).
+   */
+  databaseUrl?: string;
+  /** Private or loopback git hosts the fetches may reach (an operator's allow-list). */
+  gitHosts: AddressGuardPolicy;
+  settings: PipelineSettings;
+  log: PipelineLog;
+}
+
+export interface PipelineSettings {
+  /** How long a new revision's processes may take to answer /ok before DEPLOY_FAILED. */
+  readinessTimeoutMs: number;
+  /** How long the graph check at build time may take before the build goes on without it. */
+  checkTimeoutMs: number;
+  /** How long the previous revision keeps its requests and runs before SIGTERM. */
+  drainTimeoutMs: number;
+  /** Between SIGTERM and SIGKILL (the agent's own grace is set a little shorter). */
+  stopGraceMs: number;
+  /** Lease of a revision job without a heartbeat. */
+  jobLeaseMs: number;
+  /** How long a push waits for a newer push before it builds. */
+  pushQuietMs: number;
+  /** The largest uploaded source, in bytes. */
+  maxUploadBytes: number;
+}
+
+export const PIPELINE_DEFAULTS: PipelineSettings = {
+  readinessTimeoutMs: 300_000,
+  checkTimeoutMs: 60_000,
+  drainTimeoutMs: 30_000,
+  stopGraceMs: 10_000,
+  jobLeaseMs: 30_000,
+  pushQuietMs: 3_000,
+  maxUploadBytes: 200 * 1024 * 1024,
+};
+
+/** The pipeline's own log: the server log, where crashes of agent processes show too. */
+export interface PipelineLog {
+  info(object: object, message: string): void;
+  warn(object: object, message: string): void;
+  error(object: object, message: string): void;
+}

@@ -1,0 +1,62 @@
+import { rmSync } from "node:fs";
+import { join } from "node:path";
+import { DELETE_CHANNEL, deleteDeploymentRow, deploymentsAwaitingDelete } from "../controlplane/deployments/repository.ts";
+import { buildDirectories } from "./build/repository.ts";
+import type { PipelineDeps } from "./context.ts";
+import type { DeploymentStorage } from "./runtime/deployment-storage.ts";
+import type { LocalRuntime } from "./runtime/local-runtime.ts";
+
+/**
+ * Finishes deletions: for each deployment marked AWAITING_DELETE, stops its processes,
+ * drops its data (schema or embedded database), removes its builds and uploads, then
+ * its rows. Woken by DELETE_CHANNEL; also looks at start-up and on every tick, so a
+ * deletion cut short by a restart is finished by the next start.
+ */
+export class Deleter {
+  private busy = false;
+  private again = false;
+  private unlisten: (() => Promise<void>) | undefined;
+
+  constructor(
+    private readonly deps: PipelineDeps,
+    private readonly runtime: LocalRuntime,
+    private readonly storage: DeploymentStorage,
+  ) {}
+
+  async start(): Promise<void> {
+    this.unlisten = await this.deps.db.listen(DELETE_CHANNEL, () => this.poke());
+    this.poke();
+  }
+
+  async stop(): Promise<void> {
+    await this.unlisten?.();
+  }
+
+  poke(): void {
+    if (this.busy) {
+      this.again = true;
+      return;
+    }
+    this.busy = true;
+    void this.sweep()
+      .catch((error) => this.deps.log.warn({ err: error }, "deleting a deployment failed; retrying on the next tick"))
+      .finally(() => {
+        this.busy = false;
+        if (this.again) {
+          this.again = false;
+          this.poke();
+        }
+      });
+  }
+
+  private async sweep(): Promise<void> {
+    for (const { id } of await deploymentsAwaitingDelete(this.deps.db)) {
+      await this.runtime.stopDeployment(id);
+      await this.storage.remove(id);
+      for (const directory of await buildDirectories(this.deps.db, id)) rmSync(directory, { recursive: true, force: true });
+      rmSync(join(this.deps.dataDir, "uploads", id), { recursive: true, force: true });
+      await deleteDeploymentRow(this.deps.db, id);
+      this.deps.log.info({ deployment_id: id }, "deployment deleted");
+    }
+  }
+}

@@ -1,0 +1,47 @@
+import type { PipelineDeps } from "./context.ts";
+import { Deleter } from "./deleter.ts";
+import { JobRunner } from "./jobs/runner.ts";
+import { restoreDeployments } from "./restore.ts";
+import { DeploymentStorage } from "./runtime/deployment-storage.ts";
+import { LocalRuntime } from "./runtime/local-runtime.ts";
+
+export type { PipelineDeps, PipelineSettings } from "./context.ts";
+export { PIPELINE_DEFAULTS } from "./context.ts";
+
+/** The running pipeline: what the router asks, and how to stop it. */
+export interface Pipeline {
+  runtime: LocalRuntime;
+  runner: JobRunner;
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts the revision pipeline of a control plane: serves again what was deployed,
+ * finishes deletions left pending, and claims revision jobs (durable, leased).
+ */
+export async function startPipeline(deps: PipelineDeps): Promise<Pipeline> {
+  const storage = new DeploymentStorage(deps);
+  const runtime = new LocalRuntime(deps, storage);
+  const deleter = new Deleter(deps, runtime, storage);
+  const runner = new JobRunner(deps, runtime);
+  await restoreDeployments(deps, runtime);
+  await deleter.start();
+  await runner.start();
+  const sweep = setInterval(() => deleter.poke(), 5_000);
+  sweep.unref();
+  let stopped: Promise<void> | undefined;
+  return {
+    runtime,
+    runner,
+    stop() {
+      stopped ??= (async () => {
+        clearInterval(sweep);
+        await runner.stop();
+        await deleter.stop();
+        await runtime.close();
+        await storage.close();
+      })();
+      return stopped;
+    },
+  };
+}

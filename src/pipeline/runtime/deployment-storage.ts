@@ -1,0 +1,113 @@
+import { createHash } from "node:crypto";
+import { existsSync, mkdirSync, renameSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { writePgliteTemplate } from "../../storage/pglite.ts";
+import { startSharedPgliteHost, type SharedPgliteHost } from "../../storage/shared-pglite-host.ts";
+import type { PipelineDeps } from "../context.ts";
+
+/**
+ * Where a deployment's threads, runs, assistants and store live. They belong to the
+ * deployment, not to a revision, so every revision's agent processes attach to the same
+ * database:
+ * - with a PostgreSQL server, a schema of its own on it (`deployment_<id>`);
+ * - on the embedded default, a PGlite directory that this control plane opens once and
+ *   shares with the agent processes through a local socket (docs/decisions/0010).
+ */
+export interface StorageAttachment {
+  /** Environment for an agent process. */
+  env: Record<string, string>;
+  /** Arguments for an agent process. */
+  args: string[];
+}
+
+export class DeploymentStorage {
+  private readonly hosts = new Map<string, Promise<SharedPgliteHost>>();
+  private template: Promise<string> | undefined;
+
+  constructor(private readonly deps: PipelineDeps) {}
+
+  async attach(deploymentId: string): Promise<StorageAttachment> {
+    const schema = schemaOf(deploymentId);
+    if (this.deps.databaseUrl) return { env: { SLIPWAY_DATABASE_URL: this.deps.databaseUrl }, args: ["--database-schema", schema] };
+    const host = await this.host(deploymentId);
+    return { env: { SLIPWAY_STORAGE_SOCKET: host.socketPath }, args: [] };
+  }
+
+  /** Drops the deployment's data: its schema, or its embedded database directory. */
+  async remove(deploymentId: string): Promise<void> {
+    if (this.deps.databaseUrl) {
+      await this.deps.db.query(`DROP SCHEMA IF EXISTS ${schemaOf(deploymentId)} CASCADE`);
+      return;
+    }
+    const host = this.hosts.get(deploymentId);
+    this.hosts.delete(deploymentId);
+    await (await host?.catch(() => undefined))?.close();
+    rmSync(this.directory(deploymentId), { recursive: true, force: true });
+  }
+
+  async close(): Promise<void> {
+    const hosts = [...this.hosts.values()];
+    this.hosts.clear();
+    for (const host of hosts) await (await host.catch(() => undefined))?.close();
+  }
+
+  private host(deploymentId: string): Promise<SharedPgliteHost> {
+    let host = this.hosts.get(deploymentId);
+    if (!host) {
+      const dir = this.directory(deploymentId);
+      mkdirSync(dir, { recursive: true, mode: 0o700 });
+      const socketPath = storageSocketPath(this.deps.dataDir, deploymentId);
+      host = this.emptyCluster().then((template) => startSharedPgliteHost({ dataDir: join(dir, "db"), schema: "slipway_agent", socketPath, template }));
+      host.catch(() => this.hosts.delete(deploymentId));
+      this.hosts.set(deploymentId, host);
+    }
+    return host;
+  }
+
+  /**
+   * A new database starts from an empty cluster written once per data directory, instead
+   * of running initdb (seconds of WebAssembly) for every deployment.
+   */
+  private emptyCluster(): Promise<string> {
+    const given = process.env.SLIPWAY_PGLITE_TEMPLATE;
+    if (given && existsSync(given)) return Promise.resolve(given);
+    this.template ??= (async () => {
+      const file = join(this.deps.dataDir, "cache", "pglite-cluster.tar");
+      if (existsSync(file)) return file;
+      mkdirSync(join(this.deps.dataDir, "cache"), { recursive: true });
+      const partial = `${file}.${process.pid}.partial`;
+      await writePgliteTemplate(partial);
+      renameSync(partial, file);
+      return file;
+    })();
+    this.template.catch(() => (this.template = undefined));
+    return this.template;
+  }
+
+  private directory(deploymentId: string): string {
+    return deploymentDirectory(this.deps.dataDir, deploymentId);
+  }
+}
+
+function deploymentDirectory(dataDir: string, deploymentId: string): string {
+  return join(dataDir, "deployments", deploymentId);
+}
+
+/**
+ * Where a deployment's embedded database is served. A socket path must fit in 104 bytes
+ * on every platform: deep data directories use the temp folder instead.
+ */
+export function storageSocketPath(dataDir: string, deploymentId: string): string {
+  const dir = deploymentDirectory(dataDir, deploymentId);
+  const hashed = `slipway-${createHash("sha256").update(dir).digest("hex").slice(0, 16)}`;
+  if (process.platform === "win32") return `\\\\.\\pipe\\${hashed}`;
+  const natural = join(dir, "db.sock");
+  return natural.length < 100 ? natural : join(tmpdir(), `${hashed}.sock`);
+}
+
+/** One schema per deployment on a shared server (a uuid's hex fits PostgreSQL's 63 bytes). */
+export function schemaOf(deploymentId: string): string {
+  return `deployment_${deploymentId.replace(/-/g, "").toLowerCase()}`;
+}
+

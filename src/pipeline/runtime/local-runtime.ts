@@ -1,0 +1,137 @@
+import { randomBytes } from "node:crypto";
+import { childEnv } from "../child-env.ts";
+import type { PipelineDeps } from "../context.ts";
+import type { LogWriter } from "../log-writer.ts";
+import { AgentProcess } from "./agent-process.ts";
+import type { DeploymentStorage } from "./deployment-storage.ts";
+import { RevisionGroup } from "./revision-group.ts";
+
+/** At most this many processes per revision, whatever resource_spec asks. */
+const MAX_PROCESSES = 16;
+
+export interface LaunchSpec {
+  workspaceId: string;
+  deploymentId: string;
+  revisionId: string;
+  build: { directory: string; config_file: string };
+  /** Deployment secrets: the agent processes' environment. */
+  secrets: Record<string, string>;
+  resourceSpec: { min_scale?: number | null; memory_mb?: number | null; memory_limit_mb?: number | null } | null;
+  /** The revision's deploy log. */
+  log: LogWriter;
+}
+
+interface Serving {
+  workspaceId: string;
+  active?: RevisionGroup;
+}
+
+/**
+ * Runs deployments as local `slipway agent` processes on loopback ports, and says which
+ * processes serve each deployment now (the router asks `target`). A new revision is
+ * launched beside the serving one; `promote` switches new requests to it at once and
+ * retires the previous one: it stops claiming runs, keeps its requests (streams of
+ * long runs included) up to the drain timeout, then gets SIGTERM, a grace, and SIGKILL.
+ */
+export class LocalRuntime {
+  private readonly serving = new Map<string, Serving>();
+  private readonly retiring = new Set<Promise<void>>();
+  private readonly launched = new Set<RevisionGroup>();
+
+  constructor(
+    private readonly deps: PipelineDeps,
+    private readonly storage: DeploymentStorage,
+  ) {}
+
+  /** Starts a revision's processes and waits until all answer /ok (or DEPLOY_FAILED). */
+  async launch(spec: LaunchSpec, signal: AbortSignal): Promise<RevisionGroup> {
+    const group = await this.start(spec);
+    try {
+      await group.ready(this.deps.settings.readinessTimeoutMs, signal);
+    } catch (error) {
+      await this.stopGroup(group);
+      throw error;
+    }
+    return group;
+  }
+
+  /** Starts a revision's processes without waiting: a restart serves what was DEPLOYED as soon as it listens. */
+  async start(spec: LaunchSpec): Promise<RevisionGroup> {
+    const { settings } = this.deps;
+    const count = Math.min(MAX_PROCESSES, Math.max(1, spec.resourceSpec?.min_scale ?? 1));
+    const memory = spec.resourceSpec?.memory_limit_mb ?? spec.resourceSpec?.memory_mb;
+    const internalKey = randomBytes(32).toString("base64url");
+    const storage = await this.storage.attach(spec.deploymentId);
+    // The agent's own grace (runs in progress go on, then are handed back) fits inside ours.
+    const agentGrace = Math.max(1, Math.floor(settings.stopGraceMs / 1000) - 3);
+    const env = childEnv({
+      ...spec.secrets,
+      ...storage.env,
+      SLIPWAY_AGENT_API_KEY: internalKey,
+      SLIPWAY_SHUTDOWN_GRACE_SECONDS: String(agentGrace),
+      // resource_spec's memory bounds the heap; the author's own NODE_OPTIONS are kept.
+      NODE_OPTIONS: memory ? [spec.secrets.NODE_OPTIONS, `--max-old-space-size=${memory}`].filter(Boolean).join(" ") : spec.secrets.NODE_OPTIONS,
+    });
+    const args = ["--config", spec.build.config_file, "--host", "127.0.0.1", "--port", "0", ...storage.args];
+    const processes = Array.from(
+      { length: count },
+      (_, index) =>
+        new AgentProcess({ name: `${spec.revisionId.slice(0, 8)}#${index + 1}`, cwd: spec.build.directory, args, env, log: spec.log, serverLog: this.deps.log }),
+    );
+    const group = new RevisionGroup(spec.deploymentId, spec.revisionId, processes, internalKey, spec.log);
+    this.launched.add(group);
+    for (const process_ of processes) process_.start();
+    return group;
+  }
+
+  /** Sends new requests to `group` from now on; the group it replaces is retired. */
+  promote(workspaceId: string, group: RevisionGroup): void {
+    const serving = this.serving.get(group.deploymentId) ?? { workspaceId };
+    const previous = serving.active;
+    serving.active = group;
+    this.serving.set(group.deploymentId, serving);
+    if (previous && previous !== group) this.retire(previous);
+  }
+
+  /** What serves a deployment now, if anything. */
+  target(deploymentId: string): RevisionGroup | undefined {
+    return this.serving.get(deploymentId)?.active;
+  }
+
+  /** Stops every process of a deployment (it is being deleted). */
+  async stopDeployment(deploymentId: string): Promise<void> {
+    const serving = this.serving.get(deploymentId);
+    this.serving.delete(deploymentId);
+    const groups = [...this.launched].filter((g) => g.deploymentId === deploymentId);
+    if (serving?.active && !groups.includes(serving.active)) groups.push(serving.active);
+    await Promise.all(groups.map((g) => this.stopGroup(g)));
+  }
+
+  /** Stops everything (the control plane shuts down). */
+  async close(): Promise<void> {
+    const groups = [...this.launched];
+    this.serving.clear();
+    await Promise.all(groups.map((g) => this.stopGroup(g)));
+    await Promise.all([...this.retiring]);
+  }
+
+  private retire(group: RevisionGroup): void {
+    const { drainTimeoutMs } = this.deps.settings;
+    group.log.info(`Revision replaced: draining (no new runs; requests in flight may take up to ${Math.round(drainTimeoutMs / 1000)} s).`);
+    group.drain();
+    const done = (async () => {
+      const idle = await group.idle(drainTimeoutMs);
+      if (!idle) group.log.line("WARNING", `${group.inFlight} request(s) still open after the drain timeout; stopping anyway.`);
+      await this.stopGroup(group);
+      await group.log.flush();
+    })();
+    this.retiring.add(done);
+    void done.finally(() => this.retiring.delete(done));
+  }
+
+  /** Stops a group that never served (a revision that failed or was interrupted while starting). */
+  async stopGroup(group: RevisionGroup): Promise<void> {
+    this.launched.delete(group);
+    await group.stop(this.deps.settings.stopGraceMs);
+  }
+}

@@ -1,0 +1,87 @@
+import { StepFailure } from "../failure.ts";
+import type { LogWriter } from "../log-writer.ts";
+import type { AgentProcess } from "./agent-process.ts";
+
+/**
+ * The agent processes of one revision (resource_spec.min_scale of them), as the router
+ * sees them: it picks one that listens, round robin, and counts the requests in flight
+ * so that a replaced revision is stopped only once they are done.
+ */
+export class RevisionGroup {
+  inFlight = 0;
+  private next = 0;
+  private idleWaiters: Array<() => void> = [];
+
+  constructor(
+    readonly deploymentId: string,
+    readonly revisionId: string,
+    readonly processes: readonly AgentProcess[],
+    /** The key the router presents to these processes (they accept no other). */
+    readonly internalKey: string,
+    readonly log: LogWriter,
+  ) {}
+
+  /** A listening process, or undefined while none is (starting, restarting). */
+  pick(): AgentProcess | undefined {
+    for (let i = 0; i < this.processes.length; i++) {
+      const candidate = this.processes[(this.next + i) % this.processes.length];
+      if (candidate.url) {
+        this.next = (this.next + i + 1) % this.processes.length;
+        return candidate;
+      }
+    }
+    return undefined;
+  }
+
+  begin(): void {
+    this.inFlight++;
+  }
+
+  end(): void {
+    this.inFlight--;
+    if (this.inFlight === 0) for (const wake of this.idleWaiters.splice(0)) wake();
+  }
+
+  /** Resolves when no request is in flight, or after `timeoutMs`; true if idle. */
+  idle(timeoutMs: number): Promise<boolean> {
+    if (this.inFlight === 0) return Promise.resolve(true);
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => resolve(false), timeoutMs);
+      this.idleWaiters.push(() => {
+        clearTimeout(timer);
+        resolve(true);
+      });
+    });
+  }
+
+  /**
+   * Waits until every process answers /ok (polled every second). After `timeoutMs`, a
+   * DEPLOY_FAILED naming the timeout and what the processes printed last.
+   */
+  async ready(timeoutMs: number, signal: AbortSignal): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      if (signal.aborted) throw signal.reason;
+      const answers = await Promise.all(this.processes.map((p) => p.healthy()));
+      if (answers.every(Boolean)) return;
+      if (Date.now() >= deadline) {
+        const tail = this.log.tail(30);
+        throw new StepFailure(
+          "DEPLOY_FAILED",
+          `Starting the agent server failed: ${answers.filter((ok) => !ok).length} of ${answers.length} process(es) did not answer /ok ` +
+            `within ${Math.round(timeoutMs / 1000)} s (the readiness timeout).` +
+            (tail.length ? `\nLast lines of its output:\n${tail.map((l) => `  ${l}`).join("\n")}` : " It printed nothing."),
+        );
+      }
+      await new Promise((resolve) => setTimeout(resolve, Math.min(1_000, Math.max(50, deadline - Date.now()))));
+    }
+  }
+
+  drain(): void {
+    for (const process of this.processes) process.drain();
+  }
+
+  async stop(graceMs: number): Promise<void> {
+    await Promise.all(this.processes.map((p) => p.stop(graceMs)));
+  }
+}

@@ -1,0 +1,46 @@
+import { afterEach, describe, expect, it } from "vitest";
+import { queueAnnouncement, runsChannel } from "../../src/agentserver/queue/channels.ts";
+import { WorkerPool } from "../../src/agentserver/queue/worker-pool.ts";
+import type { Database } from "../../src/storage/database.ts";
+import { openDatabase } from "../../src/storage/open.ts";
+import { freshBackend } from "../support/backends.ts";
+
+/**
+ * A run delayed by more than setTimeout can hold (2^31 - 1 ms, about 24.8 days; the
+ * API allows `after_seconds` up to 100 years): the pool must wait, not ask the database
+ * in a loop because the timer fired at once.
+ */
+describe("a run delayed beyond what a timer holds", () => {
+  const cleanup: Array<() => Promise<void>> = [];
+  afterEach(async () => {
+    for (const step of cleanup.splice(0).reverse()) await step();
+  });
+
+  it("is not claimed over and over while it waits", async () => {
+    const target = freshBackend("pglite", "delay");
+    const db = await openDatabase({ dataDir: target.dataDir, schema: target.schema, component: "agent" });
+    cleanup.push(() => db.close());
+    let claims = 0;
+    const counted: Database = {
+      ...db,
+      query: async (sql, params) => {
+        if (sql.includes("WITH candidate")) claims++;
+        return db.query(sql, params);
+      },
+    };
+    const pool = new WorkerPool(counted, async () => undefined, { workers: 2, leaseSeconds: 30, exclusiveStorage: true }, { warn: () => undefined, error: () => undefined });
+    cleanup.push(() => pool.stop(100));
+    await pool.start();
+    const delay = 30 * 24 * 3600;
+    const assistant = crypto.randomUUID();
+    const thread = crypto.randomUUID();
+    const run = crypto.randomUUID();
+    await db.query("INSERT INTO assistants (assistant_id, graph_id, name) VALUES ($1, 'g', 'n')", [assistant]);
+    await db.query("INSERT INTO threads (thread_id, status) VALUES ($1, 'busy')", [thread]);
+    await db.query("INSERT INTO runs (run_id, thread_id, assistant_id, kwargs, available_at) VALUES ($1, $2, $3, '{}', now() + make_interval(secs => $4))", [run, thread, assistant, delay]);
+    const before = claims;
+    await db.notify(runsChannel(db.schema), queueAnnouncement(run, delay, thread));
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    expect(claims - before).toBeLessThan(5);
+  });
+});

@@ -1,0 +1,167 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { Client } from "@langchain/langgraph-sdk";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { BACKENDS } from "../support/backends.ts";
+import { startControlPlane, type ControlPlaneProcess } from "../support/control-plane-process.ts";
+import { startGitDaemon, TestRepository, type GitServer } from "../support/git-server.ts";
+import { api, type Api } from "./api.ts";
+import { sampleFiles, writeSampleProject } from "./sample-project.ts";
+
+/**
+ * The revision pipeline end to end, with real parts only: a git daemon on loopback
+ * serving the example agent, the real `slipway up` (embedded PGlite, or PostgreSQL),
+ * real `npm ci`, real agent processes, and the official SDK at the deployment's URL.
+ */
+const SLOW = 900_000;
+const SECRET = "hello-secret-value-42";
+const text = (values: unknown) => ((values as { messages?: Array<{ content: unknown }> }).messages ?? []).map((m) => m.content);
+const message = (content: string) => ({ messages: [{ role: "human", content }] });
+
+describe.each(BACKENDS)("a deployment from git, on %s", (backend) => {
+  let root: string;
+  let git: GitServer;
+  let repo: TestRepository;
+  let cp: ControlPlaneProcess;
+  let cpApi: Api;
+  let firstCommit: string;
+
+  beforeAll(async () => {
+    root = mkdtempSync(join(tmpdir(), "slipway-deploy-git-"));
+    repo = new TestRepository(join(root, "repos"), "agent");
+    writeSampleProject(repo.work, "v1");
+    firstCommit = repo.commit({}, "v1");
+    git = await startGitDaemon(join(root, "repos"));
+    const storage = backend === "postgres" ? ["--database-url", inject("databaseUrl")] : [];
+    cp = await startControlPlane(["--data-dir", join(root, "cp"), ...storage], {
+      SLIPWAY_CONTROL_SCHEMA: `cp_${Math.random().toString(36).slice(2, 10)}`,
+      SLIPWAY_GIT_ALLOW_HOSTS: "127.0.0.1",
+      SLIPWAY_PACKAGE_CACHE: join(tmpdir(), "slipway-test-package-cache"),
+      SLIPWAY_STOP_GRACE_SECONDS: "6",
+      SLIPWAY_DATABASE_URL: undefined,
+    });
+    cpApi = api(cp);
+  }, 120_000);
+
+  afterAll(async () => {
+    await cp?.kill("SIGTERM");
+    await git?.stop();
+    rmSync(root, { recursive: true, force: true });
+  });
+
+  it(
+    "builds and serves it, switches to a new commit without a failed request, redeploys the first build, and deletes it",
+    async () => {
+      // ── create → DEPLOYED ─────────────────────────────────────────────────────────
+      const created = await cpApi.call("POST", "/v2/deployments", {
+        name: "agent",
+        source: "github",
+        source_config: { repo_url: git.url("agent"), deployment_type: "dev", build_on_push: false },
+        source_revision_config: { repo_ref: "main", langgraph_config_path: "langgraph.json" },
+        secrets: [{ name: "GREETING", value: SECRET }],
+      });
+      expect(created.status).toBe(201);
+      const deployment = created.body;
+      expect(deployment.status).toBe("AWAITING_DATABASE");
+      const first = await cpApi.waitForRevision(deployment.id, deployment.latest_revision_id);
+      expect(first.status).toBe("DEPLOYED");
+      expect(first.source_revision_config.repo_commit_sha).toBe(firstCommit);
+      const ready = (await cpApi.call("GET", `/v2/deployments/${deployment.id}`)).body;
+      expect(ready).toMatchObject({ status: "READY", active_revision_id: first.id });
+      const buildLog = await cpApi.logs(deployment.id, first.id, "build");
+      expect(buildLog.join("\n")).toContain("Installing dependencies with `npm ci` (package-lock.json found)");
+      const deployLog = await cpApi.logs(deployment.id, first.id, "deploy");
+      expect([...buildLog, ...deployLog].join("\n")).not.toContain(SECRET);
+
+      // ── the deployment's URL, with the official SDK and the workspace key ─────────
+      const client = new Client({ apiUrl: deployment.url, apiKey: cp.apiKey });
+      expect(await client.runs.wait(null, "whoami", { input: {} })).toMatchObject({ version: "v1", greeting: SECRET });
+      const thread = await client.threads.create();
+      await client.runs.create(thread.thread_id, "agent", { input: message("one") });
+      const second = await client.runs.create(thread.thread_id, "agent", { input: message("two") });
+      await client.runs.join(thread.thread_id, second.run_id);
+      expect(text((await client.threads.getState(thread.thread_id)).values)).toEqual(["one", "You said: one", "two", "You said: two"]);
+      const events: string[] = [];
+      for await (const part of client.runs.stream(null, "agent", { input: message("streamed"), streamMode: ["updates", "messages-tuple"] })) events.push(part.event);
+      expect(events[0]).toBe("metadata");
+      expect(events).toContain("updates");
+      expect(events.filter((event) => event.startsWith("messages")).length).toBeGreaterThan(1);
+      const joined: string[] = [];
+      const other = await client.threads.create();
+      const background = await client.runs.create(other.thread_id, "slow", { input: { steps: 3, delay_ms: 200 }, streamMode: ["values"], streamResumable: true });
+      for await (const part of client.runs.joinStream(other.thread_id, background.run_id, { streamMode: ["values"] })) joined.push(part.event);
+      expect(joined).toContain("values");
+
+      // The agent processes listen on loopback and take only the router's key.
+      const processUrl = /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(deployLog.join("\n"))?.[1];
+      expect(processUrl).toBeDefined();
+      expect((await fetch(`${processUrl}/threads/search`, { method: "POST", headers: { "x-api-key": cp.apiKey!, "content-type": "application/json" }, body: "{}" })).status).toBe(403);
+      expect((await fetch(`${deployment.url}/threads/search`, { method: "POST", headers: { "content-type": "application/json" }, body: "{}" })).status).toBe(401);
+
+      // ── a new commit, deployed while clients keep calling ─────────────────────────
+      const secondCommit = repo.commit({ "src/version.ts": sampleFiles("v2")["src/version.ts"] }, "v2");
+      const longThread = await client.threads.create();
+      const longRun = (async () => {
+        let last: unknown;
+        for await (const part of client.runs.stream(longThread.thread_id, "slow", { input: { steps: 12, delay_ms: 1_000 }, streamMode: ["values"] })) {
+          if (part.event === "values") last = part.data;
+        }
+        return last as { ticks: number[] };
+      })();
+      const statuses = new Map<number, number>();
+      const versions = new Set<string>();
+      let stop = false;
+      const loop = (async () => {
+        while (!stop) {
+          const answer = await fetch(`${deployment.url}/runs/wait`, {
+            method: "POST",
+            headers: { "x-api-key": cp.apiKey!, "content-type": "application/json" },
+            body: JSON.stringify({ assistant_id: "whoami", input: {} }),
+          }).catch((error: Error) => ({ status: 0, json: async () => ({ error: error.message }) }));
+          statuses.set(answer.status, (statuses.get(answer.status) ?? 0) + 1);
+          const body = (await answer.json()) as { version?: string };
+          if (body.version) versions.add(body.version);
+          const read = await fetch(`${deployment.url}/threads/${thread.thread_id}`, { headers: { "x-api-key": cp.apiKey! } }).catch(() => ({ status: 0, text: async () => "" }));
+          statuses.set(read.status, (statuses.get(read.status) ?? 0) + 1);
+          await read.text();
+        }
+      })();
+      await new Promise((resolve) => setTimeout(resolve, 1_000));
+      const patched = await cpApi.call("PATCH", `/v2/deployments/${deployment.id}`, { source_revision_config: { repo_ref: "main" } });
+      expect(patched.status).toBe(200);
+      const next = await cpApi.waitForRevision(deployment.id, patched.body.latest_revision_id);
+      expect(next.status).toBe("DEPLOYED");
+      expect(next.source_revision_config.repo_commit_sha).toBe(secondCommit);
+      await new Promise((resolve) => setTimeout(resolve, 2_000));
+      stop = true;
+      await loop;
+      expect(Object.fromEntries(statuses)).toEqual({ 200: expect.any(Number) });
+      expect([...versions].sort()).toEqual(["v1", "v2"]);
+      expect((await longRun).ticks).toHaveLength(12);
+      expect(text((await client.threads.getState(thread.thread_id)).values)).toEqual(["one", "You said: one", "two", "You said: two"]);
+      expect(await client.runs.wait(null, "whoami", { input: {} })).toMatchObject({ version: "v2" });
+
+      // ── redeploy the first revision: its build, no install ────────────────────────
+      const redeployed = await cpApi.call("POST", `/v2/deployments/${deployment.id}/revisions/${first.id}/redeploy`);
+      expect(redeployed.status).toBe(200);
+      const third = await cpApi.waitForRevision(deployment.id, redeployed.body.latest_revision_id);
+      expect(third.status).toBe("DEPLOYED");
+      const thirdLog = (await cpApi.logs(deployment.id, third.id, "build")).join("\n");
+      expect(thirdLog).not.toContain("Installing dependencies");
+      expect(thirdLog).toContain(`Using build`);
+      expect(await client.runs.wait(null, "whoami", { input: {} })).toMatchObject({ version: "v1" });
+
+      // ── delete: 204, the URL 404s, the processes stop ─────────────────────────────
+      const lastProcess = /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec((await cpApi.logs(deployment.id, third.id, "deploy")).join("\n"))![1];
+      expect((await cpApi.call("DELETE", `/v2/deployments/${deployment.id}`)).status).toBe(204);
+      expect((await fetch(`${deployment.url}/ok`, { headers: { "x-api-key": cp.apiKey! } })).status).toBe(404);
+      for (let i = 0; i < 120 && (await cpApi.call("GET", `/v2/deployments/${deployment.id}`)).status !== 404; i++) {
+        await new Promise((resolve) => setTimeout(resolve, 250));
+      }
+      expect((await cpApi.call("GET", `/v2/deployments/${deployment.id}`)).status).toBe(404);
+      await expect(fetch(`${lastProcess}/ok`)).rejects.toThrow();
+    },
+    SLOW,
+  );
+});
