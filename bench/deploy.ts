@@ -63,6 +63,7 @@ async function main() {
       if (created.status !== 201) throw new Error(`create answered ${created.status}: ${JSON.stringify(created.body)}`);
       const revision = await cpApi.waitForRevision(created.body.id, created.body.latest_revision_id, { timeoutMs: 900_000 });
       if (revision.status !== "DEPLOYED") throw new Error(`${name}: ${revision.status}: ${revision.status_message}`);
+      await printTimeline(cp!, created.body.id, revision.id, Date.now() - (performance.now() - started));
       return { seconds: (performance.now() - started) / 1000, deployment: created.body, revision };
     };
     const cold = await deploy("bench-cold");
@@ -89,6 +90,20 @@ async function main() {
     await cp?.kill("SIGTERM");
     await git.stop();
   }
+}
+
+/** Where a deploy's time went: its build and deploy log lines, in seconds after the POST (stderr). */
+async function printTimeline(target: ControlPlaneProcess, deploymentId: string, revisionId: string, postedAt: number) {
+  const lines: { at: number; type: string; message: string }[] = [];
+  for (const type of ["build", "deploy"]) {
+    const response = await fetch(`${target.url}/v2/deployments/${deploymentId}/revisions/${revisionId}/logs?type=${type}&limit=1000`, {
+      headers: { "x-api-key": target.apiKey!, "x-tenant-id": target.workspaceId! },
+    });
+    const page = (await response.json()) as { logs: { timestamp: string; message: string }[] };
+    for (const entry of page.logs) lines.push({ at: Date.parse(entry.timestamp) - postedAt, type, message: entry.message });
+  }
+  lines.sort((a, b) => a.at - b.at);
+  for (const line of lines) console.error(`  +${(line.at / 1000).toFixed(1)} s [${line.type}] ${line.message.slice(0, 160)}`);
 }
 
 function report(figures: { cold: number; warm: number; switched: { requests: number; failed: number; seconds: number }; router: RouterComparison }) {

@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Client } from "@langchain/langgraph-sdk";
@@ -70,7 +70,8 @@ describe.each(BACKENDS)("a deployment from git, on %s", (backend) => {
       const ready = (await cpApi.call("GET", `/v2/deployments/${deployment.id}`)).body;
       expect(ready).toMatchObject({ status: "READY", active_revision_id: first.id });
       const buildLog = await cpApi.logs(deployment.id, first.id, "build");
-      expect(buildLog.join("\n")).toContain("Installing dependencies with `npm ci` (package-lock.json found)");
+      // Installed, or linked from the layer an earlier build of the same lock file left in the shared cache.
+      expect(buildLog.join("\n")).toMatch(/Installing dependencies with `npm ci` \(package-lock\.json found\)|Installing dependencies: linked the tree that `npm ci` installed before for the same package-lock\.json/);
       const deployLog = await cpApi.logs(deployment.id, first.id, "deploy");
       expect([...buildLog, ...deployLog].join("\n")).not.toContain(SECRET);
 
@@ -102,13 +103,13 @@ describe.each(BACKENDS)("a deployment from git, on %s", (backend) => {
       // ── a new commit, deployed while clients keep calling ─────────────────────────
       const secondCommit = repo.commit({ "src/version.ts": sampleFiles("v2")["src/version.ts"] }, "v2");
       const longThread = await client.threads.create();
-      const longRun = (async () => {
+      const follow = async (runId: string, lastEventId?: string) => {
         let last: unknown;
-        for await (const part of client.runs.stream(longThread.thread_id, "slow", { input: { steps: 12, delay_ms: 1_000 }, streamMode: ["values"] })) {
+        for await (const part of client.runs.joinStream(longThread.thread_id, runId, { streamMode: ["values"], lastEventId })) {
           if (part.event === "values") last = part.data;
         }
         return last as { ticks: number[] };
-      })();
+      };
       const statuses = new Map<number, number>();
       const versions = new Set<string>();
       let stop = false;
@@ -130,15 +131,36 @@ describe.each(BACKENDS)("a deployment from git, on %s", (backend) => {
       await new Promise((resolve) => setTimeout(resolve, 1_000));
       const patched = await cpApi.call("PATCH", `/v2/deployments/${deployment.id}`, { source_revision_config: { repo_ref: "main" } });
       expect(patched.status).toBe(200);
+      // A run that starts on the old revision just before the switch and lasts well after it,
+      // with its stream open through the switch.
+      await cpApi.waitForRevision(deployment.id, patched.body.latest_revision_id, { until: (status) => status === "DEPLOYING" || status.includes("FAILED") });
+      // It lasts until the test writes its release file, however long the switch takes here.
+      const release = join(root, "release-long-run");
+      const long = await client.runs.create(longThread.thread_id, "slow", {
+        input: { steps: 1, delay_ms: 500, release_file: release },
+        config: { recursion_limit: 2_000 },
+        streamMode: ["values"],
+        streamResumable: true,
+      });
+      const longRun = follow(long.run_id);
       const next = await cpApi.waitForRevision(deployment.id, patched.body.latest_revision_id);
       expect(next.status).toBe("DEPLOYED");
+      // Resumed on the new revision from the start (Last-Event-ID -1), while the old one still runs it.
+      expect((await client.runs.get(longThread.thread_id, long.run_id)).status).toBe("running");
+      const resumed = follow(long.run_id, "-1");
+      await new Promise((resolve) => setTimeout(resolve, 1_500));
+      writeFileSync(release, "");
       expect(next.source_revision_config.repo_commit_sha).toBe(secondCommit);
+      // A new commit with the same lock file and package.json: no second install.
+      expect((await cpApi.logs(deployment.id, next.id, "build")).join("\n")).toMatch(/Installing dependencies: linked the tree that `npm ci` installed before/);
       await new Promise((resolve) => setTimeout(resolve, 2_000));
       stop = true;
       await loop;
       expect(Object.fromEntries(statuses)).toEqual({ 200: expect.any(Number) });
       expect([...versions].sort()).toEqual(["v1", "v2"]);
-      expect((await longRun).ticks).toHaveLength(12);
+      const ticks = (await longRun).ticks;
+      expect(ticks.length).toBeGreaterThan(3);
+      expect((await resumed).ticks).toEqual(ticks);
       expect(text((await client.threads.getState(thread.thread_id)).values)).toEqual(["one", "You said: one", "two", "You said: two"]);
       expect(await client.runs.wait(null, "whoami", { input: {} })).toMatchObject({ version: "v2" });
 

@@ -28,8 +28,14 @@ export function startControlPlane(args: string[], env: Record<string, string | u
   });
   let output = "";
   const found: { apiKey?: string; workspaceId?: string } = {};
+  let stopping = false;
+  // A control plane that dies on its own fails the test later, far from the cause: tell it here.
+  child.once("exit", (code, signal) => {
+    if (!stopping) process.stderr.write(`slipway up (pid ${child.pid}) exited unexpectedly (${code ?? signal}); its last output:\n${output.slice(-12_000)}\n`);
+  });
   const kill = (signal: NodeJS.Signals = "SIGTERM") =>
     new Promise<void>((resolve) => {
+      stopping = true;
       if (child.exitCode !== null || child.signalCode !== null) return resolve();
       child.once("exit", () => resolve());
       child.kill(signal);

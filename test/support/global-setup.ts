@@ -15,13 +15,15 @@ export default async function setup(project: TestProject) {
   // through os.tmpdir() (PGlite directories, fixture copies, the servers' files) goes
   // under it, in the test workers and in the processes they start, which inherit TMPDIR.
   // A suite that forgets to clean up then leaks nothing past the run.
-  const runRoot = mkdtempSync(join(tmpdir(), "slipway-run-"));
+  const systemTmp = tmpdir();
+  const runRoot = mkdtempSync(join(systemTmp, "slipway-run-"));
   process.env.TMPDIR = runRoot;
   let ownDir: string | undefined;
   let databaseUrl = process.env.SLIPWAY_TEST_DATABASE_URL;
   let redisUrl = process.env.SLIPWAY_TEST_REDIS_URL;
   if (!databaseUrl || !redisUrl) {
-    ownDir = mkdtempSync(join(tmpdir(), "slipway-services-"));
+    // Not under runRoot (mode 0700): as root, PostgreSQL runs as the postgres user, which must reach it.
+    ownDir = mkdtempSync(join(systemTmp, "slipway-services-"));
     const output = execFileSync("bash", ["scripts/test-services.sh", "start", ownDir], { encoding: "utf8" });
     for (const line of output.split("\n")) {
       const [key, ...rest] = line.split("=");

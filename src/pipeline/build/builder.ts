@@ -1,11 +1,12 @@
 import { createHash } from "node:crypto";
 import { existsSync, mkdirSync, renameSync, rmSync } from "node:fs";
-import { delimiter, join, relative } from "node:path";
+import { basename, delimiter, join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 import { childEnv, packageCacheEnv } from "../child-env.ts";
 import type { PipelineDeps } from "../context.ts";
 import { StepFailure, commandFailure } from "../failure.ts";
 import type { LogWriter } from "../log-writer.ts";
+import { installLayerKey, restoreInstallLayer, saveInstallLayer } from "./install-layer.ts";
 import { planInstall, resolveManager } from "./package-manager.ts";
 import { inspectProject } from "./project.ts";
 import * as repo from "./repository.ts";
@@ -71,6 +72,8 @@ export async function buildSource(deps: PipelineDeps, target: BuildTarget, sourc
     if (plan.manager === "none") {
       log.info(`Nothing to install: ${plan.reason} in ${installDirShown}.`);
     } else {
+      // pnpm's store setting is one npm does not know, and warns about in every build log.
+      if (plan.manager === "npm") delete env.npm_config_store_dir;
       const argv = resolveManager(plan.argv, (program) => onPath(program, env.PATH));
       if (!argv) {
         throw new StepFailure(
@@ -79,9 +82,15 @@ export async function buildSource(deps: PipelineDeps, target: BuildTarget, sourc
             `Install ${plan.argv[0]}, or set source_config.install_command.`,
         );
       }
-      log.info(`Installing dependencies with \`${argv.join(" ")}\` (${plan.reason}) in ${installDirShown} (${project.installReason}).`);
-      const outcome = await runCommand(argv[0], argv.slice(1), { cwd: project.installDir, env, output: (line) => log.info(line), signal, timeoutMs: 30 * 60_000 });
-      if (outcome.code !== 0) throw commandFailure("BUILD_FAILED", "Installing dependencies", argv.join(" "), outcome, log.tail(20));
+      const layer = installLayerKey(plan, project.installDir, recipe.buildCommand);
+      if (layer && (await restoreInstallLayer(cache, layer, project.installDir))) {
+        log.info(`Installing dependencies: linked the tree that \`${argv.join(" ")}\` installed before for the same ${basename(plan.lockFile!)} and package.json (layer ${layer}).`);
+      } else {
+        log.info(`Installing dependencies with \`${argv.join(" ")}\` (${plan.reason}) in ${installDirShown} (${project.installReason}).`);
+        const outcome = await runCommand(argv[0], argv.slice(1), { cwd: project.installDir, env, output: (line) => log.info(line), signal, timeoutMs: 30 * 60_000 });
+        if (outcome.code !== 0) throw commandFailure("BUILD_FAILED", "Installing dependencies", argv.join(" "), outcome, log.tail(20));
+        if (layer) await saveInstallLayer(cache, layer, project.installDir);
+      }
     }
   }
   if (recipe.buildCommand) {

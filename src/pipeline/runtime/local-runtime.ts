@@ -43,6 +43,15 @@ export class LocalRuntime {
     private readonly storage: DeploymentStorage,
   ) {}
 
+  /**
+   * Opens the deployment's storage ahead of its first launch (an embedded database takes a
+   * few seconds to open), so that it is ready by the time the build is. A failure here is
+   * met again, and reported, by the launch.
+   */
+  prepareStorage(deploymentId: string): void {
+    void this.storage.attach(deploymentId).catch(() => undefined);
+  }
+
   /** Starts a revision's processes and waits until all answer /ok (or DEPLOY_FAILED). */
   async launch(spec: LaunchSpec, signal: AbortSignal): Promise<RevisionGroup> {
     const group = await this.start(spec);
