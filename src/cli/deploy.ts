@@ -5,7 +5,7 @@ import type { ControlPlaneClient } from "../client/index.ts";
 import type { Deployment, SecretInput } from "../controlplane/deployments/schemas.ts";
 import { sessionAction, type Session } from "./support/action.ts";
 import { connectionOptions } from "./support/connection.ts";
-import { CliFailure, EXIT, UsageError } from "./support/exit.ts";
+import { CliFailure, EXIT, EXIT_CODES_HELP, UsageError } from "./support/exit.ts";
 import { note } from "./support/output.ts";
 import type { Reporter } from "./support/progress.ts";
 import { deploymentNamed, findIntegration } from "./support/resolve.ts";
@@ -31,7 +31,11 @@ export function registerDeployCommand(program: CommandType): void {
     .option("--env-file <path>", "secrets from a .env file; replaces the deployment's secrets")
     .option("--build-on-push", "with --repo: build a new revision on each push to the ref")
     .option("--detach", "return as soon as the revision is created, without waiting")
-    .option("--json", "JSON lines on stdout: step, status_change, log, heartbeat, result");
+    .option("--json", "JSON lines on stdout: step, status_change, log, heartbeat, result")
+    .addHelpText(
+      "after",
+      `${EXIT_CODES_HELP}\n\nExamples:\n  slipway deploy examples/agent\n  slipway deploy --repo https://github.com/me/agent.git --ref main --secret OPENAI_API_KEY\n  slipway deploy . --json --timeout 600 > events.jsonl`,
+    );
   waitOptions(deploy, false).action(sessionAction("deploy", (session, dir?: string) => runDeploy(session, dir)));
   program.addCommand(deploy);
 }
@@ -72,6 +76,11 @@ async function fromDirectory(client: ControlPlaneClient, dirArg: string, flags: 
   const name: string = flags.name ?? basename(dir);
   const warn = (text: string) => note(`slipway deploy: warning: ${text}`);
 
+  // Asked first: a wrong key or address shows before any packing.
+  let deployment = await deploymentNamed(client, name);
+  if (deployment && deployment.source !== "internal_source") {
+    throw new CliFailure(`deployment '${name}' builds from ${deployment.source_config.repo_url ?? deployment.source}: deploy it with --repo, or give this one another --name`, EXIT.usage);
+  }
   reporter.step("pack", `Packing ${dirArg} (${configPath})`);
   const packed = await packProject(dir, { warn });
   try {
@@ -85,10 +94,6 @@ async function fromDirectory(client: ControlPlaneClient, dirArg: string, flags: 
     }
     reporter.step("pack", `Packed ${packed.files.length} files (${formatBytes(packed.bytes)})`, { files: packed.files.length, bytes: packed.bytes });
 
-    let deployment = await deploymentNamed(client, name);
-    if (deployment && deployment.source !== "internal_source") {
-      throw new CliFailure(`deployment '${name}' builds from ${deployment.source_config.repo_url ?? deployment.source}: deploy it with --repo, or give this one another --name`, EXIT.usage);
-    }
     const existed = deployment !== undefined;
     if (!deployment) {
       deployment = await client.deployments.create({

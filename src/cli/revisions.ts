@@ -4,7 +4,7 @@ import { REVISION_STATUSES } from "../controlplane/revisions/state-machine.ts";
 import { sessionAction } from "./support/action.ts";
 import { connectionOptions } from "./support/connection.ts";
 import { count, printRevision } from "./support/deployment-body.ts";
-import { UsageError } from "./support/exit.ts";
+import { EXIT_CODES_HELP, UsageError } from "./support/exit.ts";
 import { note, printData, printJson, printTable } from "./support/output.ts";
 import { reporterFor, waitAndReport, waitOptions } from "./support/report.ts";
 import { findDeployment, revisionOf } from "./support/resolve.ts";
@@ -60,6 +60,7 @@ export function registerRevisionsCommand(program: CommandType): void {
       .argument("<deployment>", "id or name")
       .argument("[revision]", REVISION_ARG)
       .option("--json", "JSON lines on stdout: status_change, log, heartbeat, result")
+      .addHelpText("after", EXIT_CODES_HELP)
       .action(
         sessionAction("revisions wait", async ({ client, flags }, idOrName: string, revisionArg?: string) => {
           const startedAt = Date.now();

@@ -35,3 +35,14 @@ export class CliFailure extends Error {
     super(message);
   }
 }
+
+/** The exit codes as `--help` of the waiting commands shows them. */
+export const EXIT_CODES_HELP = `
+Exit codes:
+  0    deployed
+  1    the revision failed (*_FAILED: its status_message and log tail are printed), or the server refused the request
+  2    usage error
+  3    timeout: --timeout passed, or the agent did not get ready within the control plane's readiness timeout
+  4    the revision was interrupted or superseded (INTERRUPTED, SKIPPED)
+  5    cannot reach the server, or it refuses the API key or workspace
+  130  Ctrl-C stopped the waiting (the revision goes on on the server)`;

@@ -22,7 +22,6 @@ import type { UploadUrl } from "./schemas.ts";
 export const UPLOAD_URL_TTL_MS = 60 * 60 * 1000;
 export const MAX_UPLOAD_BYTES = 200 * 1024 * 1024;
 
-
 export async function createUploadUrl(deps: ControlPlaneDeps, workspaceId: string, deploymentId: string): Promise<UploadUrl> {
   const deployment = await findDeployment(deps.db, workspaceId, deploymentId);
   if (!deployment) throw deploymentNotFound(deploymentId);
