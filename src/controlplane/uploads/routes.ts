@@ -2,24 +2,11 @@ import { Readable } from "node:stream";
 import { Type, type Static } from "@sinclair/typebox";
 import { requireTenant, type RegisterRoutes } from "../context.ts";
 import { DeploymentIdParams } from "../deployments/schemas.ts";
-import { errorResponses, Uuid } from "../deployments/wire.ts";
+import { errorResponses } from "../deployments/wire.ts";
+import { UploadParams, UploadQuery, UploadReceived, UploadUrl } from "./schemas.ts";
 import { createUploadUrl, receiveUpload } from "./service.ts";
 
 const tags = ["Deployments (v2)"];
-
-const UploadUrl = Type.Object(
-  {
-    upload_url: Type.String({ description: "PUT the gzipped tarball here, within an hour; the URL is its own credential." }),
-    object_path: Type.String({ description: "Give it as source_revision_config.source_tarball_path once uploaded." }),
-  },
-  { title: "UploadUrl" },
-);
-
-const UploadParams = Type.Object({ deployment_id: Uuid(), upload_id: Uuid() });
-const UploadQuery = Type.Object({
-  expires: Type.Integer({ minimum: 0, description: "Expiry, in milliseconds since the epoch (part of the signed URL)." }),
-  signature: Type.String({ minLength: 1, maxLength: 200 }),
-});
 
 /** The archive types a PUT may declare; the body reaches the handler as a stream. */
 const ARCHIVE_TYPES = ["application/gzip", "application/x-gzip", "application/x-tar", "application/x-gtar", "application/x-compressed-tar", "application/octet-stream"];
@@ -59,7 +46,7 @@ export const registerUploadRoutes: RegisterRoutes = (app, deps) => {
         params: UploadParams,
         querystring: UploadQuery,
         response: {
-          200: Type.Object({ object_path: Type.String(), size_bytes: Type.Integer(), sha256: Type.String() }, { title: "UploadReceived" }),
+          200: UploadReceived,
           ...errorResponses(401, 404, 409, 413, 422),
         },
       },

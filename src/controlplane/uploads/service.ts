@@ -9,6 +9,7 @@ import type { ControlPlaneDeps } from "../context.ts";
 import { findDeployment } from "../deployments/repository.ts";
 import { deploymentNotFound } from "../revisions/service.ts";
 import * as repo from "./repository.ts";
+import type { UploadUrl } from "./schemas.ts";
 
 /**
  * Sources uploaded from a local directory, as the vendor's `deploy` does: the client asks
@@ -20,11 +21,6 @@ import * as repo from "./repository.ts";
  */
 export const UPLOAD_URL_TTL_MS = 60 * 60 * 1000;
 export const MAX_UPLOAD_BYTES = 200 * 1024 * 1024;
-
-export interface UploadUrl {
-  upload_url: string;
-  object_path: string;
-}
 
 export async function createUploadUrl(deps: ControlPlaneDeps, workspaceId: string, deploymentId: string): Promise<UploadUrl> {
   const deployment = await findDeployment(deps.db, workspaceId, deploymentId);

@@ -1,0 +1,62 @@
+import type { ControlPlaneClient } from "../../client/index.ts";
+import { ControlPlaneError } from "../../client/index.ts";
+import type { Deployment } from "../../controlplane/deployments/schemas.ts";
+import type { GithubIntegration } from "../../controlplane/integrations/schemas.ts";
+import { CliFailure } from "./exit.ts";
+
+/** Commands name deployments and integrations by id or by name, as people remember them. */
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+export const isUuid = (text: string) => UUID.test(text);
+
+/** Every deployment of the workspace whose name contains `text`, all pages. */
+export async function listDeployments(client: ControlPlaneClient, query: { name_contains?: string; status?: Deployment["status"] } = {}): Promise<Deployment[]> {
+  const all: Deployment[] = [];
+  for (let offset = 0; ; ) {
+    const page = await client.deployments.list({ ...query, limit: 100, offset });
+    all.push(...page.resources);
+    if (page.resources.length < 100) return all;
+    offset = page.offset;
+  }
+}
+
+/** The deployment named exactly `name`, or undefined. */
+export async function deploymentNamed(client: ControlPlaneClient, name: string): Promise<Deployment | undefined> {
+  return (await listDeployments(client, { name_contains: name })).find((d) => d.name === name);
+}
+
+export async function findDeployment(client: ControlPlaneClient, idOrName: string): Promise<Deployment> {
+  if (isUuid(idOrName)) {
+    try {
+      return await client.deployments.get(idOrName);
+    } catch (error) {
+      if (!(error instanceof ControlPlaneError && error.status === 404)) throw error;
+    }
+  }
+  const named = await deploymentNamed(client, idOrName);
+  if (!named) throw new CliFailure(`no deployment named or with id '${idOrName}' in this workspace (\`slipway deployments list\` shows them)`);
+  return named;
+}
+
+/** A revision argument: an id, `latest` (the default) or `active` (the one serving). */
+export function revisionOf(deployment: Deployment, arg: string | undefined): string {
+  if (arg === undefined || arg === "latest") {
+    if (!deployment.latest_revision_id) throw new CliFailure(`deployment '${deployment.name}' has no revision yet`);
+    return deployment.latest_revision_id;
+  }
+  if (arg === "active") {
+    if (!deployment.active_revision_id) throw new CliFailure(`deployment '${deployment.name}' has no revision serving (none is DEPLOYED)`);
+    return deployment.active_revision_id;
+  }
+  return arg;
+}
+
+export async function findIntegration(client: ControlPlaneClient, idOrName: string): Promise<GithubIntegration> {
+  const all = await client.integrations.list();
+  const found = all.find((i) => i.id === idOrName.toLowerCase()) ?? all.find((i) => i.name === idOrName);
+  if (!found) {
+    const names = all.map((i) => i.name).join(", ") || "none yet: add one with `slipway integrations add`";
+    throw new CliFailure(`no integration named or with id '${idOrName}' in this workspace (integrations: ${names})`);
+  }
+  return found;
+}
