@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -42,11 +42,26 @@ describe("graph schema extraction: time bound and saved file", () => {
     writeFileSync(source, "export const graph = 1;\n");
     const cacheFile = join(dir, "graph-schemas.json");
     const own = [{ graphId: "g", file: source, exportName: "graph" }];
-    saveExtraction(cacheFile, own, { graphs: { g: { "": { state: { type: "object" } } } }, problems: {}, files: [source] });
-    expect(readSavedExtraction(cacheFile, own)?.graphs.g).toEqual({ "": { state: { type: "object" } } });
-    expect(readSavedExtraction(cacheFile, [{ ...own[0]!, exportName: "other" }])).toBeUndefined();
+    saveExtraction(cacheFile, own, { graphs: { g: { "": { state: { type: "object" } } } }, problems: {}, files: [source] }, dir);
+    expect(readSavedExtraction(cacheFile, own, dir)?.graphs.g).toEqual({ "": { state: { type: "object" } } });
+    expect(readSavedExtraction(cacheFile, [{ ...own[0]!, exportName: "other" }], dir)).toBeUndefined();
     writeFileSync(source, "export const graph = 2;\n");
-    expect(readSavedExtraction(cacheFile, own)).toBeUndefined();
+    expect(readSavedExtraction(cacheFile, own, dir)).toBeUndefined();
     expect(JSON.parse(readFileSync(cacheFile, "utf8")).graphs.g).toBeDefined();
+  });
+
+  it("a saved extraction still holds once the project directory is moved (the pipeline checks, then moves, a build)", () => {
+    const parent = mkdtempSync(join(tmpdir(), "slipway-schemas-"));
+    const before = join(parent, "checked");
+    mkdirSync(join(before, "src"), { recursive: true });
+    writeFileSync(join(before, "src", "graph.ts"), "export const graph = 1;\n");
+    const sourcesIn = (root: string) => [{ graphId: "g", file: join(root, "src", "graph.ts"), exportName: "graph" }];
+    const extraction = { graphs: { g: { "": { state: { type: "object" } } } }, problems: {}, files: [join(before, "src", "graph.ts")] };
+    saveExtraction(join(before, ".slipway", "graph-schemas.json"), sourcesIn(before), extraction, before);
+    const after = join(parent, "served");
+    renameSync(before, after);
+    const read = readSavedExtraction(join(after, ".slipway", "graph-schemas.json"), sourcesIn(after), after);
+    expect(read?.graphs.g).toEqual(extraction.graphs.g);
+    expect(read?.files).toEqual([join(after, "src", "graph.ts")]);
   });
 });

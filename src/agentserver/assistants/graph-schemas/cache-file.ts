@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
-import { dirname } from "node:path";
+import { dirname, isAbsolute, join, relative, sep } from "node:path";
 import type { Extraction, GraphSource, SchemaSet } from "./extract.ts";
 
 /** Bumped whenever the extractor writes different schemas for the same sources. */
@@ -31,7 +31,7 @@ interface CacheContents {
  * TypeScript version each make it stale. Reading it back costs one pass over those
  * files (tens of milliseconds), not a compile.
  */
-export function readSavedExtraction(path: string, sources: GraphSource[]): Extraction | undefined {
+export function readSavedExtraction(path: string, sources: GraphSource[], root: string): Extraction | undefined {
   let saved: CacheContents;
   try {
     saved = JSON.parse(readFileSync(path, "utf8"));
@@ -39,19 +39,20 @@ export function readSavedExtraction(path: string, sources: GraphSource[]): Extra
     return undefined;
   }
   if (saved.extractor !== EXTRACTOR_VERSION || saved.typescript !== TYPESCRIPT_VERSION) return undefined;
-  if (JSON.stringify(saved.sources) !== JSON.stringify(sources)) return undefined;
-  if (!Array.isArray(saved.files) || digestOf(saved.files) !== saved.digest) return undefined;
-  return { graphs: saved.graphs, problems: saved.problems, files: saved.files };
+  if (JSON.stringify(saved.sources) !== JSON.stringify(projectSources(sources, root))) return undefined;
+  if (!Array.isArray(saved.files) || digestOf(saved.files, root) !== saved.digest) return undefined;
+  return { graphs: saved.graphs, problems: saved.problems, files: saved.files.map((file) => located(file, root)) };
 }
 
 /** Saves an extraction (written to a temporary name, then renamed: a reader never sees half a file). */
-export function saveExtraction(path: string, sources: GraphSource[], extraction: Extraction): void {
+export function saveExtraction(path: string, sources: GraphSource[], extraction: Extraction, root: string): void {
+  const files = extraction.files.map((file) => named(file, root));
   const contents: CacheContents = {
     extractor: EXTRACTOR_VERSION,
     typescript: TYPESCRIPT_VERSION,
-    sources,
-    files: extraction.files,
-    digest: digestOf(extraction.files),
+    sources: projectSources(sources, root),
+    files,
+    digest: digestOf(files, root),
     graphs: extraction.graphs,
     problems: extraction.problems,
   };
@@ -61,13 +62,31 @@ export function saveExtraction(path: string, sources: GraphSource[], extraction:
   renameSync(partial, path);
 }
 
+/**
+ * Files inside the project are named relative to it (`./src/graph.ts`): the pipeline
+ * checks a build in one directory and then moves it, and the saved file must still
+ * hold there. Files outside it (the compiler's own lib files) keep their full path.
+ */
+function named(file: string, root: string): string {
+  const inside = relative(root, file);
+  return inside && !inside.startsWith("..") && !isAbsolute(inside) ? `.${sep}${inside}` : file;
+}
+
+function located(name: string, root: string): string {
+  return name.startsWith(`.${sep}`) ? join(root, name) : name;
+}
+
+function projectSources(sources: GraphSource[], root: string): GraphSource[] {
+  return sources.map((source) => ({ ...source, file: named(source.file, root) }));
+}
+
 /** One digest of the files' names and contents; a missing file digests as missing. */
-function digestOf(files: string[]): string {
+function digestOf(names: string[], root: string): string {
   const hash = createHash("sha256");
-  for (const file of files) {
-    hash.update(file).update("\0");
+  for (const name of names) {
+    hash.update(name).update("\0");
     try {
-      hash.update(readFileSync(file));
+      hash.update(readFileSync(located(name, root)));
     } catch {
       hash.update("\0missing");
     }

@@ -62,7 +62,7 @@ export class StaticGraphSchemas {
     const { sources, root, log } = this.options;
     if (!sources.length) return undefined;
     const cacheFile = this.options.cacheFile === undefined ? defaultCacheFile(root) : this.options.cacheFile;
-    const saved = cacheFile ? readSavedExtraction(cacheFile, sources) : undefined;
+    const saved = cacheFile ? readSavedExtraction(cacheFile, sources, root) : undefined;
     if (saved) return saved;
     const started = Date.now();
     let extraction: Extraction;
@@ -76,7 +76,7 @@ export class StaticGraphSchemas {
     log?.info({ ms: Date.now() - started, graphs: Object.keys(extraction.graphs).length }, "graph schemas read from the TypeScript types");
     if (cacheFile) {
       try {
-        saveExtraction(cacheFile, sources, extraction);
+        saveExtraction(cacheFile, sources, extraction, root);
       } catch (error) {
         // A read-only project directory: the next process extracts again.
         log?.warn({ err: error, file: cacheFile }, "graph schemas could not be saved");
