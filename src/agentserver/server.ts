@@ -8,7 +8,7 @@ import { registerRateLimit } from "../ratelimit/plugin.ts";
 import { openDatabase } from "../storage/open.ts";
 import type { Database } from "../storage/database.ts";
 import { requireApiKey } from "./api-key.ts";
-import { AssistantService, registerAssistantRoutes, systemAssistantId } from "./assistants/index.ts";
+import { AssistantService, graphSources, registerAssistantRoutes, StaticGraphSchemas, systemAssistantId } from "./assistants/index.ts";
 import { SlipwaySaver } from "./checkpointer/index.ts";
 import { prepareProject, type PreparedProject } from "./graphs/project.ts";
 import { loadGraphs } from "./graphs/registry.ts";
@@ -77,6 +77,8 @@ async function assemble(db: Database, project: PreparedProject, options: AgentSe
       const rows = await db.query<{ thread_id: string }>("SELECT thread_id FROM threads WHERE metadata->>'assistant_id' = $1", [assistantId]);
       for (const row of rows) await threads!.delete(row.thread_id);
     },
+    // Read from the project's TypeScript types on first use, then saved beside it (decision 0013).
+    typedSchemas: new StaticGraphSchemas({ root: config.root, sources: graphSources(config), log: { warn: (o, m) => app.log.warn(o, m), info: (o, m) => app.log.info(o, m) } }),
   });
   const { differing } = await assistants.ensureSystemAssistants(project.assistantDefaults);
 

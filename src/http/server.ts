@@ -19,6 +19,16 @@ export interface HttpServerOptions {
   serverFactory?: FastifyServerFactory;
 }
 
+const DOCS_OPERATION = {
+  get: {
+    tags: ["System"],
+    summary: "API Documentation",
+    description: "This server's API reference, rendered from /openapi.json.",
+    operationId: "docs_get",
+    responses: { 200: { description: "Success", content: { "text/html": {} } } },
+  },
+};
+
 /**
  * One Fastify instance with the house rules: JSON errors in one shape, bodies
  * validated strictly (validator.ts: no coercion, unknown fields refused where the
@@ -46,6 +56,12 @@ export async function createHttpServer(options: HttpServerOptions): Promise<Fast
     transform: ({ schema, url }) => {
       const hidden = options.hiddenPrefixes?.some((prefix) => url.startsWith(prefix));
       return { schema: hidden ? { ...schema, hide: true } : schema, url };
+    },
+    // The docs page is served by the swagger UI plugin, whose routes are hidden; it is
+    // listed as the vendor's document lists it (GET /docs, tag System, text/html).
+    transformObject: (document) => {
+      const openapi = "openapiObject" in document ? document.openapiObject : document.swaggerObject;
+      return { ...openapi, paths: { ...openapi.paths, "/docs": DOCS_OPERATION } } as typeof openapi;
     },
   });
   await app.register(swaggerUi, { routePrefix: "/docs", staticCSP: false });

@@ -16,13 +16,12 @@ export interface OpenApiDocument {
 
 const METHODS = ["get", "put", "post", "delete", "patch", "head", "options"] as const;
 
-/** Vendor surfaces that are planned for later milestones, and the docs page (a UI, not an API operation). */
+/** Vendor surfaces that are planned for later milestones. */
 const OUT_OF_SCOPE: RegExp[] = [
   /\/crons(\/|$)/,
   /^\/a2a(\/|$)/,
   /^\/mcp(\/|$)/,
   /^\/metrics$/,
-  /^\/docs$/,
   /^\/threads\/\{thread_id\}\/stream\/events$/,
   /^\/threads\/\{thread_id\}\/commands$/,
 ];

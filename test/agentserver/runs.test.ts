@@ -163,7 +163,7 @@ describe.each(BACKENDS)("runs on %s", (backend) => {
     expect(response.headers.get("content-type")).toMatch(/^text\/event-stream/);
     expect(response.headers.get("content-location")).toMatch(/^\/runs\/[0-9a-f-]{36}$/);
     const text = await response.text();
-    expect(text).toMatch(/^event: metadata\ndata: \{"run_id":"[0-9a-f-]{36}","attempt":1\}\nid: 1\n\n/);
+    expect(text).toMatch(/^event: metadata\ndata: \{"run_id":"[0-9a-f-]{36}","attempt":1\}\nid: 0\n\n/);
     expect(text).toContain("event: values\n");
   });
 });

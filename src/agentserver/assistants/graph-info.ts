@@ -1,29 +1,21 @@
-import {
-  getConfigTypeSchema,
-  getInputTypeSchema,
-  getOutputTypeSchema,
-  getStateTypeSchema,
-} from "@langchain/langgraph/zod/schema";
 import type { GraphLike } from "../graphs/registry.ts";
+import type { SchemaSet } from "./graph-schemas/extract.ts";
+import { channelListing, runtimeSchemas } from "./graph-schemas/runtime-schemas.ts";
+import type { JsonSchema } from "./graph-schemas/type-schema.ts";
 
 /**
  * What the assistants API tells about a graph: its drawing, its subgraphs, and JSON
  * Schemas of its input, output, state and config/context.
  *
- * Schemas come from the graph's definition at run time:
- * - a graph defined with zod (`new StateGraph(z.object(...), { context })`) or with
- *   `StateSchema` gets full JSON Schemas, through @langchain/langgraph's own helpers.
- *   The graph's meta registry (`builder._metaRegistry`) is passed along, so graphs from
- *   another copy of @langchain/langgraph keep their reducer and default metadata;
- * - any other graph (Annotation.Root, plain channel objects) gets an object schema that
- *   lists its channel names without types, plus `langgraph_type: "messages"` on channels
- *   reduced with the messages reducer, which is what Studio reads to offer a chat view.
- *   LIMITATION: unlike the vendor's dev server we do not run the TypeScript compiler over
- *   the graph's source, so the types of Annotation-defined channels are not known.
+ * Schemas come, in this order, from
+ * 1. the graph itself at run time: zod (v3, v4, LangGraph's registry) or StateSchema;
+ * 2. the TypeScript compiler's reading of the project's types (graph-schemas/), for
+ *    Annotation.Root, MessagesAnnotation and TypeScript-typed channels;
+ * 3. failing both, the channel names without types.
  * Everything here is duck-typed: the graph may come from another library copy.
  */
 export type Xray = boolean | number;
-export type JsonSchema = Record<string, unknown>;
+export type { JsonSchema };
 
 export interface GraphSchemas {
   input_schema: JsonSchema;
@@ -33,14 +25,15 @@ export interface GraphSchemas {
   context_schema?: JsonSchema;
 }
 
-interface BuilderLike {
-  _schemaDefinition?: Record<string, unknown>;
-  _inputDefinition?: Record<string, unknown>;
-  _outputDefinition?: Record<string, unknown>;
-  _configSchema?: Record<string, unknown>;
-  _metaRegistry?: unknown;
-  channels?: Record<string, unknown>;
-}
+/**
+ * A subgraph's schemas, under the names the vendor's JS server answers with (`state`,
+ * `input`, `output`, `config`) and under the names of its documented GraphSchema, which
+ * the SDK's `Subgraphs` type declares: a client of either finds what it reads.
+ */
+export type SubgraphSchemas = GraphSchemas & SchemaSet;
+
+/** The compiler's schemas of a graph by namespace ("" for the graph itself), when it has any. */
+export type StaticLookup = () => Promise<Record<string, SchemaSet> | undefined>;
 
 /** The drawing as `{nodes, edges}` JSON; `xray` expands subgraphs (to that depth when a number). */
 export async function drawGraph(graph: GraphLike, config: Record<string, unknown>, xray: Xray): Promise<Record<string, unknown[]>> {
@@ -51,64 +44,46 @@ export async function drawGraph(graph: GraphLike, config: Record<string, unknown
   return JSON.parse(JSON.stringify(drawable.toJSON()));
 }
 
+/** The JSON Schemas of a graph; `lookup` is asked only when the graph has no run-time schemas. */
+export async function graphSchemas(graph: GraphLike, lookup: StaticLookup): Promise<GraphSchemas> {
+  return toGraphSchemas(await schemaSet(graph, async () => (await lookup())?.[""]));
+}
+
 /** The subgraphs under `namespace` (all when undefined), keyed by namespace (`a|b` when recursing). */
-export async function listSubgraphs(graph: GraphLike, namespace: string | undefined, recurse: boolean): Promise<Record<string, GraphSchemas>> {
-  const result: Record<string, GraphSchemas> = {};
+export async function listSubgraphs(graph: GraphLike, namespace: string | undefined, recurse: boolean, lookup: StaticLookup): Promise<Record<string, SubgraphSchemas>> {
+  const result: Record<string, SubgraphSchemas> = {};
   const legacy = (graph as { getSubgraphs?: (ns?: string, recurse?: boolean) => Iterable<[string, GraphLike]> }).getSubgraphs;
   const found: AsyncIterable<[string, GraphLike]> | Iterable<[string, GraphLike]> | undefined = graph.getSubgraphsAsync
     ? graph.getSubgraphsAsync(namespace, recurse)
     : legacy?.call(graph, namespace, recurse);
   if (!found) return result;
-  for await (const [ns, subgraph] of found) result[ns] = graphSchemas(subgraph);
+  for await (const [ns, subgraph] of found) {
+    // The compiler's schemas are keyed by node names from the root, which is what `ns` is.
+    const set = await schemaSet(subgraph, async () => (await lookup())?.[ns]);
+    result[ns] = { ...set, ...toGraphSchemas(set) };
+  }
   return result;
 }
 
-/** The JSON Schemas of a graph: derived from zod/StateSchema when it has them, else its channel names. */
-export function graphSchemas(graph: GraphLike): GraphSchemas {
-  const builder = (graph.builder ?? undefined) as BuilderLike | undefined;
-  const registry = builder?._metaRegistry as Parameters<typeof getStateTypeSchema>[1];
-  const derive = (helper: typeof getStateTypeSchema): JsonSchema | undefined => {
-    try {
-      return (helper(graph, registry) as JsonSchema | undefined) ?? undefined;
-    } catch {
-      // A schema the helpers cannot convert falls back to the channel listing.
-      return undefined;
-    }
-  };
-  const state = derive(getStateTypeSchema) ?? channelSchema(builder?._schemaDefinition ?? builder?.channels ?? pregelChannels(graph), "State");
-  const config = derive(getConfigTypeSchema) ?? (builder?._configSchema ? channelSchema(builder._configSchema, "Config") : undefined);
+async function schemaSet(graph: GraphLike, fromTypes: () => Promise<SchemaSet | undefined>): Promise<SchemaSet> {
+  const runtime = runtimeSchemas(graph);
+  if (runtime) return runtime;
+  const typed = await fromTypes();
+  if (typed) return typed;
+  return channelListing(graph, "this graph has no zod schemas and its TypeScript types could not be read");
+}
+
+function toGraphSchemas(set: SchemaSet): GraphSchemas {
+  const state = set.state ?? set.input ?? { type: "object" };
   const schemas: GraphSchemas = {
-    input_schema: derive(getInputTypeSchema) ?? (builder?._inputDefinition ? channelSchema(builder._inputDefinition, "Input") : state),
-    output_schema: derive(getOutputTypeSchema) ?? (builder?._outputDefinition ? channelSchema(builder._outputDefinition, "Output") : state),
+    input_schema: set.input ?? state,
+    output_schema: set.output ?? state,
     state_schema: state,
   };
   // From JavaScript the config schema and the context schema are one and the same (`context:` of StateGraph).
-  if (config) {
-    schemas.config_schema = config;
-    schemas.context_schema = config;
+  if (set.config) {
+    schemas.config_schema = set.config;
+    schemas.context_schema = set.config;
   }
   return schemas;
-}
-
-/** A graph without a builder (functional API, hand-made Pregel): its user-facing channels. */
-function pregelChannels(graph: GraphLike): Record<string, unknown> {
-  const channels = (graph as { channels?: Record<string, unknown> }).channels ?? {};
-  return Object.fromEntries(Object.entries(channels).filter(([name]) => !name.startsWith("__") && !name.includes(":")));
-}
-
-function channelSchema(channels: Record<string, unknown>, title: string): JsonSchema {
-  const properties: Record<string, JsonSchema> = {};
-  for (const [name, channel] of Object.entries(channels)) properties[name] = isMessagesChannel(channel) ? { langgraph_type: "messages" } : {};
-  return {
-    type: "object",
-    title,
-    description: "Channel names only: this graph is not defined with zod, so the channel types are unknown.",
-    properties,
-  };
-}
-
-/** MessagesAnnotation and friends reduce with `messagesStateReducer` (or a wrapper named after it). */
-function isMessagesChannel(channel: unknown): boolean {
-  const operator = (channel as { operator?: unknown } | null)?.operator;
-  return typeof operator === "function" && /messages.*reducer/i.test(operator.name);
 }

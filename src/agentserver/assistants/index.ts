@@ -4,3 +4,4 @@ export { registerAssistantRoutes } from "./routes.ts";
 export type { Assistant } from "./schemas.ts";
 export { graphSchemas, drawGraph, listSubgraphs } from "./graph-info.ts";
 export type { GraphSchemas, Xray } from "./graph-info.ts";
+export { StaticGraphSchemas, graphSources, schemaTimeoutMs } from "./graph-schemas/static-schemas.ts";

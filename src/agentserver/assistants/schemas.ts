@@ -196,7 +196,17 @@ export const GraphSchema = Type.Object(
   { graph_id: Type.String({ description: "The ID of the graph." }), ...schemaFields },
   { title: "GraphSchema" },
 );
-export const GraphSchemaNoId = Type.Object(schemaFields, { title: "GraphSchemaNoId" });
+export const GraphSchemaNoId = Type.Object(
+  {
+    ...schemaFields,
+    // The vendor's JS server answers subgraphs with these names; both are sent.
+    state: Type.Optional(schemaField("state (as the vendor's JS server names it)")),
+    input: Type.Optional(schemaField("input (as the vendor's JS server names it)")),
+    output: Type.Optional(schemaField("output (as the vendor's JS server names it)")),
+    config: Type.Optional(schemaField("config (as the vendor's JS server names it)")),
+  },
+  { title: "GraphSchemaNoId" },
+);
 export const Subgraphs = Type.Record(Type.String(), GraphSchemaNoId, {
   title: "Subgraphs",
   description: "Map of graph name to graph schema metadata.",

@@ -4,7 +4,8 @@ import { conflict, invalidField, notFound } from "../../http/errors.ts";
 import type { Database } from "../../storage/database.ts";
 import type { AssistantDefaults } from "../graphs/env-config.ts";
 import type { GraphLike, GraphRegistry } from "../graphs/registry.ts";
-import { drawGraph, graphSchemas, listSubgraphs, type GraphSchemas, type Xray } from "./graph-info.ts";
+import { drawGraph, graphSchemas, listSubgraphs, type GraphSchemas, type StaticLookup, type SubgraphSchemas, type Xray } from "./graph-info.ts";
+import type { SchemaSet } from "./graph-schemas/extract.ts";
 import * as sql from "./repository.ts";
 import type { AssistantFields, AssistantFilter, AssistantRow, VersionRow } from "./repository.ts";
 import type { Assistant, AssistantCountRequest, AssistantCreate, AssistantPatch, AssistantSearchRequest, AssistantVersionsSearchRequest, SelectField } from "./schemas.ts";
@@ -25,6 +26,12 @@ export interface AssistantServiceOptions {
    * `delete_threads=true` is refused rather than ignored.
    */
   deleteThreadsOf?: (assistantId: string) => Promise<void>;
+  /**
+   * Schemas the TypeScript compiler reads from the project's graph types, by graph id
+   * and namespace (graph-schemas/static-schemas.ts). Without it, graphs without zod
+   * schemas list their channel names only.
+   */
+  typedSchemas?: { of(graphId: string): Promise<Record<string, SchemaSet> | undefined> };
 }
 
 export interface SearchResult {
@@ -215,12 +222,16 @@ export class AssistantService {
 
   async schemas(idOrGraphId: string): Promise<GraphSchemas & { graph_id: string }> {
     const { assistant, graph } = await this.graphOf(idOrGraphId);
-    return { graph_id: assistant.graph_id, ...graphSchemas(graph) };
+    return { graph_id: assistant.graph_id, ...(await graphSchemas(graph, this.typedSchemasOf(assistant.graph_id))) };
   }
 
-  async subgraphs(idOrGraphId: string, namespace: string | undefined, recurse: boolean): Promise<Record<string, GraphSchemas>> {
-    const { graph } = await this.graphOf(idOrGraphId);
-    return listSubgraphs(graph, namespace, recurse);
+  async subgraphs(idOrGraphId: string, namespace: string | undefined, recurse: boolean): Promise<Record<string, SubgraphSchemas>> {
+    const { assistant, graph } = await this.graphOf(idOrGraphId);
+    return listSubgraphs(graph, namespace, recurse, this.typedSchemasOf(assistant.graph_id));
+  }
+
+  private typedSchemasOf(graphId: string): StaticLookup {
+    return async () => this.options.typedSchemas?.of(graphId);
   }
 
   private async graphOf(idOrGraphId: string): Promise<{ assistant: Assistant; graph: GraphLike }> {

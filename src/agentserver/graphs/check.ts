@@ -1,4 +1,5 @@
 import { InMemoryStore, MemorySaver } from "@langchain/langgraph";
+import { graphSources, schemaTimeoutMs, StaticGraphSchemas } from "../assistants/graph-schemas/static-schemas.ts";
 import { prepareProject } from "./project.ts";
 import { loadGraphs } from "./registry.ts";
 
@@ -7,10 +8,23 @@ import { loadGraphs } from "./registry.ts";
  * Reads and validates langgraph.json, applies its env and LANGGRAPH_CONFIG, imports
  * every graph module and builds every graph that is not a factory, against an
  * in-memory checkpointer and store. Returns the graph ids; throws what a start would.
+ *
+ * It then reads the graphs' schemas from their TypeScript types and saves them beside
+ * the project, so that extraction happens once per build and not in every process
+ * (decision 0013). A failure or timeout there is logged on stderr and does not fail
+ * the check: the served graphs fall back to their run-time schemas.
  */
 export async function checkProject(configPath: string): Promise<string[]> {
   // stdout carries the verdict: whatever the graphs log goes to stderr.
   const { config } = prepareProject(configPath, { logFd: 2 });
   const graphs = await loadGraphs(config, { checkpointer: new MemorySaver(), store: new InMemoryStore() });
+  // Only what went wrong is told (stderr stays empty on success, as the pipeline expects).
+  const warn = (obj: unknown, msg: string) => {
+    const { err, ...fields } = obj as { err?: unknown };
+    process.stderr.write(`${JSON.stringify({ level: "warn", msg, ...fields, ...(err ? { err: String((err as Error).message ?? err) } : {}) })}\n`);
+  };
+  // No client waits on a build: it may take three times as long as a server would wait.
+  const timeoutMs = 3 * schemaTimeoutMs();
+  await new StaticGraphSchemas({ root: config.root, sources: graphSources(config), timeoutMs, log: { warn, info: () => undefined } }).load();
   return graphs.ids();
 }

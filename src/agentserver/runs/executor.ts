@@ -84,7 +84,10 @@ async function streamWithEvents(
   for await (const event of events) {
     if (event.event === "on_chain_stream" && event.run_id === runId) {
       const seen = emitChunk(plan, event.data?.chunk, emit);
-      if ("values" in seen) finalValues = seen.values;
+      if ("values" in seen) {
+        finalValues = seen.values;
+        messages?.values(seen.values);
+      }
     } else if (plan.apiModes.has("events")) {
       emit("events", toWire(event));
     }

@@ -88,6 +88,13 @@ export const RunCreateStatelessSchema = Type.Object(
   {
     ...commonRunFields,
     on_completion: Type.Optional(Type.Union([literalUnion(["delete", "keep"] as const), Type.Null()])),
+    // RemoteGraph sends "create" on every run, as the vendor's server accepts: a
+    // stateless run has no thread that could be missing, so either value holds as is.
+    if_not_exists: Type.Optional(
+      Type.Union([literalUnion(["create", "reject"] as const), Type.Null()], {
+        description: "Accepted for RemoteGraph and the vendor's clients; a stateless run has no thread, so it changes nothing.",
+      }),
+    ),
   },
   { additionalProperties: false },
 );

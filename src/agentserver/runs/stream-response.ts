@@ -1,6 +1,7 @@
 import type { FastifyReply, FastifyRequest } from "fastify";
 import type { Database } from "../../storage/database.ts";
 import type { RunEvent, StreamBroker } from "../stream/broker.ts";
+import { storedEventId, wireEventId } from "../stream/event-ids.ts";
 import { SseWriter } from "../stream/sse.ts";
 import { loadRunEvents } from "./run-events.ts";
 import type { RunRow } from "./repository.ts";
@@ -44,9 +45,9 @@ async function streamTo(sse: SseWriter, options: StreamRunOptions): Promise<void
   const { run, broker } = options;
   const wanted = (event: string) => !options.modes?.length || event === "metadata" || event === "error" || options.modes.some((m) => event === m || event.startsWith(`${m}|`) || event.startsWith(`${m}/`) || (m === "messages-tuple" && event.startsWith("messages")));
   const send = (e: RunEvent) => {
-    if (wanted(e.event)) sse.send(e.event, e.data, e.id);
+    if (wanted(e.event)) sse.send(e.event, e.data, wireEventId(e.id));
   };
-  const afterId = options.lastEventId !== undefined ? Math.max(0, options.lastEventId) : undefined;
+  const afterId = options.lastEventId !== undefined ? storedEventId(options.lastEventId) : undefined;
 
   const id = run.run_id;
   const finished = run.status !== "pending" && run.status !== "running";

@@ -15,36 +15,41 @@ interface MessageLike {
 }
 
 /**
- * The API's `messages` mode: whole messages as they grow. For every chat-model
- * message it sends `messages/metadata` once, `messages/partial` with the text so far on
- * each token, and `messages/complete` when the model finishes.
+ * The API's `messages` mode, as the vendor's JS server builds it: for every chat-model
+ * message, `messages/metadata` once and `messages/partial` with the message so far on
+ * each token; and `messages/complete` for each message (with an id) that first appears
+ * in the state's `messages`, the input's included, from the graph's values chunks.
  */
 export class MessagesModeTracker {
   private readonly messages = new Map<string, MessageLike>();
+  private readonly completed = new Set<string>();
 
   constructor(private readonly emit: Emit) {}
 
-  handle(event: StreamEventLike): void {
-    if (event.tags?.includes("nostream")) return;
-    if (event.event === "on_chat_model_stream") {
-      const chunk = event.data?.chunk as MessageLike | undefined;
-      if (!chunk) return;
-      const id = chunk.id ?? event.run_id ?? "message";
-      const seen = this.messages.get(id);
-      if (!seen) {
-        this.emit("messages/metadata", { [id]: { metadata: event.metadata ?? {} } });
-        this.messages.set(id, chunk);
-      } else {
-        this.messages.set(id, typeof seen.concat === "function" ? seen.concat(chunk) : chunk);
-      }
-      this.emit("messages/partial", [toWire(this.messages.get(id))]);
-    } else if (event.event === "on_chat_model_end") {
-      const output = event.data?.output as MessageLike | undefined;
-      if (!output) return;
-      const id = output.id ?? event.run_id ?? "message";
-      if (!this.messages.has(id)) this.emit("messages/metadata", { [id]: { metadata: event.metadata ?? {} } });
-      this.messages.set(id, output);
-      this.emit("messages/complete", [toWire(output)]);
+  /** A values chunk of the run (or of a subgraph, when subgraphs are streamed). */
+  values(state: unknown): void {
+    if (!state || typeof state !== "object" || !("messages" in state)) return;
+    const list = (state as { messages: unknown }).messages;
+    const fresh: MessageLike[] = [];
+    for (const message of (Array.isArray(list) ? list : [list]) as MessageLike[]) {
+      if (!message?.id || this.completed.has(message.id)) continue;
+      this.completed.add(message.id);
+      fresh.push(message);
     }
+    if (fresh.length) this.emit("messages/complete", toWire(fresh));
+  }
+
+  handle(event: StreamEventLike): void {
+    if (event.event !== "on_chat_model_stream" || event.tags?.includes("nostream")) return;
+    const chunk = event.data?.chunk as MessageLike | undefined;
+    if (!chunk?.id) return;
+    const seen = this.messages.get(chunk.id);
+    if (!seen) {
+      this.emit("messages/metadata", { [chunk.id]: { metadata: event.metadata ?? {} } });
+      this.messages.set(chunk.id, chunk);
+    } else {
+      this.messages.set(chunk.id, typeof seen.concat === "function" ? seen.concat(chunk) : chunk);
+    }
+    this.emit("messages/partial", [toWire(this.messages.get(chunk.id))]);
   }
 }

@@ -1,4 +1,5 @@
 import { toWire } from "../serialize.ts";
+import { reshapePayload } from "./debug-payloads.ts";
 
 /**
  * Maps the API's stream modes onto LangGraph's and graph chunks onto SSE events.
@@ -44,7 +45,7 @@ export function emitChunk(plan: StreamPlan, chunk: unknown, emit: Emit): { value
     return {};
   }
   if (plan.apiModes.has(mode) || (mode === "values" && plan.apiModes.size === 0)) {
-    emit(`${mode}${suffix}`, toWire(data));
+    emit(`${mode}${suffix}`, toWire(reshapePayload(mode, data)));
   }
   return mode === "values" && isRoot ? { values: data } : {};
 }

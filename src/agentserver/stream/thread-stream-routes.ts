@@ -3,6 +3,7 @@ import { Type } from "@sinclair/typebox";
 import type { Database } from "../../storage/database.ts";
 import { invalidField, notFound } from "../../http/errors.ts";
 import type { StreamBroker } from "./broker.ts";
+import { wireEventId } from "./event-ids.ts";
 import { SseWriter } from "./sse.ts";
 import { followThreadRuns } from "./thread-follow.ts";
 
@@ -50,7 +51,7 @@ export function registerThreadStreamRoutes(app: FastifyInstance, deps: { db: Dat
       let over = false;
       let stopFollowing: (() => void) | undefined;
       const unsubscribe = deps.broker.subscribeThread(threadId, (runId, event) => {
-        if (event !== "end") sse.send(event.event, event.data, `${runId}:${event.id}`);
+        if (event !== "end") sse.send(event.event, event.data, `${runId}:${wireEventId(event.id)}`);
       });
       followThreadRuns(deps.db, deps.broker, threadId).then(
         (stop) => (over ? stop() : (stopFollowing = stop)),

@@ -167,6 +167,8 @@ describe.each(BACKENDS)("thread state API on %s", (backend) => {
     expect(interrupted.interrupts).toEqual({ [taskId]: [{ id: expect.any(String), value: { question: "approve?" } }] });
     expect((state as unknown as { interrupts: unknown }).interrupts).toEqual(interrupted.interrupts[taskId]);
     expect(state.tasks[0].interrupts).toEqual(interrupted.interrupts[taskId]);
+    // Where the task sits, as the vendor's ThreadState tells it.
+    expect((state.tasks[0] as unknown as { path: unknown }).path).toEqual(["__pregel_pull", "ask"]);
 
     const failing = await t.client.threads.create({ graphId: "failing" });
     await t.invoke("failing", failing.thread_id, hello("boom"));
@@ -195,6 +197,9 @@ describe.each(BACKENDS)("thread state API on %s", (backend) => {
     expect(task.name).toBe("child");
     expect(task.state).toBeNull();
     expect(task.checkpoint?.checkpoint_ns).toMatch(/^child:/);
+    // The subgraph's checkpoint as LangGraph knows it: no null id or map (the vendor's shape).
+    expect(task.checkpoint).toEqual({ thread_id: thread.thread_id, checkpoint_ns: task.checkpoint!.checkpoint_ns });
+    expect((task as unknown as { path: unknown }).path).toEqual(["__pregel_pull", "child"]);
     expect((flat as unknown as { interrupts: unknown }).interrupts).toEqual([{ id: expect.any(String), value: { q: "inner?" } }]);
 
     const deep = await t.client.threads.getState(thread.thread_id, undefined, { subgraphs: true });

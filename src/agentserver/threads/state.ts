@@ -38,6 +38,20 @@ export function wireCheckpoint(configurable: Configurable, fallbackThreadId: str
   };
 }
 
+/**
+ * A subgraph task's checkpoint: the subgraph's thread and namespace, and its
+ * checkpoint id and map only when LangGraph knows them. A subgraph that has not run
+ * yet has neither, and the vendor leaves them out rather than sending nulls, which a
+ * client would pass back as "checkpoint_id: null" when it reads the subgraph's state.
+ */
+function taskCheckpoint(configurable: Record<string, unknown>, fallbackThreadId: string | null): Partial<WireCheckpointConfig> {
+  const full = wireCheckpoint(configurable, fallbackThreadId);
+  const checkpoint: Partial<WireCheckpointConfig> = { thread_id: full.thread_id, checkpoint_ns: full.checkpoint_ns };
+  if (full.checkpoint_id !== null) checkpoint.checkpoint_id = full.checkpoint_id;
+  if (full.checkpoint_map !== null) checkpoint.checkpoint_map = full.checkpoint_map;
+  return checkpoint;
+}
+
 /** What a thread without a graph or without checkpoints answers, like the vendor's. */
 export function emptyState(threadId: string): ThreadStateWire {
   return {
@@ -79,9 +93,11 @@ export function toThreadState(snapshot: StateSnapshotLike): ThreadStateWire {
       return {
         id: task.id,
         name: task.name,
+        // Where the task sits in the graph, e.g. ["__pregel_pull", "agent"].
+        ...(Array.isArray(task.path) ? { path: toWire(task.path) } : {}),
         error: task.error == null ? null : describeError(task.error).message,
         interrupts: toWire(task.interrupts ?? []) ?? [],
-        checkpoint: nested && !isSnapshot(nested) && nested.configurable ? wireCheckpoint(nested.configurable, threadId) : null,
+        checkpoint: nested && !isSnapshot(nested) && nested.configurable ? taskCheckpoint(nested.configurable, threadId) : null,
         state: isSnapshot(nested) ? toThreadState(nested) : null,
         result: toWire(task.result) ?? null,
       };
