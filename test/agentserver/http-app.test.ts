@@ -2,7 +2,7 @@ import { fileURLToPath } from "node:url";
 import { Client } from "@langchain/langgraph-sdk";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startAgentServer, type RunningAgentServer } from "../../src/agentserver/server.ts";
-import { spawnAgent, type AgentProcess } from "../support/agent-process.ts";
+import { runSlipway, spawnAgent, type AgentProcess } from "../support/agent-process.ts";
 import { freshBackend } from "../support/backends.ts";
 
 /**
@@ -12,6 +12,28 @@ import { freshBackend } from "../support/backends.ts";
  * and plain fetch.
  */
 const CONFIG = fileURLToPath(new URL("../fixtures/http-project/langgraph.json", import.meta.url));
+
+/** Opens a stream with on_disconnect "cancel", reads its first event, leaves: the run must end interrupted. */
+async function leaveMidStream(apiUrl: string, headers: Record<string, string> = {}): Promise<void> {
+  const client = new Client({ apiUrl, defaultHeaders: headers });
+  const thread = await client.threads.create();
+  const controller = new AbortController();
+  const response = await fetch(`${apiUrl}/threads/${thread.thread_id}/runs/stream`, {
+    method: "POST",
+    headers: { ...headers, "content-type": "application/json" },
+    body: JSON.stringify({ assistant_id: "slow", input: { steps: 50 }, on_disconnect: "cancel" }),
+    signal: controller.signal,
+  });
+  const runId = response.headers.get("content-location")!.split("/").at(-1)!;
+  await response.body!.getReader().read();
+  controller.abort();
+  let status = "";
+  for (let i = 0; i < 200 && status !== "interrupted"; i++) {
+    status = (await client.runs.get(thread.thread_id, runId)).status;
+    if (status !== "interrupted") await new Promise((r) => setTimeout(r, 50));
+  }
+  expect(status).toBe("interrupted");
+}
 
 describe("langgraph.json http.app, configurable_headers and ui", () => {
   let agent: AgentProcess;
@@ -58,6 +80,10 @@ describe("langgraph.json http.app, configurable_headers and ui", () => {
     const missing = await fetch(`${agent.url}/threads/00000000-0000-0000-0000-000000000000`);
     expect(missing.status).toBe(404);
     expect(missing.headers.get("x-served-by")).toBe("project-middleware");
+  });
+
+  it("passes a client's leaving on to the built-in route: on_disconnect cancel stops the run", async () => {
+    await leaveMidStream(agent.url);
   });
 
   it("lets the middleware refuse a request before the built-in route sees it", async () => {
@@ -155,6 +181,10 @@ describe("a plain fetch handler under http.mount_prefix, behind --api-key", () =
     await stream.text();
   });
 
+  it("passes a client's leaving on to the built-in route: on_disconnect cancel stops the run", async () => {
+    await leaveMidStream(server.url, key);
+  });
+
   it("checks the API key and sets CORS headers on the handler's routes too; no header goes into runs without configurable_headers", async () => {
     const without = await fetch(`${base}/api/ping`, { headers: { origin: "https://ui.example" } });
     expect(without.status).toBe(401);
@@ -173,5 +203,29 @@ describe("a plain fetch handler under http.mount_prefix, behind --api-key", () =
       input: { text: "plain" },
     })) as { headers: Record<string, unknown> };
     expect(result.headers).toEqual({});
+  });
+});
+
+describe("slipway agent --check imports http.app and bundles ui, as a start does", () => {
+  const fixture = (name: string) => fileURLToPath(new URL(`../fixtures/http-project/${name}`, import.meta.url));
+  const check = (name: string) => runSlipway(["agent", "--check", "--config", fixture(name)]);
+
+  it("passes a project whose app and components load", async () => {
+    const run = await check("langgraph.json");
+    expect(run.stdout).toBe('{"event":"check","ok":true,"graphs":["agent","slow"]}\n');
+    expect(run.code).toBe(0);
+  });
+
+  it("fails on components that do not bundle, naming the file and line", async () => {
+    const run = await check("langgraph.broken-ui.json");
+    expect(run.code).toBe(1);
+    expect(run.stderr).toContain(`ui.agent: bundling ${fixture("src/broken-ui.jsx")} failed: `);
+    expect(run.stderr).toMatch(/broken-ui\.jsx:3: Unexpected end of file before a closing "div" tag/);
+  });
+
+  it("fails on an http.app export that is neither a Hono app nor a fetch handler", async () => {
+    const run = await check("langgraph.not-an-app.json");
+    expect(run.code).toBe(1);
+    expect(run.stderr).toContain(`http.app: the export "graph" of ${fixture("src/graph.ts")} is neither a Hono app nor a fetch handler`);
   });
 });
