@@ -11,16 +11,28 @@ const OPEN_PATHS = new Set(["/ok", "/info", "/openapi.json"]);
  * time.
  */
 export function requireApiKey(app: FastifyInstance, apiKey: string | undefined): void {
-  if (!apiKey) return;
-  const expected = digest(apiKey);
+  const refusal = apiKeyRefusal(apiKey);
+  if (!refusal) return;
   app.addHook("onRequest", async (request) => {
-    const path = request.url.split("?")[0];
-    if (request.method === "OPTIONS" || OPEN_PATHS.has(path) || path === "/docs" || path.startsWith("/docs/")) return;
-    const given = request.headers["x-api-key"];
-    if (given === undefined || given === "") throw new SlipwayError("unauthorized", "Missing X-Api-Key header");
-    const value = Array.isArray(given) ? given[0] : given;
-    if (!timingSafeEqual(digest(value), expected)) throw new SlipwayError("forbidden", "Invalid API key");
+    const problem = refusal(request.method, request.url.split("?")[0], request.headers["x-api-key"]);
+    if (problem) throw problem;
   });
+}
+
+/**
+ * The key check by itself, for requests answered outside Fastify's hooks (routes of the
+ * project's `http.app`): the error to answer with, or undefined to let the request in.
+ * Undefined as a whole when no key is configured.
+ */
+export function apiKeyRefusal(apiKey: string | undefined): ((method: string, path: string, given: string | string[] | undefined) => SlipwayError | undefined) | undefined {
+  if (!apiKey) return undefined;
+  const expected = digest(apiKey);
+  return (method, path, given) => {
+    if (method === "OPTIONS" || OPEN_PATHS.has(path) || path === "/docs" || path.startsWith("/docs/")) return undefined;
+    if (given === undefined || given === "") return new SlipwayError("unauthorized", "Missing X-Api-Key header");
+    const value = Array.isArray(given) ? given[0] : given;
+    return timingSafeEqual(digest(value), expected) ? undefined : new SlipwayError("forbidden", "Invalid API key");
+  };
 }
 
 /**

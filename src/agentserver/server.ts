@@ -12,6 +12,7 @@ import { AssistantService, graphSources, registerAssistantRoutes, StaticGraphSch
 import { SlipwaySaver } from "./checkpointer/index.ts";
 import { prepareProject, type PreparedProject } from "./graphs/project.ts";
 import { loadGraphs } from "./graphs/registry.ts";
+import { prepareProjectHttp } from "./http-app/project-http.ts";
 import { registerMetaRoutes } from "./meta/routes.ts";
 import { RunCompletion } from "./queue/completion.ts";
 import { WorkerPool } from "./queue/worker-pool.ts";
@@ -81,6 +82,8 @@ async function assemble(db: Database, project: PreparedProject, options: AgentSe
     typedSchemas: new StaticGraphSchemas({ root: config.root, sources: graphSources(config), log: { warn: (o, m) => app.log.warn(o, m), info: (o, m) => app.log.info(o, m) } }),
   });
   const { differing } = await assistants.ensureSystemAssistants(project.assistantDefaults);
+  // http.app, http.mount_prefix, http.configurable_headers and ui of langgraph.json.
+  const projectHttp = await prepareProjectHttp(config);
 
   const app = await createHttpServer({
     title: "Slipway agent server",
@@ -88,6 +91,7 @@ async function assemble(db: Database, project: PreparedProject, options: AgentSe
     validationStyle: "message",
     bodyLimit: options.bodyLimit ?? AGENT_DEFAULTS.bodyLimit,
     logLevel: options.logLevel,
+    serverFactory: projectHttp.serverFactory,
   });
   const log = app.log;
   for (const graphId of differing) {
@@ -161,8 +165,10 @@ async function assemble(db: Database, project: PreparedProject, options: AgentSe
   // preflights too: the table has a row for them). Then CORS, which answers preflights
   // before the key check (browsers send none with them).
   if (options.rateLimit) registerRateLimit(app, options.rateLimit);
-  registerCors(app, config.http.cors, ["Content-Location", "Location", ...EXPOSED_HEADERS]);
+  const exposedHeaders = ["Content-Location", "Location", ...EXPOSED_HEADERS];
+  registerCors(app, config.http.cors, exposedHeaders);
   requireApiKey(app, options.apiKey);
+  projectHttp.registerHooks(app);
   registerMetaRoutes(app, { version: SERVER_VERSION, graphIds: graphs.ids(), storage: db.kind });
   // langgraph.json's http.disable_<group> turns a group of routes off.
   const enabled = (group: "assistants" | "threads" | "runs" | "store") => !config.http.disabled.has(group);
@@ -177,6 +183,8 @@ async function assemble(db: Database, project: PreparedProject, options: AgentSe
     registerStatelessRunRoutes(app, runDeps);
   }
   if (enabled("store")) registerStoreRoutes(app, { store });
+  projectHttp.registerRoutes(app);
+  projectHttp.attach(app, { apiKey: options.apiKey, exposedHeaders });
 
   await app.listen({ port: options.port ?? AGENT_DEFAULTS.port, host: options.host ?? AGENT_DEFAULTS.host });
   await pool.start();
@@ -190,7 +198,8 @@ async function assemble(db: Database, project: PreparedProject, options: AgentSe
   const address = app.server.address();
   const port = typeof address === "object" && address ? address.port : options.port;
   const host = options.host ?? AGENT_DEFAULTS.host;
-  const url = `http://${host.includes(":") ? `[${host}]` : host}:${port}`;
+  // Under http.mount_prefix the API lives below it, /ok included.
+  const url = `http://${host.includes(":") ? `[${host}]` : host}:${port}${config.http.mountPrefix ?? ""}`;
 
   let closed = false;
   return {

@@ -23,17 +23,9 @@ const ALL_METHODS = "GET, POST, PUT, PATCH, DELETE, OPTIONS";
  * authentication (a preflight carries no credentials).
  */
 export function registerCors(app: FastifyInstance, config: CorsConfig = {}, alwaysExposed: string[] = []): void {
-  const origins = config.allow_origins ?? ["*"];
-  const anyOrigin = origins.includes("*");
-  const credentials = config.allow_credentials === true;
-  const exposed = [...new Set([...alwaysExposed, ...(config.expose_headers ?? [])])];
+  const { anyOrigin, credentials, exposed, allowOrigin } = originPolicy(config, alwaysExposed);
   const methods = config.allow_methods?.length ? config.allow_methods.join(", ") : ALL_METHODS;
   const allowedHeaders = config.allow_headers?.length && !config.allow_headers.includes("*") ? config.allow_headers.join(", ") : undefined;
-
-  const allowOrigin = (origin: string): string | undefined => {
-    if (anyOrigin) return credentials ? origin : "*";
-    return origins.includes(origin) ? origin : undefined;
-  };
 
   app.addHook("onRequest", (request: FastifyRequest, reply: FastifyReply, done: () => void) => {
     const origin = request.headers.origin;
@@ -54,6 +46,36 @@ export function registerCors(app: FastifyInstance, config: CorsConfig = {}, alwa
     if (config.max_age !== undefined) reply.header("access-control-max-age", String(config.max_age));
     reply.code(204).send();
   });
+}
+
+function originPolicy(config: CorsConfig, alwaysExposed: string[]) {
+  const origins = config.allow_origins ?? ["*"];
+  const anyOrigin = origins.includes("*");
+  const credentials = config.allow_credentials === true;
+  const exposed = [...new Set([...alwaysExposed, ...(config.expose_headers ?? [])])];
+  const allowOrigin = (origin: string): string | undefined => {
+    if (anyOrigin) return credentials ? origin : "*";
+    return origins.includes(origin) ? origin : undefined;
+  };
+  return { anyOrigin, credentials, exposed, allowOrigin };
+}
+
+/**
+ * The CORS headers of an actual (not preflight) response to `origin`, as the hook above
+ * sets them: for responses written outside Fastify (routes of the project's `http.app`).
+ */
+export function corsResponseHeaders(config: CorsConfig = {}, alwaysExposed: string[] = []): (origin: string) => Record<string, string> {
+  const { anyOrigin, credentials, exposed, allowOrigin } = originPolicy(config, alwaysExposed);
+  return (origin) => {
+    const headers: Record<string, string> = {};
+    if (!anyOrigin || credentials) headers.vary = "Origin";
+    const allowed = allowOrigin(origin);
+    if (!allowed) return headers;
+    headers["access-control-allow-origin"] = allowed;
+    if (credentials) headers["access-control-allow-credentials"] = "true";
+    if (exposed.length) headers["access-control-expose-headers"] = exposed.join(", ");
+    return headers;
+  };
 }
 
 /** Checks `http.cors` of a langgraph.json; returns the problem, or undefined. */

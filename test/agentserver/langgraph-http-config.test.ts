@@ -88,7 +88,12 @@ describe("langgraph.json http settings", () => {
   it("refuses settings it cannot honour yet, naming the key", () => {
     const cases: Array<[Record<string, unknown>, string]> = [
       [{ auth: { path: "./auth.ts:auth" } }, "auth: custom authentication handlers are not supported yet"],
-      [{ http: { app: "./app.ts:app" } }, "http.app: not supported by this server yet"],
+      [{ http: { app: 42 } }, 'http.app: must be "./path/to/file.ts:export"'],
+      [{ http: { mount_prefix: "api" } }, "http.mount_prefix: must be a path such as \"/api\""],
+      [{ http: { configurable_headers: { includes: "x-*" } } }, "http.configurable_headers.includes: must be a list of header names"],
+      [{ http: { configurable_headers: { only: ["x-a"] } } }, "http.configurable_headers.only: unknown setting"],
+      [{ ui: { agent: "./ui.tsx:named" } }, "ui.agent: names a file; its default export maps component names to components"],
+      [{ ui_config: { shared: "react" }, ui: { agent: "./ui.tsx" } }, "ui_config.shared: must be a list of strings"],
       [{ http: { cors: { allow_origins: "*" } } }, "http.cors: allow_origins: must be a list of strings"],
       [{ http: { cors: { allow_origin: ["*"] } } }, "http.cors: allow_origin: unknown field"],
       [{ http: { disable_meta: true } }, "http.disable_meta: not supported by this server yet"],

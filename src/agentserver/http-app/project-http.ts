@@ -1,0 +1,54 @@
+import type { FastifyInstance, FastifyServerFactory } from "fastify";
+import { corsResponseHeaders } from "../../http/cors.ts";
+import { apiKeyRefusal } from "../api-key.ts";
+import type { LanggraphConfig } from "../graphs/langgraph-config.ts";
+import { registerConfigurableHeaders } from "../runs/configurable-headers.ts";
+import { bundleUi, type UiAsset } from "../ui/bundle.ts";
+import { registerUiRoutes } from "../ui/routes.ts";
+import { builtInFetch } from "./builtin-fetch.ts";
+import { composeFetch } from "./compose.ts";
+import { frontServer, remoteAddresses, type Front } from "./front-server.ts";
+import { loadProjectHttpApp, type ProjectHttpApp } from "./load-app.ts";
+
+/**
+ * The project's own HTTP parts of langgraph.json: `http.app`, `http.mount_prefix`,
+ * `http.configurable_headers` and `ui`. Prepared before the server is built (the app
+ * imported, the UI bundled: a failure stops the start), then wired in two steps.
+ */
+export interface ProjectHttp {
+  /** For createHttpServer: the Node server in front of Fastify. */
+  serverFactory: FastifyServerFactory;
+  /** With the other hooks, before the routes: configurable headers. */
+  registerHooks(app: FastifyInstance): void;
+  /** With the built-in routes: /ui/... (unless http.disable_ui). */
+  registerRoutes(app: FastifyInstance): void;
+  /** Once Fastify exists: requests start flowing through the project's app. */
+  attach(app: FastifyInstance, options: { apiKey?: string; exposedHeaders: string[] }): void;
+}
+
+export async function prepareProjectHttp(config: LanggraphConfig): Promise<ProjectHttp> {
+  const { http } = config;
+  const projectApp: ProjectHttpApp | undefined = http.app ? await loadProjectHttpApp(http.app) : undefined;
+  const uiAssets = new Map<string, UiAsset[]>();
+  if (config.ui && !http.disabled.has("ui")) {
+    const shared = config.ui.shared;
+    await Promise.all(
+      Object.entries(config.ui.components).map(async ([graphId, file]) => uiAssets.set(graphId, await bundleUi(graphId, file, config.root, shared))),
+    );
+  }
+  const front: Front = { mountPrefix: http.mountPrefix };
+  return {
+    serverFactory: frontServer(front),
+    registerHooks: (app) => registerConfigurableHeaders(app, http.configurableHeaders),
+    registerRoutes: (app) => {
+      if (uiAssets.size > 0) registerUiRoutes(app, uiAssets, http.mountPrefix ?? "");
+    },
+    attach(app, options) {
+      if (!projectApp) return;
+      front.log = app.log;
+      front.refuse = apiKeyRefusal(options.apiKey);
+      front.cors = corsResponseHeaders(http.cors, options.exposedHeaders);
+      front.dispatch = composeFetch(projectApp, builtInFetch(app, (request) => remoteAddresses.get(request)), app.log);
+    },
+  };
+}
