@@ -1,7 +1,19 @@
 import { existsSync, readFileSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { parse as parseDotenv } from "dotenv";
-import { corsConfigProblem, type CorsConfig } from "../../http/cors.ts";
+import {
+  readAuth,
+  readCheckpointer,
+  readStore,
+  readUi,
+  SectionError,
+  type AuthSection,
+  type CheckpointerTtlSection,
+  type StoreIndexSection,
+  type StoreTtlSection,
+  type UiSection,
+} from "./config-sections.ts";
+import { readHttp, type HttpSection } from "./http-config.ts";
 import { nodeVersionProblem } from "./node-version.ts";
 
 /** The parts of `langgraph.json` the agent server reads. */
@@ -11,12 +23,14 @@ export interface LanggraphConfig {
   graphs: Record<string, { path: string; exportName: string; description?: string }>;
   env: Record<string, string>;
   /** `http` settings the server honours. */
-  http: {
-    cors?: CorsConfig;
-    /** Route groups turned off with `http.disable_<group>: true`. */
-    disabled: Set<"assistants" | "threads" | "runs" | "store">;
-  };
-  /** Raw `store`, `checkpointer`, `http` ... sections, kept for /info and later features. */
+  http: HttpSection;
+  /** `auth.path`: the project's custom authentication and authorization. */
+  auth?: AuthSection;
+  /** `ui` and `ui_config`: generative UI components, bundled at start. */
+  ui?: UiSection;
+  store: { index?: StoreIndexSection; ttl?: StoreTtlSection };
+  checkpointer: { ttl?: CheckpointerTtlSection };
+  /** The file as read, kept for /info and later features. */
   raw: Record<string, unknown>;
 }
 
@@ -52,57 +66,41 @@ export function readLanggraphConfig(configPath: string): LanggraphConfig {
       description: typeof entry.description === "string" ? entry.description : undefined,
     };
   }
-  return { root, graphs, env: readEnv(raw.env, root, file), http: readHttp(raw, file), raw };
+  const env = readEnv(raw.env, root, file);
+  try {
+    const http = readHttp(raw.http, root);
+    const ui = readUi(raw.ui, raw.ui_config, root);
+    refuseUnbuilt(http, ui);
+    return {
+      root,
+      graphs,
+      env,
+      http,
+      auth: readAuth(raw.auth, root),
+      ui,
+      store: readStore(raw.store, root),
+      checkpointer: readCheckpointer(raw.checkpointer),
+      raw,
+    };
+  } catch (error) {
+    // Build-time keys (dependencies, dockerfile_lines, ...) are for the build and need nothing here.
+    if (error instanceof SectionError) throw new ConfigError(`${file}: ${error.message}`);
+    throw error;
+  }
 }
 
-/** Route groups `http.disable_<group>` may turn off. */
-const DISABLEABLE = ["assistants", "threads", "runs", "store"] as const;
-/** Groups this server does not serve at all: disabling them asks for what already holds. */
-const NOT_SERVED = ["mcp", "a2a", "ui", "webhooks"];
-
 /**
- * Reads `http` and refuses settings that would change the server's behaviour but are
- * not built yet, naming the key: a custom auth handler silently left out would leave a
- * server open that its author meant to protect. Build-time keys (dependencies,
- * dockerfile_lines, ...) are for the build and need nothing here; node_version is
- * checked against the running Node in readLanggraphConfig.
+ * Settings read above whose serving is not built on this branch yet: refused, naming the
+ * key, rather than read and then ignored.
  */
-function readHttp(raw: Record<string, unknown>, file: string): LanggraphConfig["http"] {
-  const refuse = (key: string, why: string) => {
-    throw new ConfigError(`${file}: ${key}: ${why}`);
-  };
-  if (raw.auth !== undefined && raw.auth !== null) {
-    refuse("auth", "custom authentication handlers are not supported yet; protect the server with --api-key");
-  }
-  for (const [section, keys] of [["store", ["index", "ttl"]], ["checkpointer", ["ttl"]]] as const) {
-    const value = raw[section] as Record<string, unknown> | undefined;
-    for (const key of keys) if (value && typeof value === "object" && value[key] != null) refuse(`${section}.${key}`, "not supported yet");
-  }
-  const http = raw.http;
-  const disabled: LanggraphConfig["http"]["disabled"] = new Set();
-  if (http === undefined || http === null) return { disabled };
-  if (typeof http !== "object" || Array.isArray(http)) refuse("http", "must be an object");
-  let cors: CorsConfig | undefined;
-  for (const [key, value] of Object.entries(http as Record<string, unknown>)) {
-    if (key === "cors") {
-      const problem = corsConfigProblem(value);
-      if (problem) refuse("http.cors", problem);
-      cors = value as CorsConfig;
-      continue;
-    }
-    const group = key.startsWith("disable_") ? key.slice("disable_".length) : undefined;
-    if (group !== undefined) {
-      if (typeof value !== "boolean") refuse(`http.${key}`, "must be true or false");
-      if (!value || NOT_SERVED.includes(group)) continue;
-      if ((DISABLEABLE as readonly string[]).includes(group)) {
-        disabled.add(group as (typeof DISABLEABLE)[number]);
-        continue;
-      }
-    }
-    if (value === undefined || value === null || value === false) continue;
-    refuse(`http.${key}`, "not supported by this server yet");
-  }
-  return { cors, disabled };
+function refuseUnbuilt(http: HttpSection, ui: UiSection | undefined): void {
+  const unbuilt: Array<[boolean, string]> = [
+    [http.app !== undefined, "http.app"],
+    [http.configurableHeaders !== undefined, "http.configurable_headers"],
+    [http.mountPrefix !== undefined, "http.mount_prefix"],
+    [ui !== undefined, "ui"],
+  ];
+  for (const [set, key] of unbuilt) if (set) throw new SectionError(`${key}: not supported by this server yet`);
 }
 
 /** "./src/agent.ts:graph" -> ["./src/agent.ts", "graph"]; a Windows drive letter is not a separator. */

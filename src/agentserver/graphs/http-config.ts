@@ -1,0 +1,100 @@
+import { corsConfigProblem, type CorsConfig } from "../../http/cors.ts";
+import { moduleRef, SectionError, type ModuleRef } from "./config-sections.ts";
+
+/** Route groups `http.disable_<group>` may turn off. */
+const DISABLEABLE = ["assistants", "threads", "runs", "store", "ui"] as const;
+export type RouteGroup = (typeof DISABLEABLE)[number];
+/** Groups this server does not serve at all: disabling them asks for what already holds. */
+const NOT_SERVED = ["mcp", "a2a", "webhooks"];
+
+/** `http.configurable_headers`: which request headers a run finds in `config.configurable`. */
+export interface HeaderPatterns {
+  /** Patterns with `*` wildcards; unset: the vendor's default (every `x-*` header and `user-agent`). */
+  includes?: string[];
+  excludes: string[];
+}
+
+export interface HttpSection {
+  cors?: CorsConfig;
+  /** Route groups turned off with `http.disable_<group>: true`. */
+  disabled: Set<RouteGroup>;
+  /** `http.app`: a Hono app, or any fetch handler, served beside the built-in routes. */
+  app?: ModuleRef;
+  configurableHeaders?: HeaderPatterns;
+  /** `http.mount_prefix`: every route is served under it ("/api"), without a trailing slash. */
+  mountPrefix?: string;
+}
+
+const fail = (key: string, why: string): never => {
+  throw new SectionError(`${key}: ${why}`);
+};
+
+/**
+ * Reads `http`, refusing settings that would change the server's behaviour but are not
+ * built yet, naming the key: a setting silently left out would leave a server behaving
+ * otherwise than its author meant.
+ */
+export function readHttp(raw: unknown, root: string): HttpSection {
+  const disabled = new Set<RouteGroup>();
+  if (raw === undefined || raw === null) return { disabled };
+  if (typeof raw !== "object" || Array.isArray(raw)) fail("http", "must be an object");
+  const section: HttpSection = { disabled };
+  for (const [key, value] of Object.entries(raw as Record<string, unknown>)) {
+    if (key === "cors") {
+      const problem = corsConfigProblem(value);
+      if (problem) fail("http.cors", problem);
+      section.cors = value as CorsConfig;
+      continue;
+    }
+    if (key === "app") {
+      if (value !== undefined && value !== null) section.app = moduleRef(value, "http.app", root);
+      continue;
+    }
+    if (key === "configurable_headers") {
+      section.configurableHeaders = headerPatterns(value);
+      continue;
+    }
+    if (key === "mount_prefix") {
+      section.mountPrefix = mountPrefix(value);
+      continue;
+    }
+    const group = key.startsWith("disable_") ? key.slice("disable_".length) : undefined;
+    if (group !== undefined) {
+      if (typeof value !== "boolean") fail(`http.${key}`, "must be true or false");
+      if (!value || NOT_SERVED.includes(group)) continue;
+      if ((DISABLEABLE as readonly string[]).includes(group)) {
+        disabled.add(group as RouteGroup);
+        continue;
+      }
+    }
+    if (value === undefined || value === null || value === false) continue;
+    fail(`http.${key}`, "not supported by this server yet");
+  }
+  return section;
+}
+
+/** `{includes, excludes}` as the vendor's schema names them; `include`/`exclude` as its guide once did. */
+function headerPatterns(value: unknown): HeaderPatterns | undefined {
+  if (value === undefined || value === null) return undefined;
+  if (typeof value !== "object" || Array.isArray(value)) fail("http.configurable_headers", "must be an object");
+  const fields = value as Record<string, unknown>;
+  const lists: Record<"includes" | "excludes", string[] | undefined> = { includes: undefined, excludes: undefined };
+  for (const [name, list] of Object.entries(fields)) {
+    const target = name === "includes" || name === "include" ? "includes" : name === "excludes" || name === "exclude" ? "excludes" : undefined;
+    if (!target) fail(`http.configurable_headers.${name}`, "unknown setting (known: includes, excludes)");
+    if (list === null || list === undefined) continue;
+    if (!Array.isArray(list) || !list.every((item) => typeof item === "string" && item.length > 0)) {
+      fail(`http.configurable_headers.${name}`, "must be a list of header names (\"*\" matches any characters)");
+    }
+    lists[target!] = [...(lists[target!] ?? []), ...(list as string[]).map((item) => item.toLowerCase())];
+  }
+  return { includes: lists.includes, excludes: lists.excludes ?? [] };
+}
+
+function mountPrefix(value: unknown): string | undefined {
+  if (value === undefined || value === null || value === "" || value === "/") return undefined;
+  if (typeof value !== "string" || !value.startsWith("/") || !/^(\/[A-Za-z0-9._~-]+)+\/?$/.test(value)) {
+    fail("http.mount_prefix", 'must be a path such as "/api" (letters, digits, ".", "_", "~", "-" between slashes)');
+  }
+  return (value as string).replace(/\/$/, "");
+}
