@@ -1,6 +1,7 @@
 import { fileURLToPath } from "node:url";
 import { Client } from "@langchain/langgraph-sdk";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ROUTE_GUARDS } from "../../src/agentserver/custom-auth/route-guards.ts";
 import { startAgentServer, type RunningAgentServer } from "../../src/agentserver/server.ts";
 import { BACKENDS, freshBackend } from "../support/backends.ts";
 
@@ -50,6 +51,13 @@ describe.each(BACKENDS)("custom auth (auth.path) on %s", (backend) => {
     expect(await status(as("forged").threads.create())).toBe(401);
     expect((await raw("/ok")).status).toBe(200);
     expect((await raw("/info")).status).toBe(200);
+  });
+
+  it("names in its rules only routes the server serves", async () => {
+    for (const key of Object.keys(ROUTE_GUARDS)) {
+      const [method, url] = key.split(" ") as [string, string];
+      expect(server.app.hasRoute({ method: method as "GET", url }), key).toBe(true);
+    }
   });
 
   it("does not take x-auth-scheme: langsmith as LangGraph Studio's user (the vendor's bypass)", async () => {
