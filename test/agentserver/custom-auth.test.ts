@@ -106,6 +106,13 @@ describe.each(BACKENDS)("custom auth (auth.path) on %s", (backend) => {
     expect(await status(bob.runs.list(thread.thread_id))).toBe(404);
     expect(await status(bob.runs.get(thread.thread_id, run!.run_id))).toBe(404);
     expect(await status(bob.runs.join(thread.thread_id, run!.run_id))).toBe(404);
+    // A run that creates its thread gives it an owner, as creating the thread would.
+    const fresh = crypto.randomUUID();
+    await alice.runs.wait(fresh, "whoami", { input: {}, ifNotExists: "create" });
+    expect((await alice.threads.get(fresh)).metadata).toMatchObject({ owner: "alice" });
+    expect(await status(bob.threads.get(fresh))).toBe(404);
+    // Someone else's thread id with if_not_exists: still not theirs.
+    expect(await status(bob.runs.wait(fresh, "whoami", { input: {}, ifNotExists: "create" }))).toBe(404);
     const cancel = await raw("/runs/cancel", { method: "POST", token: "token-bob", body: JSON.stringify({ run_ids: [run!.run_id] }) });
     expect(cancel.status).toBe(404);
   });

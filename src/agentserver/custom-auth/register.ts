@@ -24,6 +24,10 @@ export interface CustomAuthDeps {
  */
 export function registerCustomAuth(app: FastifyInstance, cache: HandlerCache, deps: CustomAuthDeps): void {
   const contexts = new WeakMap<FastifyRequest, AuthContext>();
+  if (!cache.authenticate) {
+    // As on the vendor's server: without an identity no `on` handler can run.
+    app.log.warn("auth.path: the Auth has no authenticate handler, so its `on` handlers never run and every request is let through");
+  }
 
   app.addHook("onRequest", async (request, reply) => {
     const path = request.url.split("?")[0]!;

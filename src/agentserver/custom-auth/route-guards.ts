@@ -3,7 +3,7 @@ import { conflict, notFound } from "../../http/errors.ts";
 import type { Queryable } from "../../storage/database.ts";
 import { containment, matches, type AuthFilters } from "./filters.ts";
 import type { AuthContext } from "./handlers.ts";
-import { assistantMetadata, threadMetadata, threadOfRun } from "./resources.ts";
+import { assistantMetadata, createThreadIfMissing, threadMetadata, threadOfRun } from "./resources.ts";
 
 /**
  * Which `on` handler each route calls, with which value, and how its answer applies:
@@ -75,6 +75,12 @@ async function createRun(g: GuardContext, body: Body, threadId: string | undefin
   const value: Body = { ...body, thread_id: threadId ?? null, metadata: { ...((body.metadata as Body | null) ?? {}) } };
   const filters = await g.authorize("threads", "create_run", value);
   if (value.metadata && typeof value.metadata === "object") body.metadata = value.metadata;
+  if (threadId && body.if_not_exists === "create" && (await threadMetadata(g.db, threadId)) === undefined) {
+    // The vendor creates the thread through `threads:create` too: it gets its owner.
+    const created: Body = { thread_id: threadId, metadata: {}, if_exists: "do_nothing" };
+    await g.authorize("threads", "create", created);
+    await createThreadIfMissing(g.db, threadId, (created.metadata as Body | null) ?? {});
+  }
   await requireThread(g, threadId, filters);
   const config = (body.config && typeof body.config === "object" ? body.config : (body.config = {})) as Body;
   const configurable = (config.configurable && typeof config.configurable === "object" ? config.configurable : (config.configurable = {})) as Body;
@@ -168,6 +174,7 @@ export const ROUTE_GUARDS: Record<string, Guard> = {
   "POST /threads/:thread_id/state": threadRead("update"),
   "PATCH /threads/:thread_id/state": threadRead("update"),
   "GET /threads/:thread_id/stream": threadRead("read"),
+  "GET /threads/:thread_id/storage": threadRead("read"),
   // Runs of a thread.
   "POST /threads/:thread_id/runs": (g) => createRun(g, bodyOf(g), params(g).thread_id),
   "POST /threads/:thread_id/runs/stream": (g) => createRun(g, bodyOf(g), params(g).thread_id),
