@@ -2,7 +2,7 @@ import type { FastifyRequest } from "fastify";
 import { conflict, notFound } from "../../http/errors.ts";
 import type { Queryable } from "../../storage/database.ts";
 import { containment, matches, type AuthFilters } from "./filters.ts";
-import type { AuthContext } from "./handlers.ts";
+import { AuthRefusal, type AuthContext } from "./handlers.ts";
 import { assistantMetadata, createThreadIfMissing, threadMetadata, threadOfRun } from "./resources.ts";
 
 /**
@@ -234,7 +234,11 @@ export const ROUTE_GUARDS: Record<string, Guard> = {
     body.namespace = value.namespace;
     body.key = value.key;
     body.value = value.value;
-    if (filters && !matches(storeItem(value.namespace, value.key, value.value), filters)) throw notFound("Item not found");
+    // The vendor's JS server drops store filters (every item passes); here an item the
+    // writer could not read back is refused, saying why.
+    if (filters && !matches(storeItem(value.namespace, value.key, value.value), filters)) {
+      throw new AuthRefusal(403, `The item would not match the store:put handler's filters (${JSON.stringify(filters)}); store filters match the item's value fields, namespace and key`);
+    }
     g.setStoreFilters(filters);
   },
   "GET /store/items": async (g) => {
