@@ -21,11 +21,3 @@ export async function threadOfRun(db: Queryable, runId: string): Promise<string 
   return rows[0]?.thread_id;
 }
 
-/**
- * A run with `if_not_exists: "create"` on a missing thread: the thread is made here, with
- * the metadata the `threads:create` handler gave it (its owner), before the run service
- * finds it. Nothing happens when it exists meanwhile; the caller then checks its metadata.
- */
-export async function createThreadIfMissing(db: Queryable, threadId: string, metadata: Record<string, unknown>): Promise<void> {
-  await db.query("INSERT INTO threads (thread_id, metadata) VALUES ($1, $2::jsonb) ON CONFLICT (thread_id) DO NOTHING", [threadId, JSON.stringify(metadata)]);
-}

@@ -3,7 +3,7 @@ import { conflict, notFound } from "../../http/errors.ts";
 import type { Queryable } from "../../storage/database.ts";
 import { containment, matches, type AuthFilters } from "./filters.ts";
 import { AuthRefusal, type AuthContext } from "./handlers.ts";
-import { assistantMetadata, createThreadIfMissing, threadMetadata, threadOfRun } from "./resources.ts";
+import { assistantMetadata, threadMetadata, threadOfRun } from "./resources.ts";
 
 /**
  * Which `on` handler each route calls, with which value, and how its answer applies:
@@ -70,17 +70,15 @@ const search =
     if (filters) body.metadata = containment(filters, (body.metadata as Body | null) ?? {});
   };
 
-/** A run on a thread: `threads:create_run`; the run's config carries the user, as on the vendor's server. */
+/**
+ * A run on a thread: `threads:create_run`; the run's config carries the user, as on the
+ * vendor's server. A thread the run creates (stateless, or `if_not_exists: "create"`)
+ * takes the run's metadata as the handler left it (its owner); one that exists must match.
+ */
 async function createRun(g: GuardContext, body: Body, threadId: string | undefined): Promise<void> {
   const value: Body = { ...body, thread_id: threadId ?? null, metadata: { ...((body.metadata as Body | null) ?? {}) } };
   const filters = await g.authorize("threads", "create_run", value);
   if (value.metadata && typeof value.metadata === "object") body.metadata = value.metadata;
-  if (threadId && body.if_not_exists === "create" && (await threadMetadata(g.db, threadId)) === undefined) {
-    // The vendor creates the thread through `threads:create` too: it gets its owner.
-    const created: Body = { thread_id: threadId, metadata: {}, if_exists: "do_nothing" };
-    await g.authorize("threads", "create", created);
-    await createThreadIfMissing(g.db, threadId, (created.metadata as Body | null) ?? {});
-  }
   await requireThread(g, threadId, filters);
   const config = (body.config && typeof body.config === "object" ? body.config : (body.config = {})) as Body;
   const configurable = (config.configurable && typeof config.configurable === "object" ? config.configurable : (config.configurable = {})) as Body;
