@@ -114,7 +114,7 @@ describe.each(BACKENDS)("custom auth (auth.path) on %s", (backend) => {
     // Someone else's thread id with if_not_exists: still not theirs.
     expect(await status(bob.runs.wait(fresh, "whoami", { input: {}, ifNotExists: "create" }))).toBe(404);
     // A stateless run's thread carries the run's metadata, so its creator can read it back.
-    const stateless = await alice.runs.create(null, "whoami", { input: {}, onCompletion: "keep" });
+    const stateless = await alice.runs.create(null, "whoami", { input: {}, onCompletion: "keep" as never }); // the SDK types the values as "complete" | "continue"; the API takes "keep" | "delete"
     expect((await raw(`/runs/${stateless.run_id}`, { token: "token-alice" })).status).toBe(200);
     expect((await raw(`/runs/${stateless.run_id}`, { token: "token-bob" })).status).toBe(404);
     const cancel = await raw("/runs/cancel", { method: "POST", token: "token-bob", body: JSON.stringify({ run_ids: [run!.run_id] }) });
