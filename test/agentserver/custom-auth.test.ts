@@ -49,6 +49,11 @@ describe.each(BACKENDS)("custom auth (auth.path) on %s", (backend) => {
     expect((await none.json()).detail).toBe("No token provided");
     expect((await raw("/threads/search", { method: "POST", body: "{}", token: "forged" })).status).toBe(401);
     expect(await status(as("forged").threads.create())).toBe(401);
+    // An HTTPException keeps its status, message and headers.
+    const expired = await raw("/threads/search", { method: "POST", body: "{}", token: "token-expired" });
+    expect(expired.status).toBe(401);
+    expect(expired.headers.get("www-authenticate")).toBe('Bearer error="invalid_token"');
+    expect((await expired.json()).detail).toBe("Token expired");
     expect((await raw("/ok")).status).toBe(200);
     expect((await raw("/info")).status).toBe(200);
   });

@@ -126,9 +126,11 @@ function asRefusal(error: unknown, fallback: number): AuthRefusal {
   return new AuthRefusal(fallback, message || (fallback === 401 ? "Unauthorized" : "Forbidden"));
 }
 
+/** HeadersInit in any of its forms (Headers, a record, a list of pairs); a malformed one adds nothing. */
 function toHeaderRecord(headers: object): Record<string, string> {
-  const out: Record<string, string> = {};
-  const entries = headers instanceof Headers ? [...headers.entries()] : Object.entries(headers);
-  for (const [name, value] of entries) if (typeof value === "string") out[name] = value;
-  return out;
+  try {
+    return Object.fromEntries(new Headers(headers as HeadersInit).entries());
+  } catch {
+    return {};
+  }
 }
