@@ -28,10 +28,6 @@ export type Guard = (g: GuardContext) => Promise<void>;
 type Body = Record<string, unknown>;
 const bodyOf = (g: GuardContext): Body => (g.request.body ?? {}) as Body;
 const params = (g: GuardContext) => g.request.params as Record<string, string>;
-const metadataOf = (value: Body): Record<string, unknown> => {
-  if (!value.metadata || typeof value.metadata !== "object") value.metadata = {};
-  return value.metadata as Record<string, unknown>;
-};
 
 async function requireThread(g: GuardContext, threadId: string | undefined, filters: AuthFilters | undefined): Promise<void> {
   if (!filters || !threadId) return;
