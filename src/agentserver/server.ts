@@ -10,6 +10,8 @@ import type { Database } from "../storage/database.ts";
 import { requireApiKey } from "./api-key.ts";
 import { AssistantService, graphSources, registerAssistantRoutes, StaticGraphSchemas, systemAssistantId } from "./assistants/index.ts";
 import { SlipwaySaver } from "./checkpointer/index.ts";
+import { loadAuth } from "./custom-auth/handlers.ts";
+import { registerCustomAuth } from "./custom-auth/register.ts";
 import { prepareProject, type PreparedProject } from "./graphs/project.ts";
 import { loadGraphs } from "./graphs/registry.ts";
 import { prepareProjectHttp } from "./http-app/project-http.ts";
@@ -22,7 +24,8 @@ import { deleteOldRunResults } from "./runs/repository.ts";
 import { registerThreadRunRoutes } from "./runs/routes.ts";
 import { RunService } from "./runs/service.ts";
 import { registerStatelessRunRoutes } from "./runs/stateless-routes.ts";
-import { registerStoreRoutes, SlipwayStore } from "./store/index.ts";
+import { storeFromConfig } from "./store/from-config.ts";
+import { registerStoreRoutes } from "./store/index.ts";
 import { StreamBroker } from "./stream/broker.ts";
 import { StreamRelay } from "./stream/relay.ts";
 import { endOpenStreams } from "./stream/sse.ts";
@@ -69,7 +72,9 @@ async function assemble(db: Database, project: PreparedProject, options: AgentSe
   const now = () => new Date();
   const newId = () => crypto.randomUUID();
   const checkpointer = new SlipwaySaver(db);
-  const store = new SlipwayStore(db);
+  const store = await storeFromConfig(db, config);
+  // auth.path: loaded before anything listens, so that a broken handler stops the start.
+  const customAuth = config.auth ? await loadAuth(config.auth.module) : undefined;
   const graphs = await loadGraphs(config, { checkpointer, store });
   let threads: ThreadService | undefined;
   const assistants = new AssistantService(db, graphs, now, {
@@ -168,6 +173,18 @@ async function assemble(db: Database, project: PreparedProject, options: AgentSe
   const exposedHeaders = ["Content-Location", "Location", ...EXPOSED_HEADERS];
   registerCors(app, config.http.cors, exposedHeaders);
   requireApiKey(app, options.apiKey);
+  if (customAuth) {
+    registerCustomAuth(app, customAuth, {
+      db,
+      resolveAssistant: (id) => {
+        try {
+          return assistants.resolveId(id);
+        } catch {
+          return undefined;
+        }
+      },
+    });
+  }
   projectHttp.registerHooks(app);
   registerMetaRoutes(app, { version: SERVER_VERSION, graphIds: graphs.ids(), storage: db.kind });
   // langgraph.json's http.disable_<group> turns a group of routes off.
@@ -189,11 +206,16 @@ async function assemble(db: Database, project: PreparedProject, options: AgentSe
   await app.listen({ port: options.port ?? AGENT_DEFAULTS.port, host: options.host ?? AGENT_DEFAULTS.host });
   await pool.start();
   store.start();
-  // Threads created with a ttl are deleted or pruned once it runs out.
+  // Threads created with a ttl (or given checkpointer.ttl's default) are deleted or pruned once it runs out.
+  const threadTtl = config.checkpointer.ttl;
+  const sweepPolicy = {
+    defaultTtl: threadTtl?.defaultTtl ? { strategy: threadTtl.strategy, ttl_minutes: threadTtl.defaultTtl } : undefined,
+    limit: threadTtl?.sweepLimit ?? 1000,
+  };
   const ttlSweep = setInterval(() => {
-    sweepExpiredThreads({ db, checkpointer, beforeDelete: cancelRunsOf }, now()).catch((error) => log.warn({ err: error }, "thread TTL sweep failed"));
+    sweepExpiredThreads({ db, checkpointer, beforeDelete: cancelRunsOf }, now(), 100, sweepPolicy).catch((error) => log.warn({ err: error }, "thread TTL sweep failed"));
     deleteOldRunResults(db).catch((error) => log.warn({ err: error }, "removing old stateless run results failed"));
-  }, 60_000);
+  }, (threadTtl?.sweepIntervalMinutes ?? 1) * 60_000);
   ttlSweep.unref();
   const address = app.server.address();
   const port = typeof address === "object" && address ? address.port : options.port;

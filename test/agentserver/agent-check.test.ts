@@ -50,9 +50,14 @@ describe("slipway agent --check", () => {
   });
 
   it("refuses what a start refuses: an unsupported key, a malformed LANGGRAPH_CONFIG", async () => {
-    const auth = await runSlipway(["agent", "--check", "--config", configWith({ auth: { path: "./auth.ts:auth" } })]);
+    const app = await runSlipway(["agent", "--check", "--config", configWith({ http: { app: "./app.ts:app" } })]);
+    expect(app.code).toBe(1);
+    expect(app.stderr).toMatch(/http\.app: not supported by this server yet/);
+    expect(verdict(app.stdout)).toMatchObject({ event: "check", ok: false });
+    // auth.path is loaded as a start loads it: a missing module stops the check.
+    const auth = await runSlipway(["agent", "--check", "--config", configWith({ auth: { path: "./no-such-auth.ts:auth" } })]);
     expect(auth.code).toBe(1);
-    expect(auth.stderr).toMatch(/auth: custom authentication handlers are not supported yet/);
+    expect(auth.stderr).toMatch(/auth\.path: importing .*no-such-auth\.ts failed/);
     expect(verdict(auth.stdout)).toMatchObject({ event: "check", ok: false });
     const env = await runSlipway(["agent", "--check", "--config", configWith({})], { env: { LANGGRAPH_CONFIG: '{"agent": [1]}' } });
     expect(env.code).toBe(1);

@@ -87,19 +87,26 @@ describe("langgraph.json http settings", () => {
 
   it("refuses settings it cannot honour yet, naming the key", () => {
     const cases: Array<[Record<string, unknown>, string]> = [
-      [{ auth: { path: "./auth.ts:auth" } }, "auth: custom authentication handlers are not supported yet"],
       [{ http: { app: 42 } }, 'http.app: must be "./path/to/file.ts:export"'],
       [{ http: { mount_prefix: "api" } }, "http.mount_prefix: must be a path such as \"/api\""],
       [{ http: { configurable_headers: { includes: "x-*" } } }, "http.configurable_headers.includes: must be a list of header names"],
       [{ http: { configurable_headers: { only: ["x-a"] } } }, "http.configurable_headers.only: unknown setting"],
       [{ ui: { agent: "./ui.tsx:named" } }, "ui.agent: names a file; its default export maps component names to components"],
       [{ ui_config: { shared: "react" }, ui: { agent: "./ui.tsx" } }, "ui_config.shared: must be a list of strings"],
+      [{ auth: { path: "./auth.ts:auth", bogus: true } }, "auth.bogus: unknown setting"],
+      [{ auth: { path: 42 } }, "auth.path: must be"],
       [{ http: { cors: { allow_origins: "*" } } }, "http.cors: allow_origins: must be a list of strings"],
       [{ http: { cors: { allow_origin: ["*"] } } }, "http.cors: allow_origin: unknown field"],
       [{ http: { disable_meta: true } }, "http.disable_meta: not supported by this server yet"],
       [{ http: { disable_store: "yes" } }, "http.disable_store: must be true or false"],
-      [{ store: { index: { dims: 1536, embed: "openai:text-embedding-3-small" } } }, "store.index: not supported yet"],
-      [{ checkpointer: { ttl: { default_ttl: 60 } } }, "checkpointer.ttl: not supported yet"],
+      [{ store: { index: { dims: 0, embed: "openai:text-embedding-3-small" } } }, "store.index.dims: must be a whole number"],
+      [{ store: { index: { dims: 8, embed: "text-embedding-3-small" } } }, "store.index.embed:"],
+      [{ store: { index: { dims: 8, embed: "./embed.ts:embed", fields: [] } } }, "store.index.fields: must name at least one path"],
+      [{ store: { path: "./store.py:store" } }, "store.path: unknown setting"],
+      [{ store: { ttl: { default_ttl: -1 } } }, "store.ttl.default_ttl: must be a positive number of minutes"],
+      [{ checkpointer: { ttl: { default_ttl: 0 } } }, "checkpointer.ttl.default_ttl: must be a positive number of minutes"],
+      [{ checkpointer: { ttl: { strategy: "archive", default_ttl: 5 } } }, "checkpointer.ttl.strategy: must be"],
+      [{ checkpointer: { ttl: { strategy: "delete" } } }, "checkpointer.ttl.strategy: is the strategy of default_ttl"],
     ];
     for (const [extra, message] of cases) expect(() => readLanggraphConfig(configFile(extra)), JSON.stringify(extra)).toThrow(message);
     // Build-time keys are for the build, and do not stop the server.

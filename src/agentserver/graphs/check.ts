@@ -1,6 +1,8 @@
 import { InMemoryStore, MemorySaver } from "@langchain/langgraph";
 import { graphSources, schemaTimeoutMs, StaticGraphSchemas } from "../assistants/graph-schemas/static-schemas.ts";
+import { loadAuth } from "../custom-auth/handlers.ts";
 import { prepareProjectHttp } from "../http-app/project-http.ts";
+import { loadEmbeddings } from "../store/embeddings.ts";
 import { prepareProject } from "./project.ts";
 import { loadGraphs } from "./registry.ts";
 
@@ -8,8 +10,9 @@ import { loadGraphs } from "./registry.ts";
  * `slipway agent --check`: what a start does up to serving, without storage or a port.
  * Reads and validates langgraph.json, applies its env and LANGGRAPH_CONFIG, imports
  * every graph module and builds every graph that is not a factory, against an
- * in-memory checkpointer and store, imports `http.app` and bundles `ui`. Returns the
- * graph ids; throws what a start would.
+ * in-memory checkpointer and store, loads the `auth.path` and `store.index.embed`
+ * modules, imports `http.app` and bundles `ui`. Returns the graph ids; throws what a
+ * start would.
  *
  * It then reads the graphs' schemas from their TypeScript types and saves them beside
  * the project, so that extraction happens once per build and not in every process
@@ -19,6 +22,8 @@ import { loadGraphs } from "./registry.ts";
 export async function checkProject(configPath: string): Promise<string[]> {
   // stdout carries the verdict: whatever the graphs log goes to stderr.
   const { config } = prepareProject(configPath, { logFd: 2 });
+  if (config.auth) await loadAuth(config.auth.module);
+  if (config.store.index) await loadEmbeddings(config.store.index, config.root);
   const graphs = await loadGraphs(config, { checkpointer: new MemorySaver(), store: new InMemoryStore() });
   await prepareProjectHttp(config);
   // Only what went wrong is told (stderr stays empty on success, as the pipeline expects).

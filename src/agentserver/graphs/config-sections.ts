@@ -181,6 +181,9 @@ export function readCheckpointer(raw: unknown): { ttl?: CheckpointerTtlSection }
   if (limit !== undefined && limit !== null && !(Number.isInteger(limit) && (limit as number) >= 1 && (limit as number) <= 100_000)) {
     fail("checkpointer.ttl.sweep_limit", "must be a whole number from 1 to 100000");
   }
+  if (ttl.strategy !== undefined && ttl.default_ttl === undefined) {
+    fail("checkpointer.ttl.strategy", "is the strategy of default_ttl; set default_ttl too (a thread's own ttl names its own strategy)");
+  }
   return {
     ttl: {
       strategy: strategy as CheckpointerTtlSection["strategy"],

@@ -15,7 +15,6 @@ import {
 } from "./config-sections.ts";
 import { readHttp, type HttpSection } from "./http-config.ts";
 import { nodeVersionProblem } from "./node-version.ts";
-import { refuseUnbuiltSections } from "./unbuilt-sections.ts";
 
 /** The parts of `langgraph.json` the agent server reads. */
 export interface LanggraphConfig {
@@ -69,7 +68,6 @@ export function readLanggraphConfig(configPath: string): LanggraphConfig {
   }
   const env = readEnv(raw.env, root, file);
   try {
-    refuseUnbuiltSections(raw);
     return {
       root,
       graphs,

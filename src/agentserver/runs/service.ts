@@ -62,6 +62,9 @@ export class RunService {
     const strategy: MultitaskStrategy = body.multitask_strategy ?? "enqueue";
     const runId = deps.newId();
     const threadMeta = { graph_id: assistant.graph_id, assistant_id: assistant.assistant_id };
+    // A thread the run creates (stateless, or if_not_exists) carries the run's metadata too,
+    // as on the vendor's server: custom auth's owner, set by the create_run handler, among it.
+    const newThreadMeta = { ...threadMeta, ...(body.metadata ?? {}) };
     const toStop: Array<{ run: RunRow; wasPending: boolean }> = [];
 
     const fields = {
@@ -75,13 +78,13 @@ export class RunService {
     const newThreadId = deps.newId();
 
     // One statement for the common case; the transaction below when strategies must decide.
-    const fast = await enqueueRunFast(deps.db, { ...fields, thread_id: threadId ?? newThreadId, newThread: threadId === null, threadMetadata: threadMeta });
+    const fast = await enqueueRunFast(deps.db, { ...fields, thread_id: threadId ?? newThreadId, newThread: threadId === null, threadMetadata: threadId === null ? newThreadMeta : threadMeta });
     const run = fast ?? await deps.db.transaction(async (tx) => {
       const id = threadId ?? newThreadId;
       const thread = threadId ? await lockThread(tx, id) : undefined;
       if (!thread) {
         if (threadId && body.if_not_exists !== "create") throw notFound(`Thread ${threadId} not found`);
-        await insertThread(tx, id, threadMeta, kwargs.temporary);
+        await insertThread(tx, id, newThreadMeta, kwargs.temporary);
       } else {
         const active = await activeRunsOfThread(tx, id);
         if (active.length && strategy === "reject") {

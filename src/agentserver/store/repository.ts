@@ -1,6 +1,7 @@
 import type { Queryable } from "../../storage/database.ts";
 import { compileFilter } from "./filter.ts";
 import { splitNamespace } from "./namespace.ts";
+import { norm, similarityExpression, type VectorSupport } from "./vectors.ts";
 
 /**
  * The SQL of the store (table `store_items`, 0003_store.sql). Namespaces arrive
@@ -13,6 +14,8 @@ export interface StoredItem {
   value: Record<string, unknown>;
   createdAt: Date;
   updatedAt: Date;
+  /** Semantic search only: the best cosine similarity of the item's vectors; null without vectors. */
+  score?: number | null;
 }
 
 interface ItemRow {
@@ -21,6 +24,7 @@ interface ItemRow {
   value: Record<string, unknown>;
   created_at: Date | string;
   updated_at: Date | string;
+  score?: number | string | null;
 }
 
 const ITEM_COLUMNS = "namespace_path, key, value, created_at, updated_at";
@@ -93,17 +97,59 @@ export interface SearchQuery {
   limit: number;
   offset: number;
   refresh: boolean;
+  /** Semantic search: rank by similarity to this vector (items without vectors come last). */
+  semantic?: { vector: number[]; dims: number; support: VectorSupport };
+  /** Extra conditions on the rows (custom auth's filters), built with the same `add`. */
+  conditions?: (add: (value: unknown) => string) => string[];
 }
 
-/** Listing mode: newest update first; namespace and key break ties so pages are stable. */
+/**
+ * Listing mode: newest update first; namespace and key break ties so pages are stable.
+ * Semantic mode: best similarity first, then as in listing mode.
+ */
 export async function searchItems(db: Queryable, query: SearchQuery, now: Date): Promise<StoredItem[]> {
+  if (query.semantic) return searchBySimilarity(db, query, query.semantic, now);
   const { values, add } = parameters();
   const at = add(now);
-  const where = [LIVE(at), ...compileFilter(query.filter, add)];
+  const where = [LIVE(at), ...compileFilter(query.filter, add), ...(query.conditions?.(add) ?? [])];
   if (query.prefix !== "") where.push(underPrefix(query.prefix, add));
   const order = "ORDER BY updated_at DESC, namespace_path, key";
   const sql = `WITH hits AS (
       SELECT ${ITEM_COLUMNS} FROM store_items WHERE ${where.join(" AND ")}
+      ${order} LIMIT ${add(query.limit)}::bigint OFFSET ${add(query.offset)}::bigint
+    )${query.refresh ? refreshing(at) : ""}
+    SELECT * FROM hits ${order}`;
+  return (await db.query<ItemRow>(sql, values)).map(toItem);
+}
+
+/**
+ * Each item scores its best field (the max over its vectors), as LangGraph's stores do.
+ * The scan is exact: every vector under the prefix is compared, which is what the
+ * embedded database can do; vectors of another dimension (the config changed) are skipped.
+ */
+async function searchBySimilarity(
+  db: Queryable,
+  query: SearchQuery,
+  semantic: NonNullable<SearchQuery["semantic"]>,
+  now: Date,
+): Promise<StoredItem[]> {
+  const { values, add } = parameters();
+  const at = add(now);
+  const q = add(`{${semantic.vector.join(",")}}`);
+  const similarity = similarityExpression(semantic.support, q, add(norm(semantic.vector)));
+  const vectorWhere = [`cardinality(v.embedding) = ${add(semantic.dims)}::int`];
+  const where = [LIVE(at), ...compileFilter(query.filter, add), ...(query.conditions?.(add) ?? [])];
+  if (query.prefix !== "") {
+    vectorWhere.push(underPrefix(query.prefix, add));
+    where.push(underPrefix(query.prefix, add));
+  }
+  const order = "ORDER BY score DESC NULLS LAST, updated_at DESC, namespace_path, key";
+  const sql = `WITH scored AS (
+      SELECT namespace_path, key, max(${similarity}) AS score FROM store_vectors v
+      WHERE ${vectorWhere.join(" AND ")} GROUP BY namespace_path, key
+    ), hits AS (
+      SELECT ${ITEM_COLUMNS}, scored.score FROM store_items LEFT JOIN scored USING (namespace_path, key)
+      WHERE ${where.join(" AND ")}
       ${order} LIMIT ${add(query.limit)}::bigint OFFSET ${add(query.offset)}::bigint
     )${query.refresh ? refreshing(at) : ""}
     SELECT * FROM hits ${order}`;
@@ -117,6 +163,8 @@ export interface NamespaceQuery {
   maxDepth?: number;
   limit: number;
   offset: number;
+  /** Extra conditions on the rows (custom auth's filters), built with the same `add`. */
+  conditions?: (add: (value: unknown) => string) => string[];
 }
 
 /**
@@ -127,7 +175,7 @@ export interface NamespaceQuery {
  */
 export async function listNamespaces(db: Queryable, query: NamespaceQuery, now: Date): Promise<string[][]> {
   const { values, add } = parameters();
-  const inner = [LIVE(add(now))];
+  const inner = [LIVE(add(now)), ...(query.conditions?.(add) ?? [])];
   const outer: string[] = [];
   const prefix = query.prefix ?? [];
   const head = prefix.slice(0, prefix.includes("*") ? prefix.indexOf("*") : prefix.length);
@@ -168,5 +216,6 @@ function toItem(row: ItemRow): StoredItem {
     value: row.value,
     createdAt: new Date(row.created_at),
     updatedAt: new Date(row.updated_at),
+    ...(row.score === undefined ? {} : { score: row.score === null ? null : Number(row.score) }),
   };
 }

@@ -1,7 +1,9 @@
 import { Type } from "@sinclair/typebox";
-import type { FastifyInstance } from "fastify";
+import type { FastifyInstance, FastifyRequest } from "fastify";
 import type { Item } from "@langchain/langgraph-checkpoint";
-import { invalidField } from "../../http/errors.ts";
+import { invalidField, notFound } from "../../http/errors.ts";
+import { matches } from "../custom-auth/filters.ts";
+import { requestFilters } from "../custom-auth/request-filters.ts";
 import { SEPARATOR, keyProblem, namespaceProblem } from "./namespace.ts";
 import type { SlipwayStore } from "./store.ts";
 import * as S from "./schemas.ts";
@@ -30,6 +32,7 @@ export function registerStoreRoutes(app: FastifyInstance, deps: { store: Slipway
       const { namespace, key, value, index, ttl } = request.body;
       requireNamespace(namespace, ["body", "namespace"], { write: true });
       requireKey(key, ["body", "key"]);
+      await refuseHiddenItem(store, request, namespace, key);
       await store.put(namespace, key, value, index ?? undefined, { ttl });
       return reply.status(204).send();
     },
@@ -54,6 +57,8 @@ export function registerStoreRoutes(app: FastifyInstance, deps: { store: Slipway
       requireNamespace(namespace, ["query", "namespace"], { allowEmpty: true });
       requireKey(key, ["query", "key"]);
       const item = await store.get(namespace, key, { refreshTtl: refresh_ttl });
+      // An item custom auth hides is answered as a missing one.
+      if (item && !visible(request, item)) return null;
       // A missing item is `null`, as the vendor's servers answer and the SDKs expect
       // (their getItem returns null rather than raising).
       return item ? toWire(item) : null;
@@ -75,6 +80,7 @@ export function registerStoreRoutes(app: FastifyInstance, deps: { store: Slipway
       const namespace = request.body.namespace ?? [];
       requireNamespace(namespace, ["body", "namespace"], { allowEmpty: true });
       requireKey(request.body.key, ["body", "key"]);
+      await refuseHiddenItem(store, request, namespace, request.body.key);
       await store.delete(namespace, request.body.key);
       return reply.status(204).send();
     },
@@ -86,7 +92,7 @@ export function registerStoreRoutes(app: FastifyInstance, deps: { store: Slipway
       schema: {
         tags: ["Store"],
         summary: "Search or list items within a namespace prefix.",
-        description: "Lists items by last update, newest first. `query` (semantic search) is refused: no embedding index.",
+        description: "Lists items by last update, newest first; with `query` (store.index of langgraph.json), by similarity.",
         operationId: "search_items",
         body: S.StoreSearchRequest,
         response: { 200: S.SearchItemsResponse, ...errors },
@@ -96,7 +102,7 @@ export function registerStoreRoutes(app: FastifyInstance, deps: { store: Slipway
       const { filter, limit, offset, query, refresh_ttl } = request.body;
       const prefix = request.body.namespace_prefix ?? [];
       requireNamespace(prefix, ["body", "namespace_prefix"], { allowEmpty: true });
-      const options = { filter: filter ?? undefined, limit, offset, query: query ?? undefined, refreshTtl: refresh_ttl ?? undefined };
+      const options = { filter: filter ?? undefined, limit, offset, query: query ?? undefined, refreshTtl: refresh_ttl ?? undefined, authFilter: requestFilters(request) };
       const items = await store.search(prefix, options);
       return { items: items.map(toWire) };
     },
@@ -117,7 +123,7 @@ export function registerStoreRoutes(app: FastifyInstance, deps: { store: Slipway
       const { prefix, suffix, max_depth, limit, offset } = request.body;
       if (prefix) requireNamespace(prefix, ["body", "prefix"], { allowEmpty: true });
       if (suffix) requireNamespace(suffix, ["body", "suffix"], { allowEmpty: true });
-      return { namespaces: await store.listNamespaces({ prefix, suffix, maxDepth: max_depth, limit, offset }) };
+      return { namespaces: await store.listNamespaces({ prefix, suffix, maxDepth: max_depth, limit, offset, authFilter: requestFilters(request) }) };
     },
   );
 }
@@ -133,12 +139,27 @@ function requireKey(key: string, loc: string[]): void {
   if (problem) throw invalidField(loc, problem);
 }
 
-function toWire(item: Item): S.WireItem {
+function toWire(item: Item & { score?: number }): S.WireItem & { score?: number } {
   return {
     namespace: item.namespace,
     key: item.key,
     value: item.value,
     created_at: item.createdAt.toISOString(),
     updated_at: item.updatedAt.toISOString(),
+    // Semantic search only: the similarity to the query.
+    ...(typeof item.score === "number" ? { score: item.score } : {}),
   };
+}
+
+/** Whether custom auth's filters (if any) let the caller see an item. */
+function visible(request: FastifyRequest, item: { namespace: string[]; key: string; value: Record<string, unknown> }): boolean {
+  const filters = requestFilters(request);
+  return !filters || matches({ ...item.value, namespace: item.namespace, key: item.key }, filters);
+}
+
+/** Overwriting or deleting an item the caller may not see: 404, as if it did not exist. */
+async function refuseHiddenItem(store: SlipwayStore, request: FastifyRequest, namespace: string[], key: string): Promise<void> {
+  if (!requestFilters(request)) return;
+  const existing = await store.get(namespace, key, { refreshTtl: false });
+  if (existing && !visible(request, existing)) throw notFound("Item not found");
 }

@@ -78,7 +78,7 @@ describe.each(BACKENDS)("SlipwayStore on %s", (backend) => {
     await expect(store.put([], "k", { x: 1 })).rejects.toThrow(/empty/);
     await expect(store.put(["langgraph", root], "k", { x: 1 })).rejects.toThrow(/reserved/);
     await expect(store.put([root], "k", [1, 2] as unknown as Record<string, unknown>)).rejects.toThrow(/value: must be an object/);
-    await expect(store.put([root], "k", { text: "x" }, ["text"])).rejects.toThrow(/index: .*vector index/);
+    await expect(store.put([root], "k", { text: "x" }, ["text"])).rejects.toThrow(/index: .*store\.index in langgraph.json/);
     await store.put([root, "a:b"], "k", { x: 1 }, false);
     expect((await store.get([root, "a:b"], "k"))!.value).toEqual({ x: 1 });
   });

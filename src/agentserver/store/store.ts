@@ -13,13 +13,17 @@ import {
 } from "@langchain/langgraph-checkpoint";
 import type { Database, Queryable } from "../../storage/database.ts";
 import { invalidField } from "../../http/errors.ts";
+import { storeFilterConditions, type StoreAuthFilter } from "./auth-conditions.ts";
 import { joinNamespace, keyProblem, namespaceProblem } from "./namespace.ts";
 import * as sql from "./repository.ts";
+import { embedAll, embedQuery, fieldsOfPut, textsOf, type SemanticIndex } from "./semantic-index.ts";
+import { replaceVectors, type FieldVector } from "./vectors.ts";
 
 /** Upstream operations plus the TTL fields the vendor's server accepts. */
 export type StorePutOperation = PutOperation & { ttl?: number | null };
 export type StoreGetOperation = GetOperation & { refreshTtl?: boolean };
-export type StoreSearchOperation = SearchOperation & { refreshTtl?: boolean };
+export type StoreSearchOperation = SearchOperation & { refreshTtl?: boolean; authFilter?: StoreAuthFilter };
+export type StoreListOperation = ListNamespacesOperation & { authFilter?: StoreAuthFilter };
 
 export interface StoreTtlOptions {
   /** Minutes an item lives when its put names no ttl; unset: forever. */
@@ -34,15 +38,21 @@ export interface SlipwayStoreOptions {
   /** The clock every expiry decision reads; injected by tests. */
   now?: () => Date;
   ttl?: StoreTtlOptions;
+  /** `store.index`: semantic search; without it, `query` and indexed fields are refused. */
+  index?: SemanticIndex;
 }
+
+/** What `#prepare` computed outside the transaction: vectors of puts, query vectors of searches. */
+type Prepared = Map<Operation, FieldVector[] | number[]>;
 
 /**
  * The long-term memory store on our database: the `BaseStore` handed to graphs
  * (`config.store`) and the engine behind the `/store` API. Each `batch` runs in
  * one transaction, in order, so a read sees the writes before it.
  *
- * Semantic search (`query`) needs an embedding index this server does not have
- * and is refused rather than answered by a plain listing.
+ * With an index (`store.index` of langgraph.json), puts embed the configured fields of
+ * their value and a search with `query` ranks items by similarity; without one, `query`
+ * is refused rather than answered by a plain listing.
  *
  * @example
  * const store = new SlipwayStore(db);
@@ -53,6 +63,7 @@ export class SlipwayStore extends BaseStore {
   readonly #db: Database;
   readonly #now: () => Date;
   readonly #ttl: StoreTtlOptions;
+  readonly #index: SemanticIndex | undefined;
   #sweeper: ReturnType<typeof setInterval> | undefined;
 
   constructor(db: Database, options: SlipwayStoreOptions = {}) {
@@ -60,17 +71,51 @@ export class SlipwayStore extends BaseStore {
     this.#db = db;
     this.#now = options.now ?? (() => new Date());
     this.#ttl = options.ttl ?? {};
+    this.#index = options.index;
     if (this.#ttl.defaultTtl !== undefined) checkTtl(this.#ttl.defaultTtl);
   }
 
   async batch<Op extends Operation[]>(operations: Op): Promise<OperationResults<Op>> {
-    // A lone operation needs no BEGIN/COMMIT round trips.
-    if (operations.length === 1) return [await this.#apply(this.#db, operations[0])] as OperationResults<Op>;
+    const prepared = await this.#prepare(operations);
+    // A lone operation of one statement needs no BEGIN/COMMIT round trips; a put with vectors is three.
+    const single = operations.length === 1 && !(this.#index && isPut(operations[0]!));
+    if (single) return [await this.#apply(this.#db, operations[0]!, prepared)] as OperationResults<Op>;
     return this.#db.transaction(async (tx) => {
       const results: unknown[] = [];
-      for (const operation of operations) results.push(await this.#apply(tx, operation));
+      for (const operation of operations) results.push(await this.#apply(tx, operation, prepared));
       return results as OperationResults<Op>;
     });
+  }
+
+  /** Whether semantic search is configured (`store.index`). */
+  get indexed(): boolean {
+    return this.#index !== undefined;
+  }
+
+  /**
+   * Embeddings first, outside any transaction: the texts of every put (one model call for
+   * all of them) and the query of every search. Invalid operations are left for #apply
+   * to refuse with its own message.
+   */
+  async #prepare(operations: Operation[]): Promise<Prepared> {
+    const prepared: Prepared = new Map();
+    const index = this.#index;
+    const puts = operations.filter((op): op is StorePutOperation => isPut(op) && (op as PutOperation).value != null);
+    const texts = puts.map((op) => {
+      const fields = fieldsOfPut(index, op.index);
+      const value = op.value;
+      return fields.length && value && typeof value === "object" && !Array.isArray(value) ? textsOf(value, fields) : [];
+    });
+    if (index && puts.length) {
+      const vectors = await embedAll(index, texts);
+      puts.forEach((op, i) => prepared.set(op, vectors[i]!));
+    }
+    for (const op of operations) {
+      if (!("namespacePrefix" in op) || !op.query) continue;
+      if (!index) throw invalidField(["query"], "semantic search needs store.index in langgraph.json (an embeddings model); omit query to list items");
+      prepared.set(op, await embedQuery(index, op.query));
+    }
+    return prepared;
   }
 
   /** As upstream, plus `refreshTtl` (default: the store's `refreshOnRead`). */
@@ -95,10 +140,18 @@ export class SlipwayStore extends BaseStore {
   /** As upstream, plus `refreshTtl` for the items returned. */
   override async search(
     namespacePrefix: string[],
-    options: { filter?: Record<string, unknown>; limit?: number; offset?: number; query?: string; refreshTtl?: boolean } = {},
+    options: {
+      filter?: Record<string, unknown>;
+      limit?: number;
+      offset?: number;
+      query?: string;
+      refreshTtl?: boolean;
+      /** Custom auth's filters: only items matching them are found. */
+      authFilter?: StoreAuthFilter;
+    } = {},
   ): Promise<SearchItem[]> {
-    const { filter, limit = 10, offset = 0, query, refreshTtl } = options;
-    const op: StoreSearchOperation = { namespacePrefix, filter, limit, offset, query, refreshTtl };
+    const { filter, limit = 10, offset = 0, query, refreshTtl, authFilter } = options;
+    const op: StoreSearchOperation = { namespacePrefix, filter, limit, offset, query, refreshTtl, authFilter };
     return (await this.batch([op]))[0];
   }
 
@@ -110,13 +163,13 @@ export class SlipwayStore extends BaseStore {
 
   /** As upstream; "*" in `prefix` or `suffix` matches any one label. */
   override async listNamespaces(
-    options: { prefix?: string[]; suffix?: string[]; maxDepth?: number; limit?: number; offset?: number } = {},
+    options: { prefix?: string[]; suffix?: string[]; maxDepth?: number; limit?: number; offset?: number; authFilter?: StoreAuthFilter } = {},
   ): Promise<string[][]> {
-    const { prefix, suffix, maxDepth, limit = 100, offset = 0 } = options;
+    const { prefix, suffix, maxDepth, limit = 100, offset = 0, authFilter } = options;
     const matchConditions: MatchCondition[] = [];
     if (prefix) matchConditions.push({ matchType: "prefix", path: prefix });
     if (suffix) matchConditions.push({ matchType: "suffix", path: suffix });
-    const op: ListNamespacesOperation = { matchConditions, maxDepth, limit, offset };
+    const op: StoreListOperation = { matchConditions, maxDepth, limit, offset, authFilter };
     return (await this.batch([op]))[0];
   }
 
@@ -139,12 +192,12 @@ export class SlipwayStore extends BaseStore {
 
   // Graphs may bring their own copy of @langchain/langgraph, so operations are told
   // apart by their fields (as upstream does), never by class.
-  async #apply(db: Queryable, op: Operation): Promise<unknown> {
-    if ("namespacePrefix" in op) return this.#search(db, op as StoreSearchOperation);
+  async #apply(db: Queryable, op: Operation, prepared: Prepared): Promise<unknown> {
+    if ("namespacePrefix" in op) return this.#search(db, op as StoreSearchOperation, prepared.get(op) as number[] | undefined);
     if ("namespace" in op && "key" in op) {
-      return "value" in op ? this.#put(db, op as StorePutOperation) : this.#get(db, op as StoreGetOperation);
+      return "value" in op ? this.#put(db, op as StorePutOperation, prepared.get(op) as FieldVector[] | undefined) : this.#get(db, op as StoreGetOperation);
     }
-    if ("matchConditions" in op || "limit" in op || "maxDepth" in op) return this.#list(db, op as ListNamespacesOperation);
+    if ("matchConditions" in op || "limit" in op || "maxDepth" in op) return this.#list(db, op as StoreListOperation);
     throw new TypeError(`unknown store operation with fields ${Object.keys(op as object).join(", ")}`);
   }
 
@@ -155,7 +208,7 @@ export class SlipwayStore extends BaseStore {
     return sql.getItem(db, joinNamespace(op.namespace), String(op.key), this.#now(), refresh);
   }
 
-  async #put(db: Queryable, op: StorePutOperation): Promise<void> {
+  async #put(db: Queryable, op: StorePutOperation, vectors: FieldVector[] | undefined): Promise<void> {
     checkKey(op.key);
     if (op.value === null || op.value === undefined) {
       checkNamespace(op.namespace, { allowEmpty: true });
@@ -163,27 +216,33 @@ export class SlipwayStore extends BaseStore {
     }
     checkNamespace(op.namespace, {});
     if (typeof op.value !== "object" || Array.isArray(op.value)) throw invalidField(["value"], "must be an object");
-    if (Array.isArray(op.index) && op.index.length > 0) {
-      throw invalidField(["index"], "indexing fields needs a vector index, which this store does not have; send false or null");
-    }
+    fieldsOfPut(this.#index, op.index);
     const ttl = op.ttl === undefined ? (this.#ttl.defaultTtl ?? null) : op.ttl;
     if (ttl !== null) checkTtl(ttl);
     const item = { path: joinNamespace(op.namespace), key: String(op.key), value: op.value, ttlMinutes: ttl };
     await sql.putItem(db, item, this.#now());
+    // The value changed: vectors of its old text would rank it by what it no longer says.
+    if (this.#index) await replaceVectors(db, item.path, item.key, vectors ?? []);
   }
 
-  #search(db: Queryable, op: StoreSearchOperation): Promise<SearchItem[]> {
+  async #search(db: Queryable, op: StoreSearchOperation, queryVector: number[] | undefined): Promise<SearchItem[]> {
     checkNamespace(op.namespacePrefix, { allowEmpty: true });
-    if (op.query) {
-      throw invalidField(["query"], "semantic search needs an embedding index, which this store does not have; omit query to list items");
+    if (op.query && (!this.#index || !queryVector)) {
+      throw invalidField(["query"], "semantic search needs store.index in langgraph.json (an embeddings model); omit query to list items");
     }
     const refresh = op.refreshTtl ?? this.#ttl.refreshOnRead ?? true;
     const page = { limit: checkCount("limit", op.limit ?? 10), offset: checkCount("offset", op.offset ?? 0) };
-    return sql.searchItems(db, { prefix: joinNamespace(op.namespacePrefix), filter: op.filter, refresh, ...page }, this.#now());
+    const semantic = op.query && this.#index ? { vector: queryVector!, dims: this.#index.dims, support: this.#index.support } : undefined;
+    const conditions = op.authFilter ? (add: (value: unknown) => string) => storeFilterConditions(op.authFilter!, add) : undefined;
+    const query = { prefix: joinNamespace(op.namespacePrefix), filter: op.filter, refresh, semantic, conditions, ...page };
+    // An item without vectors has no score: the wire leaves the field out, as upstream's SearchItem does.
+    const items = await sql.searchItems(db, query, this.#now());
+    return items.map(({ score, ...item }) => (score === undefined || score === null ? item : { ...item, score }));
   }
 
-  #list(db: Queryable, op: ListNamespacesOperation): Promise<string[][]> {
+  #list(db: Queryable, op: StoreListOperation): Promise<string[][]> {
     const query: sql.NamespaceQuery = { limit: checkCount("limit", op.limit ?? 100), offset: checkCount("offset", op.offset ?? 0) };
+    if (op.authFilter) query.conditions = (add) => storeFilterConditions(op.authFilter!, add, { namespacesOnly: true });
     for (const condition of op.matchConditions ?? []) {
       checkNamespace(condition.path, { allowEmpty: true });
       if (condition.matchType !== "prefix" && condition.matchType !== "suffix") {
@@ -198,6 +257,11 @@ export class SlipwayStore extends BaseStore {
     }
     return sql.listNamespaces(db, query, this.#now());
   }
+}
+
+/** A put or a delete (a put of `null`): it names an item and carries `value`. */
+function isPut(op: Operation): boolean {
+  return "namespace" in op && "key" in op && "value" in op;
 }
 
 function checkNamespace(namespace: unknown, options: { allowEmpty?: boolean; write?: boolean }): void {

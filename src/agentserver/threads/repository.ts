@@ -207,6 +207,19 @@ export async function claimExpiredThreads(
   );
 }
 
+/**
+ * `checkpointer.ttl.default_ttl`: threads created without a TTL (by POST /threads or by a
+ * run) get the default one, counted from their last update. Done by the sweeper rather
+ * than at every place that creates a thread; idempotent, so sweepers may race.
+ */
+export async function adoptDefaultTtl(db: Queryable, ttl: ThreadTtl): Promise<void> {
+  await db.query(
+    `UPDATE threads SET ttl = $1::jsonb, expires_at = updated_at + make_interval(secs => $2)
+     WHERE ttl IS NULL AND NOT temporary`,
+    [JSON.stringify(ttl), ttl.ttl_minutes * 60],
+  );
+}
+
 export async function setExpiry(db: Queryable, threadId: string, expiresAt: Date | null): Promise<void> {
   await db.query(`UPDATE threads SET expires_at = $2 WHERE thread_id = $1`, [threadId, expiresAt]);
 }

@@ -1,4 +1,4 @@
-import { claimExpiredThreads, setExpiry } from "./repository.ts";
+import { adoptDefaultTtl, claimExpiredThreads, setExpiry, type ThreadTtl } from "./repository.ts";
 import { expiryOf, removeThread, type RemovalDeps } from "./service.ts";
 
 export interface SweepResult {
@@ -6,6 +6,14 @@ export interface SweepResult {
   deleted: number;
   /** Threads cut down to their latest checkpoint (ttl strategy `keep_latest`). */
   pruned: number;
+}
+
+/** `checkpointer.ttl` of langgraph.json. */
+export interface SweepPolicy {
+  /** The TTL of threads created without one. */
+  defaultTtl?: ThreadTtl;
+  /** Threads one sweep handles at most; the rest wait for the next. */
+  limit?: number;
 }
 
 /** How long a claimed thread stays out of other sweepers' sight. */
@@ -20,10 +28,13 @@ const CLAIM_SECONDS = 300;
  * @example
  * setInterval(() => void sweepExpiredThreads(deps, new Date()), 60_000).unref();
  */
-export async function sweepExpiredThreads(deps: RemovalDeps, now: Date, batchSize = 100): Promise<SweepResult> {
+export async function sweepExpiredThreads(deps: RemovalDeps, now: Date, batchSize = 100, policy: SweepPolicy = {}): Promise<SweepResult> {
   const result: SweepResult = { deleted: 0, pruned: 0 };
+  if (policy.defaultTtl) await adoptDefaultTtl(deps.db, policy.defaultTtl);
+  let left = policy.limit ?? Infinity;
   for (;;) {
-    const claimed = await claimExpiredThreads(deps.db, now, batchSize, CLAIM_SECONDS);
+    const claimed = await claimExpiredThreads(deps.db, now, Math.min(batchSize, left), CLAIM_SECONDS);
+    left -= claimed.length;
     for (const { thread_id, ttl } of claimed) {
       if (ttl.strategy === "keep_latest") {
         await deps.checkpointer.pruneThreadKeepLatest(thread_id);
@@ -33,6 +44,6 @@ export async function sweepExpiredThreads(deps: RemovalDeps, now: Date, batchSiz
         result.deleted++;
       }
     }
-    if (claimed.length < batchSize) return result;
+    if (claimed.length < batchSize || left <= 0) return result;
   }
 }
