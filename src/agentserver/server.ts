@@ -10,6 +10,7 @@ import type { Database } from "../storage/database.ts";
 import { requireApiKey } from "./api-key.ts";
 import { AssistantService, registerAssistantRoutes, systemAssistantId } from "./assistants/index.ts";
 import { SlipwaySaver } from "./checkpointer/index.ts";
+import { createCrons, registerCronRoutes } from "./crons/index.ts";
 import { prepareProject, type PreparedProject } from "./graphs/project.ts";
 import { loadGraphs } from "./graphs/registry.ts";
 import { registerMetaRoutes } from "./meta/routes.ts";
@@ -143,6 +144,16 @@ async function assemble(db: Database, project: PreparedProject, options: AgentSe
     },
     log,
   );
+  // Crons queue runs like POST /runs does; their scheduler fires in every process at once.
+  const crons = createCrons({
+    db,
+    assistants,
+    webhookPolicy,
+    now,
+    newId,
+    stopRun: (runId, action) => runs.cancel(undefined, runId, { wait: false, action }),
+    log,
+  });
   const cancelRunsOf = async (threadId: string) => {
     await runs.cancelMany({ threadId, status: "all" }, "interrupt").catch(() => undefined);
   };
@@ -173,11 +184,13 @@ async function assemble(db: Database, project: PreparedProject, options: AgentSe
   if (enabled("runs")) {
     registerThreadRunRoutes(app, runDeps);
     registerStatelessRunRoutes(app, runDeps);
+    registerCronRoutes(app, { crons: crons.service });
   }
   if (enabled("store")) registerStoreRoutes(app, { store });
 
   await app.listen({ port: options.port ?? AGENT_DEFAULTS.port, host: options.host ?? AGENT_DEFAULTS.host });
   await pool.start();
+  await crons.scheduler.start();
   store.start();
   // Threads created with a ttl are deleted or pruned once it runs out.
   const ttlSweep = setInterval(() => {
@@ -204,6 +217,7 @@ async function assemble(db: Database, project: PreparedProject, options: AgentSe
       closed = true;
       clearInterval(ttlSweep);
       const grace = options.shutdownGraceMs ?? AGENT_DEFAULTS.shutdownGraceMs;
+      await crons.scheduler.stop();
       await pool!.stop(grace);
       store.stop();
       // Nothing still open can end here any more: streams end now (their runs execute
