@@ -12,8 +12,12 @@ export { CronService } from "./service.ts";
 export const DEFAULT_CATCH_UP_SECONDS = 60;
 
 export function catchUpSecondsFromEnv(env: NodeJS.ProcessEnv = process.env): number {
-  const value = Number(env.SLIPWAY_CRON_CATCH_UP_SECONDS);
-  return env.SLIPWAY_CRON_CATCH_UP_SECONDS !== undefined && Number.isFinite(value) && value >= 0 ? value : DEFAULT_CATCH_UP_SECONDS;
+  const raw = env.SLIPWAY_CRON_CATCH_UP_SECONDS;
+  if (raw === undefined || raw === "") return DEFAULT_CATCH_UP_SECONDS;
+  const value = Number(raw);
+  // A value that does not read stops start-up rather than falling back unseen.
+  if (!Number.isFinite(value) || value < 0) throw new Error(`SLIPWAY_CRON_CATCH_UP_SECONDS must be a number of seconds (0 or more), not ${JSON.stringify(raw)}`);
+  return value;
 }
 
 export interface CronDeps {
