@@ -10,6 +10,7 @@ import type { Database } from "../storage/database.ts";
 import { requireApiKey } from "./api-key.ts";
 import { AssistantService, graphSources, registerAssistantRoutes, StaticGraphSchemas, systemAssistantId } from "./assistants/index.ts";
 import { SlipwaySaver } from "./checkpointer/index.ts";
+import { createCrons, registerCronRoutes } from "./crons/index.ts";
 import { loadAuth } from "./custom-auth/handlers.ts";
 import { registerCustomAuth } from "./custom-auth/register.ts";
 import { prepareProject, type PreparedProject } from "./graphs/project.ts";
@@ -154,6 +155,16 @@ async function assemble(db: Database, project: PreparedProject, options: AgentSe
     },
     log,
   );
+  // Crons queue runs like POST /runs does; their scheduler fires in every process at once.
+  const crons = createCrons({
+    db,
+    assistants,
+    webhookPolicy,
+    now,
+    newId,
+    stopRun: (runId, action) => runs.cancel(undefined, runId, { wait: false, action }),
+    log,
+  });
   const cancelRunsOf = async (threadId: string) => {
     await runs.cancelMany({ threadId, status: "all" }, "interrupt").catch(() => undefined);
   };
@@ -198,6 +209,7 @@ async function assemble(db: Database, project: PreparedProject, options: AgentSe
   if (enabled("runs")) {
     registerThreadRunRoutes(app, runDeps);
     registerStatelessRunRoutes(app, runDeps);
+    registerCronRoutes(app, { crons: crons.service });
   }
   if (enabled("store")) registerStoreRoutes(app, { store });
   projectHttp.registerRoutes(app);
@@ -205,6 +217,7 @@ async function assemble(db: Database, project: PreparedProject, options: AgentSe
 
   await app.listen({ port: options.port ?? AGENT_DEFAULTS.port, host: options.host ?? AGENT_DEFAULTS.host });
   await pool.start();
+  await crons.scheduler.start();
   store.start();
   // Threads created with a ttl (or given checkpointer.ttl's default) are deleted or pruned once it runs out.
   const threadTtl = config.checkpointer.ttl;
@@ -237,6 +250,7 @@ async function assemble(db: Database, project: PreparedProject, options: AgentSe
       closed = true;
       clearInterval(ttlSweep);
       const grace = options.shutdownGraceMs ?? AGENT_DEFAULTS.shutdownGraceMs;
+      await crons.scheduler.stop();
       await pool!.stop(grace);
       store.stop();
       // Nothing still open can end here any more: streams end now (their runs execute

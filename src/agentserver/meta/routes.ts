@@ -36,7 +36,7 @@ export function registerMetaRoutes(app: FastifyInstance, info: ServerInfo): void
       // that library's version in both fields.
       langgraph_py_version: LANGGRAPH_VERSION,
       langgraph_js_version: LANGGRAPH_VERSION,
-      flags: { assistants: true, crons: false, langsmith: false, langsmith_tracing_replicas: false },
+      flags: { assistants: true, crons: true, langsmith: false, langsmith_tracing_replicas: false },
       metadata: { server: "slipway", storage: info.storage, graphs: info.graphIds },
     }),
   );

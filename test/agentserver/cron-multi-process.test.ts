@@ -1,0 +1,110 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { Client } from "@langchain/langgraph-sdk";
+import { afterEach, describe, expect, it } from "vitest";
+import { listFirings } from "../../src/agentserver/crons/repository.ts";
+import type { Database } from "../../src/storage/database.ts";
+import { openDatabase } from "../../src/storage/open.ts";
+import { startSharedPgliteHost, type SharedPgliteHost } from "../../src/storage/shared-pglite-host.ts";
+import { spawnAgent, type AgentProcess } from "../support/agent-process.ts";
+import { FIXTURE_CONFIG } from "../support/agent-server.ts";
+import { freshBackend } from "../support/backends.ts";
+
+/**
+ * The cron scheduler across real processes: two `slipway agent` children on one
+ * database serve a cron that fires every second; one is killed with SIGKILL partway
+ * (possibly in the middle of a firing's transaction) and the other carries on.
+ *
+ * The window is 20 s rather than a minute: the property is per firing (each second is
+ * claimed once, by whichever process gets there first), so 20 firings, several of them
+ * after the kill, show it as well as 60, at a third of the cost on a shared machine.
+ */
+const agents: AgentProcess[] = [];
+const cleanups: Array<() => Promise<void>> = [];
+afterEach(async () => {
+  await Promise.all(agents.splice(0).map((agent) => agent.kill("SIGKILL")));
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+interface Storage {
+  args: string[];
+  env: Record<string, string>;
+  open(): Promise<Database>;
+}
+
+async function postgresStorage(): Promise<Storage> {
+  const target = freshBackend("postgres", "cronmp");
+  return {
+    args: ["--database-url", target.databaseUrl!, "--database-schema", target.schema],
+    env: {},
+    open: () => openDatabase({ databaseUrl: target.databaseUrl, schema: target.schema, component: "agent" }),
+  };
+}
+
+async function sharedEmbeddedStorage(): Promise<Storage> {
+  const dir = mkdtempSync(join(tmpdir(), "slipway-cronmp-"));
+  freshBackend("pglite", "cronmp"); // sets the template path for the host's new cluster
+  const host: SharedPgliteHost = await startSharedPgliteHost({ dataDir: join(dir, "db"), schema: "deployment", socketPath: join(dir, "db.sock") });
+  cleanups.push(async () => {
+    await host.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+  return {
+    args: ["--database-schema", host.schema],
+    env: { SLIPWAY_STORAGE_SOCKET: host.socketPath },
+    open: () => openDatabase({ storageSocket: host.socketPath, schema: host.schema, component: "agent" }),
+  };
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+describe.each([
+  ["PostgreSQL", postgresStorage],
+  ["a shared embedded database", sharedEmbeddedStorage],
+])("a cron served by two agent processes on %s", (_name, storage) => {
+  it("fires once per second, never twice, and loses no firing when one process is killed", { timeout: 180_000 }, async () => {
+    const { args, env, open } = await storage();
+    const spawn = async () => {
+      const agent = await spawnAgent(["--config", FIXTURE_CONFIG, "--workers", "2", "--no-rate-limit", ...args], { SLIPWAY_RUN_LEASE_SECONDS: "2", ...env });
+      agents.push(agent);
+      return agent;
+    };
+    const [doomed, survivor] = [await spawn(), await spawn()];
+    const db = await open();
+    cleanups.push(() => db.close());
+
+    const suite = `cron-mp-${Date.now()}`;
+    const created = Date.now();
+    const cron = await new Client({ apiUrl: doomed.url }).crons.create("agent", {
+      schedule: "* * * * * *",
+      input: { messages: [{ role: "human", content: "tick" }] },
+      onRunCompleted: "keep",
+      metadata: { suite },
+    });
+    await sleep(8_000);
+    const killedAt = Date.now();
+    await doomed.kill("SIGKILL");
+    await sleep(12_000);
+    const survivorClient = new Client({ apiUrl: survivor.url });
+    await survivorClient.crons.update(cron.cron_id, { enabled: false });
+    const disabled = Date.now();
+
+    const firings = await listFirings(db, cron.cron_id);
+    const seconds = firings.map((firing) => firing.scheduled_for.getTime());
+    // Every second from the first firing to the last, each once: none lost, none doubled.
+    expect(seconds.slice(1).map((at, i) => at - seconds[i])).toEqual(seconds.slice(1).map(() => 1000));
+    // ... over the whole window (start-up of the first firing and the disable take a second or two).
+    expect(firings.length).toBeGreaterThanOrEqual(Math.floor((disabled - created) / 1000) - 3);
+    expect(firings.every((firing) => firing.outcome === "queued" && firing.coalesced_until === null)).toBe(true);
+    // One run per firing and no other: a firing queues its run in the transaction that claims it.
+    const runs = await db.query<{ run_id: string }>("SELECT run_id FROM runs WHERE metadata @> $1::jsonb", [JSON.stringify({ suite })]);
+    expect(runs.map((run) => run.run_id).sort()).toEqual(firings.map((firing) => firing.run_id).sort());
+    // Both processes fired before the kill; only the survivor after it (its firings go on).
+    const firedBy = (from: number, to: number) => new Set(firings.filter((f) => f.fired_at.getTime() >= from && f.fired_at.getTime() < to).map((f) => f.fired_by));
+    expect(firedBy(0, killedAt).size).toBe(2);
+    const after = firedBy(killedAt + 500, Infinity);
+    expect(after.size).toBe(1);
+    expect(firings.filter((f) => f.fired_at.getTime() > killedAt + 500).length).toBeGreaterThanOrEqual(9);
+  });
+});
