@@ -10,7 +10,8 @@ import { freshBackend } from "../support/backends.ts";
  * JS server (@langchain/langgraph-api 1.5) sends: the real `slipway agent` on
  * test/fixtures/graph-kinds, through the official SDK and RemoteGraph.
  */
-const CONFIG = fileURLToPath(new URL("../fixtures/graph-kinds/langgraph.json", import.meta.url));
+// Only the graphs these tests run: fewer modules to import, a quicker start.
+const CONFIG = fileURLToPath(new URL("../fixtures/graph-kinds/langgraph.stream.json", import.meta.url));
 const human = (content: string) => ({ messages: [{ role: "human", content }] });
 
 type Part = { event: string; data: unknown };

@@ -31,8 +31,7 @@ export async function checkProject(configPath: string): Promise<string[]> {
     const { err, ...fields } = obj as { err?: unknown };
     process.stderr.write(`${JSON.stringify({ level: "warn", msg, ...fields, ...(err ? { err: String((err as Error).message ?? err) } : {}) })}\n`);
   };
-  // No client waits on a build: it may take three times as long as a server would wait.
-  const timeoutMs = 3 * schemaTimeoutMs();
-  await new StaticGraphSchemas({ root: config.root, sources: graphSources(config), timeoutMs, log: { warn, info: () => undefined } }).load();
+  // The same bound as a server's: the pipeline gives the whole check 60 s by default.
+  await new StaticGraphSchemas({ root: config.root, sources: graphSources(config), timeoutMs: schemaTimeoutMs(), log: { warn, info: () => undefined } }).load();
   return graphs.ids();
 }
