@@ -77,6 +77,16 @@ describe("langgraph.json http.app, configurable_headers and ui", () => {
     const state = await client.threads.getState(thread.thread_id);
     expect((state.values as { text: string }).text).toBe("echo: hi");
 
+    // Middleware that read the body with c.req.json(): the built-in route still gets it.
+    const inspected = await fetch(`${agent.url}/threads`, {
+      method: "POST",
+      headers: { "content-type": "application/json", "x-inspect-body": "yes" },
+      body: JSON.stringify({ metadata: { inspected: true } }),
+    });
+    expect(inspected.status).toBe(200);
+    expect(inspected.headers.get("x-body-keys")).toBe("metadata");
+    expect((await inspected.json()).metadata).toEqual({ inspected: true });
+
     const missing = await fetch(`${agent.url}/threads/00000000-0000-0000-0000-000000000000`);
     expect(missing.status).toBe(404);
     expect(missing.headers.get("x-served-by")).toBe("project-middleware");

@@ -28,7 +28,13 @@ export function composeFetch(project: ProjectHttpApp, builtIn: FetchHandler, log
   const Hono = user.constructor as new () => typeof user;
   const outer = new Hono();
   outer.route("/", user);
-  outer.all("*", (c) => builtIn(c.req.raw));
+  outer.all("*", async (c) => {
+    let request = c.req.raw;
+    // Middleware that read the body (c.req.json() ...) used up the raw stream; Hono keeps
+    // what it read, and the built-in routes get it back, as on the vendor's server.
+    if (request.bodyUsed) request = new Request(request, { body: await c.req.arrayBuffer() });
+    return builtIn(request);
+  });
   outer.onError((error) => {
     log.error({ err: error }, "http.app failed");
     return Response.json({ detail: "Internal server error" }, { status: 500 });

@@ -29,8 +29,8 @@ export const remoteAddresses = new WeakMap<Request, string>();
  * as the vendor's server does.
  */
 export function frontServer(front: Front): FastifyServerFactory {
-  return (handler) =>
-    createServer((req, res) => {
+  return (handler, options) => {
+    const server = createServer((req, res) => {
       if (front.mountPrefix) {
         const rest = unprefixed(req.url ?? "/", front.mountPrefix);
         if (rest === undefined) return sendJson(res, 404, { detail: `Not Found: ${req.method} ${(req.url ?? "/").split("?")[0]}` });
@@ -45,6 +45,14 @@ export function frontServer(front: Front): FastifyServerFactory {
         else res.destroy();
       });
     });
+    // The timeouts Fastify sets on the server it makes itself.
+    const timeouts = options as { keepAliveTimeout?: number; requestTimeout?: number; connectionTimeout?: number; maxRequestsPerSocket?: number };
+    server.keepAliveTimeout = timeouts.keepAliveTimeout ?? server.keepAliveTimeout;
+    server.requestTimeout = timeouts.requestTimeout ?? server.requestTimeout;
+    server.setTimeout(timeouts.connectionTimeout ?? 0);
+    if ((timeouts.maxRequestsPerSocket ?? 0) > 0) server.maxRequestsPerSocket = timeouts.maxRequestsPerSocket!;
+    return server;
+  };
 }
 
 async function serveThroughApp(req: IncomingMessage, res: ServerResponse, front: Front, dispatch: FetchHandler): Promise<void> {

@@ -16,7 +16,7 @@ export type ProjectHttpApp = { kind: "hono"; app: HonoLike } | { kind: "fetch"; 
 export interface HonoLike {
   fetch: FetchHandler;
   route(path: string, app: HonoLike): unknown;
-  all(path: string, handler: (c: { req: { raw: Request } }) => Response | Promise<Response>): unknown;
+  all(path: string, handler: (c: { req: { raw: Request; arrayBuffer(): Promise<ArrayBuffer> } }) => Response | Promise<Response>): unknown;
   onError(handler: (error: Error, c: unknown) => Response | Promise<Response>): unknown;
   routes: unknown[];
 }

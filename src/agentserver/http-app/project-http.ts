@@ -16,8 +16,8 @@ import { loadProjectHttpApp, type ProjectHttpApp } from "./load-app.ts";
  * imported, the UI bundled: a failure stops the start), then wired in two steps.
  */
 export interface ProjectHttp {
-  /** For createHttpServer: the Node server in front of Fastify. */
-  serverFactory: FastifyServerFactory;
+  /** For createHttpServer: the Node server in front of Fastify; none when neither `http.app` nor a mount prefix asks for one. */
+  serverFactory?: FastifyServerFactory;
   /** With the other hooks, before the routes: configurable headers. */
   registerHooks(app: FastifyInstance): void;
   /** With the built-in routes: /ui/... (unless http.disable_ui). */
@@ -38,7 +38,7 @@ export async function prepareProjectHttp(config: LanggraphConfig): Promise<Proje
   }
   const front: Front = { mountPrefix: http.mountPrefix };
   return {
-    serverFactory: frontServer(front),
+    serverFactory: projectApp || http.mountPrefix ? frontServer(front) : undefined,
     registerHooks: (app) => registerConfigurableHeaders(app, http.configurableHeaders),
     registerRoutes: (app) => {
       if (uiAssets.size > 0) registerUiRoutes(app, uiAssets, http.mountPrefix ?? "");

@@ -1,5 +1,5 @@
 import { basename, dirname, relative, sep } from "node:path";
-import { build, type Plugin } from "esbuild";
+import type { Plugin } from "esbuild";
 import { GraphLoadError } from "../graphs/load-error.ts";
 
 /** One output file of a bundle: `entrypoint.js`, and `entrypoint.css` when components import CSS. */
@@ -39,6 +39,8 @@ export async function bundleUi(graphId: string, componentsFile: string, root: st
     },
   };
   try {
+    // Loaded only by projects with a `ui` section.
+    const { build } = await import("esbuild");
     const result = await build({
       entryPoints: ["slipway-ui-entry"],
       outdir: `${root}/.slipway-ui/${graphId}`,
