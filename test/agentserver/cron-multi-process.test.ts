@@ -102,7 +102,8 @@ describe.each([
     expect(runs.map((run) => run.run_id).sort()).toEqual(firings.map((firing) => firing.run_id).sort());
     // Both processes fired before the kill; only the survivor after it (its firings go on).
     const firedBy = (from: number, to: number) => new Set(firings.filter((f) => f.fired_at.getTime() >= from && f.fired_at.getTime() < to).map((f) => f.fired_by));
-    expect(firedBy(0, killedAt).size).toBe(2);
+    const tally = firings.map((f) => `${f.scheduled_for.toISOString().slice(17, 23)} by ${f.fired_by.slice(-4)} at ${f.fired_at.toISOString().slice(17, 23)}`);
+    expect(firedBy(0, killedAt).size, tally.join("\n")).toBe(2);
     const after = firedBy(killedAt + 500, Infinity);
     expect(after.size).toBe(1);
     expect(firings.filter((f) => f.fired_at.getTime() > killedAt + 500).length).toBeGreaterThanOrEqual(9);
