@@ -29,7 +29,7 @@ export function registerLoginCommand(program: CommandType): void {
           `Saved profile '${connection.profile}': ${connection.url}, key ${maskKey(apiKey)}${connection.tenantId ? `, workspace ${connection.tenantId}` : ""}` +
             `${flags.verify !== false ? " (checked)" : ""}.\n  ${files.config}\n  ${files.credentials} (mode 0600)`,
         );
-      }),
+      }, { profileMayBeMissing: true }),
     );
   program.addCommand(login);
 }

@@ -1,5 +1,5 @@
 import { spawn } from "node:child_process";
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -84,6 +84,36 @@ describe("slipway CLI against a control plane", () => {
     expect(away.stderr).toContain("cannot reach the control plane at http://127.0.0.1:9 (from --url)");
     // A wrong command line: 2.
     expect((await slipway(["deploy", "--timeout", "soon"])).code).toBe(2);
+  });
+
+  it("saves a profile with `login`, key file readable by its owner only, and works from it alone; manages listeners and integrations", async () => {
+    const login = await slipway(["login", "--profile", "ci", "--url", cp.url, "--api-key", cp.apiKey!, "--tenant-id", cp.workspaceId!]);
+    expect(login.code, login.stderr).toBe(0);
+    expect(statSync(join(root, "config", "credentials.json")).mode & 0o777).toBe(0o600);
+    expect(readFileSync(join(root, "config", "config.json"), "utf8")).not.toContain(cp.apiKey!);
+    const fromProfile = { SLIPWAY_URL: "", SLIPWAY_API_KEY: "", SLIPWAY_TENANT_ID: "", SLIPWAY_PROFILE: "ci" };
+    const listed = await slipway(["deployments", "list", "--json"], fromProfile);
+    expect(listed.code, listed.stderr).toBe(0);
+    expect(JSON.parse(listed.stdout)).toEqual([]);
+    // A wrong key is checked before it is saved.
+    const refused = await slipway(["login", "--profile", "wrong", "--api-key", "slw_0123456789abcdef-wrong"]);
+    expect(refused.code).toBe(5);
+    expect(readFileSync(join(root, "config", "config.json"), "utf8")).not.toContain('"wrong"');
+
+    const listener = await slipway(["listeners", "create", "--compute-id", "cluster-1", "--namespace", "agents", "--json"]);
+    expect(listener.code, listener.stderr).toBe(0);
+    expect(JSON.parse(listener.stdout)).toMatchObject({ compute_type: "k8s", compute_id: "cluster-1", compute_config: { k8s_namespaces: ["agents"] } });
+    const listeners = JSON.parse((await slipway(["listeners", "list", "--json"])).stdout) as { compute_id: string }[];
+    expect(listeners.map((l) => l.compute_id)).toEqual(["cluster-1"]);
+    // A 422 names the field.
+    const invalid = await slipway(["listeners", "create", "--compute-id", "cluster-2", "--namespace", "Not_A_Namespace"]);
+    expect(invalid.code).toBe(1);
+    expect(invalid.stderr).toMatch(/compute_config\.k8s_namespaces\[0\]: /);
+
+    const added = await slipway(["integrations", "add", "--name", "loopback", "--base-url", git.baseUrl, "--json"]);
+    expect(added.code, added.stderr).toBe(0);
+    const integrations = JSON.parse((await slipway(["integrations", "list", "--json"])).stdout) as { name: string }[];
+    expect(integrations.map((i) => i.name)).toEqual(["loopback"]);
   });
 
   it(

@@ -18,14 +18,18 @@ export interface Session {
  * exit code, or with the code and words `explain` gives an error. Process exit is explicit:
  * an open keep-alive socket or log stream must not hold a finished command.
  */
-export function sessionAction<A extends unknown[]>(name: string, work: (session: Session, ...positional: A) => Promise<ExitCode | void>) {
+export function sessionAction<A extends unknown[]>(
+  name: string,
+  work: (session: Session, ...positional: A) => Promise<ExitCode | void>,
+  options: { profileMayBeMissing?: boolean } = {},
+) {
   return async (...args: unknown[]): Promise<void> => {
     const command = args.at(-1) as Command;
     const flags = command.opts();
     const positional = args.slice(0, -2) as A;
     let connection: Connection | undefined;
     try {
-      connection = resolveConnection(flags, process.env, (text) => note(`slipway: warning: ${text}`));
+      connection = resolveConnection(flags, process.env, (text) => note(`slipway: warning: ${text}`), options);
       const client = clientFor(connection, (text) => note(`slipway ${name}: ${text}`));
       const code = await work({ connection, client, flags, json: Boolean(flags.json) }, ...positional);
       process.exit(code ?? 0);

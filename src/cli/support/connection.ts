@@ -31,10 +31,16 @@ export function connectionOptions(command: Command): Command {
 }
 
 /** Each setting from its flag, else the environment, else the profile; the URL has a default. */
-export function resolveConnection(flags: ConnectionFlags, env: NodeJS.ProcessEnv = process.env, warn: (text: string) => void = () => undefined): Connection {
+export function resolveConnection(
+  flags: ConnectionFlags,
+  env: NodeJS.ProcessEnv = process.env,
+  warn: (text: string) => void = () => undefined,
+  /** `login` makes the profile it names. */
+  options: { profileMayBeMissing?: boolean } = {},
+): Connection {
   const profileName = flags.profile ?? env.SLIPWAY_PROFILE ?? "default";
   const profile = readProfile(profileName, env, warn);
-  if (!profile && (flags.profile ?? env.SLIPWAY_PROFILE)) {
+  if (!profile && (flags.profile ?? env.SLIPWAY_PROFILE) && !options.profileMayBeMissing) {
     throw new UsageError(`no profile named '${profileName}': create it with \`slipway login --profile ${profileName}\``);
   }
   const pick = (flag: string | undefined, flagName: string, envName: string, saved: string | undefined): [string | undefined, string | undefined] => {

@@ -25,6 +25,7 @@ export function printTable(headers: string[], rows: (string | number | null | un
   const cells = [headers, ...rows.map((row) => row.map((cell) => (cell === null || cell === undefined || cell === "" ? "-" : String(cell))))];
   const widths = headers.map((_, column) => Math.max(...cells.map((row) => row[column]?.length ?? 0)));
   for (const row of cells) printData(row.map((cell, column) => (column === row.length - 1 ? cell : cell.padEnd(widths[column]))).join("  ").trimEnd());
+  if (rows.length === 0) note("(none)");
 }
 
 /** `key: value` lines, keys aligned, for one record. */
