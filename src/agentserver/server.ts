@@ -213,7 +213,7 @@ async function assemble(db: Database, project: PreparedProject, options: AgentSe
   }
   if (enabled("store")) registerStoreRoutes(app, { store });
   projectHttp.registerRoutes(app);
-  projectHttp.attach(app, { apiKey: options.apiKey, exposedHeaders });
+  projectHttp.attach(app, { apiKey: options.apiKey, exposedHeaders, customAuth });
 
   await app.listen({ port: options.port ?? AGENT_DEFAULTS.port, host: options.host ?? AGENT_DEFAULTS.host });
   await pool.start();

@@ -126,6 +126,30 @@ describe.each(BACKENDS)("custom auth (auth.path) on %s", (backend) => {
     expect(cancel.status).toBe(404);
   });
 
+  it("scopes crons to their creator, and gives their runs the creator's identity", async () => {
+    const alice = as("token-alice");
+    const bob = as("token-bob");
+    const cron = await alice.crons.create("whoami", { schedule: "0 3 1 1 *" });
+    const read = (token: string) => raw(`/runs/crons/${cron.cron_id}`, { token });
+    const mine = await read("token-alice");
+    expect(mine.status).toBe(200);
+    const body = (await mine.json()) as { metadata: Record<string, unknown>; payload: { config?: { configurable?: Record<string, unknown> } } };
+    expect(body.metadata).toMatchObject({ owner: "alice" });
+    expect(body.payload.config?.configurable?.langgraph_auth_user_id).toBe("alice");
+    expect((await alice.crons.search()).map((c) => c.cron_id)).toContain(cron.cron_id);
+    expect((await bob.crons.search()).map((c) => c.cron_id)).not.toContain(cron.cron_id);
+    expect(await bob.crons.count()).toBe(0);
+    expect((await read("token-bob")).status).toBe(404);
+    expect((await raw(`/runs/crons/${cron.cron_id}`, { method: "PATCH", token: "token-bob", body: JSON.stringify({ enabled: false }) })).status).toBe(404);
+    expect(await status(bob.crons.delete(cron.cron_id))).toBe(404);
+    expect((await read("token-alice")).status).toBe(200);
+    // A cron on someone else's thread would run there: refused as if the thread did not exist.
+    const thread = await alice.threads.create();
+    expect(await status(bob.crons.createForThread(thread.thread_id, "whoami", { schedule: "0 3 1 1 *" }))).toBe(404);
+    await alice.crons.delete(cron.cron_id);
+    expect((await read("token-alice")).status).toBe(404);
+  });
+
   it("answers 403 when a handler refuses, and runs the create handler when copying", async () => {
     const mallory = as("token-mallory");
     const thread = await mallory.threads.create();

@@ -216,6 +216,34 @@ describe("a plain fetch handler under http.mount_prefix, behind --api-key", () =
   });
 });
 
+describe("http.app behind auth.path", () => {
+  let server: RunningAgentServer;
+  beforeAll(async () => {
+    const target = freshBackend("pglite", "httpauth");
+    const config = fileURLToPath(new URL("../fixtures/http-project/langgraph.auth.json", import.meta.url));
+    server = await startAgentServer({ configPath: config, port: 0, dataDir: target.dataDir, schema: target.schema, logLevel: "error" });
+  }, 90_000);
+  afterAll(async () => {
+    await server?.close();
+  });
+
+  it("authenticates the app's own routes as the built-in ones, with the handler's status and message", async () => {
+    const none = await fetch(`${server.url}/ping`);
+    expect(none.status).toBe(401);
+    expect(await none.json()).toEqual({ detail: "No token provided" });
+    const expired = await fetch(`${server.url}/ping`, { headers: { authorization: "Bearer token-expired" } });
+    expect(expired.status).toBe(401);
+    expect(expired.headers.get("www-authenticate")).toBe('Bearer error="invalid_token"');
+    const alice = { authorization: "Bearer token-alice" };
+    expect(await (await fetch(`${server.url}/ping`, { headers: alice })).json()).toEqual({ pong: true, method: "GET" });
+    expect((await fetch(`${server.url}/ok`)).status).toBe(200);
+    // What the app declines reaches the built-in routes, whose own rules still apply.
+    expect((await fetch(`${server.url}/threads/search`, { method: "POST", body: "{}", headers: { "content-type": "application/json" } })).status).toBe(401);
+    const thread = await new Client({ apiUrl: server.url, defaultHeaders: alice }).threads.create();
+    expect(thread.metadata).toMatchObject({ owner: "alice" });
+  });
+});
+
 describe("slipway agent --check imports http.app and bundles ui, as a start does", () => {
   const fixture = (name: string) => fileURLToPath(new URL(`../fixtures/http-project/${name}`, import.meta.url));
   const check = (name: string) => runSlipway(["agent", "--check", "--config", fixture(name)]);

@@ -68,7 +68,8 @@ export function registerCustomAuth(app: FastifyInstance, cache: HandlerCache, de
   });
 }
 
-function isOpen(path: string): boolean {
+/** Whether a path answers without authentication (health, info, the API description). */
+export function isOpen(path: string): boolean {
   return OPEN_PATHS.has(path) || path === "/docs" || path.startsWith("/docs/");
 }
 

@@ -15,6 +15,11 @@ export async function assistantMetadata(db: Queryable, assistantId: string): Pro
   return rows[0] ? (rows[0].metadata ?? {}) : undefined;
 }
 
+export async function cronMetadata(db: Queryable, cronId: string): Promise<Record<string, unknown> | undefined> {
+  const rows = await db.query<{ metadata: Record<string, unknown> | null }>("SELECT metadata FROM crons WHERE cron_id = $1", [cronId]);
+  return rows[0] ? (rows[0].metadata ?? {}) : undefined;
+}
+
 /** A run is reached through its thread: the thread's metadata decides. */
 export async function threadOfRun(db: Queryable, runId: string): Promise<string | undefined> {
   const rows = await db.query<{ thread_id: string }>("SELECT thread_id FROM runs WHERE run_id = $1", [runId]);

@@ -3,7 +3,7 @@ import { conflict, notFound } from "../../http/errors.ts";
 import type { Queryable } from "../../storage/database.ts";
 import { containment, matches, type AuthFilters } from "./filters.ts";
 import { AuthRefusal, type AuthContext } from "./handlers.ts";
-import { assistantMetadata, threadMetadata, threadOfRun } from "./resources.ts";
+import { assistantMetadata, cronMetadata, threadMetadata, threadOfRun } from "./resources.ts";
 
 /**
  * Which `on` handler each route calls, with which value, and how its answer applies:
@@ -58,7 +58,7 @@ const threadRead =
 
 /** A search or count: its metadata filter and the handler's filters must both hold. */
 const search =
-  (resource: "threads" | "assistants"): Guard =>
+  (resource: "threads" | "assistants" | "crons"): Guard =>
   async (g) => {
     const body = bodyOf(g);
     const value: Body = { ...body, metadata: { ...((body.metadata as Body | null) ?? {}) } };
@@ -76,12 +76,43 @@ async function createRun(g: GuardContext, body: Body, threadId: string | undefin
   const filters = await g.authorize("threads", "create_run", value);
   if (value.metadata && typeof value.metadata === "object") body.metadata = value.metadata;
   await requireThread(g, threadId, filters);
+  carryUser(g, body);
+}
+
+/** The run's config carries the user, as on the vendor's server (a cron's runs too). */
+function carryUser(g: GuardContext, body: Body): void {
   const config = (body.config && typeof body.config === "object" ? body.config : (body.config = {})) as Body;
   const configurable = (config.configurable && typeof config.configurable === "object" ? config.configurable : (config.configurable = {})) as Body;
   configurable.langgraph_auth_user = g.context.user;
   configurable.langgraph_auth_user_id = g.context.user.identity;
   configurable.langgraph_auth_permissions = g.context.scopes;
 }
+
+/**
+ * `crons:create`: the handler may stamp the cron's metadata (its owner); a cron on a
+ * thread needs that thread to match; the cron's runs carry the user who created it.
+ */
+async function createCron(g: GuardContext, threadId: string | undefined): Promise<void> {
+  const body = bodyOf(g);
+  const value: Body = { ...body, thread_id: threadId ?? null, metadata: { ...((body.metadata as Body | null) ?? {}) } };
+  const filters = await g.authorize("crons", "create", value);
+  writeBackMetadata(g, value);
+  await requireThread(g, threadId, filters);
+  carryUser(g, body);
+}
+
+/** One cron by id: the handler's filters must hold for its metadata (else 404). */
+const cronAction =
+  (action: "read" | "update" | "delete"): Guard =>
+  async (g) => {
+    const cronId = params(g).cron_id!;
+    const value: Body = action === "update" ? { ...bodyOf(g), cron_id: cronId, metadata: { ...((bodyOf(g).metadata as Body | null) ?? {}) } } : { cron_id: cronId };
+    const filters = await g.authorize("crons", action, value);
+    if (action === "update") writeBackMetadata(g, value);
+    if (!filters) return;
+    const metadata = await cronMetadata(g.db, cronId);
+    if (metadata !== undefined && !matches(metadata, filters)) throw notFound(`Cron ${cronId} not found`);
+  };
 
 const runOfThread =
   (action: "read" | "update" | "delete"): Guard =>
@@ -197,6 +228,14 @@ export const ROUTE_GUARDS: Record<string, Guard> = {
       if (metadata !== undefined && !matches(metadata, filters)) throw notFound(`Runs not found or not cancellable: ${runId}`);
     }
   },
+  // Crons.
+  "POST /runs/crons": (g) => createCron(g, undefined),
+  "POST /threads/:thread_id/runs/crons": (g) => createCron(g, params(g).thread_id),
+  "POST /runs/crons/search": search("crons"),
+  "POST /runs/crons/count": search("crons"),
+  "GET /runs/crons/:cron_id": cronAction("read"),
+  "PATCH /runs/crons/:cron_id": cronAction("update"),
+  "DELETE /runs/crons/:cron_id": cronAction("delete"),
   "GET /runs/:run_id": runById,
   "GET /runs/:run_id/stream": runById,
   // Assistants.

@@ -13,6 +13,11 @@ export interface Front {
   dispatch?: FetchHandler;
   /** The --api-key check, for routes of the project's app. */
   refuse?: (method: string, path: string, given: string | string[] | undefined) => SlipwayError | undefined;
+  /**
+   * auth.path's authenticate handler, for routes of the project's app (built-in routes
+   * reached through it are authenticated again by their own hook): a refusal, or nothing.
+   */
+  authenticate?: (request: Request, path: string) => Promise<{ status: number; message: string; headers: Record<string, string> } | undefined>;
   /** CORS headers for responses of the project's app. */
   cors?: (origin: string) => Record<string, string>;
   log?: FastifyBaseLogger;
@@ -69,6 +74,8 @@ async function serveThroughApp(req: IncomingMessage, res: ServerResponse, front:
     return sendJson(res, 400, { detail: "Bad request: invalid Host header or URL" });
   }
   if (req.socket.remoteAddress) remoteAddresses.set(request, req.socket.remoteAddress);
+  const refusal = await front.authenticate?.(request, path);
+  if (refusal) return sendJson(res, refusal.status, { detail: refusal.message }, { ...refusal.headers, ...corsFor(req, front) });
   const response = await dispatch(request);
 
   const headers: OutgoingHttpHeaders = {};

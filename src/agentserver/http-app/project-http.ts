@@ -1,6 +1,8 @@
 import type { FastifyInstance, FastifyServerFactory } from "fastify";
 import { corsResponseHeaders } from "../../http/cors.ts";
 import { apiKeyRefusal } from "../api-key.ts";
+import { AuthRefusal, authenticate, type HandlerCache } from "../custom-auth/handlers.ts";
+import { isOpen } from "../custom-auth/register.ts";
 import type { LanggraphConfig } from "../graphs/langgraph-config.ts";
 import { registerConfigurableHeaders } from "../runs/configurable-headers.ts";
 import { bundleUi, type UiAsset } from "../ui/bundle.ts";
@@ -23,7 +25,7 @@ export interface ProjectHttp {
   /** With the built-in routes: /ui/... (unless http.disable_ui). */
   registerRoutes(app: FastifyInstance): void;
   /** Once Fastify exists: requests start flowing through the project's app. */
-  attach(app: FastifyInstance, options: { apiKey?: string; exposedHeaders: string[] }): void;
+  attach(app: FastifyInstance, options: { apiKey?: string; exposedHeaders: string[]; customAuth?: HandlerCache }): void;
 }
 
 export async function prepareProjectHttp(config: LanggraphConfig): Promise<ProjectHttp> {
@@ -47,6 +49,21 @@ export async function prepareProjectHttp(config: LanggraphConfig): Promise<Proje
       if (!projectApp) return;
       front.log = app.log;
       front.refuse = apiKeyRefusal(options.apiKey);
+      const customAuth = options.customAuth;
+      // The vendor's custom auth covers the project's own routes too.
+      if (customAuth) {
+        front.authenticate = async (request, path) => {
+          if (request.method === "OPTIONS" || isOpen(path)) return undefined;
+          try {
+            await authenticate(customAuth, request);
+            return undefined;
+          } catch (error) {
+            if (error instanceof AuthRefusal) return error;
+            app.log.error({ err: error }, "custom auth handler failed");
+            return { status: 500, message: "Custom auth handler failed", headers: {} };
+          }
+        };
+      }
       front.cors = corsResponseHeaders(http.cors, options.exposedHeaders);
       front.dispatch = composeFetch(projectApp, builtInFetch(app, (request) => remoteAddresses.get(request)), app.log);
     },
