@@ -14,24 +14,32 @@ import { loadGraphs } from "./registry.ts";
  * modules, imports `http.app` and bundles `ui`. Returns the graph ids; throws what a
  * start would.
  *
- * It then reads the graphs' schemas from their TypeScript types and saves them beside
- * the project, so that extraction happens once per build and not in every process
- * (decision 0013). A failure or timeout there is logged on stderr and does not fail
- * the check: the served graphs fall back to their run-time schemas.
+ * Meanwhile it reads the graphs' schemas from their TypeScript types and saves them
+ * beside the project, so that a server finds them ready (decision 0013); not with
+ * SLIPWAY_CHECK_SCHEMAS=0, as the revision pipeline runs it. A failure or timeout there
+ * is logged on stderr and does not fail the check: the served graphs fall back to their
+ * run-time schemas.
  */
 export async function checkProject(configPath: string): Promise<string[]> {
   // stdout carries the verdict: whatever the graphs log goes to stderr.
   const { config } = prepareProject(configPath, { logFd: 2 });
-  if (config.auth) await loadAuth(config.auth.module);
-  if (config.store.index) await loadEmbeddings(config.store.index, config.root);
-  const graphs = await loadGraphs(config, { checkpointer: new MemorySaver(), store: new InMemoryStore() });
-  await prepareProjectHttp(config);
   // Only what went wrong is told (stderr stays empty on success, as the pipeline expects).
   const warn = (obj: unknown, msg: string) => {
     const { err, ...fields } = obj as { err?: unknown };
     process.stderr.write(`${JSON.stringify({ level: "warn", msg, ...fields, ...(err ? { err: String((err as Error).message ?? err) } : {}) })}\n`);
   };
-  // The same bound as a server's: the pipeline gives the whole check 60 s by default.
-  await new StaticGraphSchemas({ root: config.root, sources: graphSources(config), timeoutMs: schemaTimeoutMs(), log: { warn, info: () => undefined } }).load();
+  // The extraction runs in a worker thread, beside the imports below (it never rejects:
+  // a failure is a warning). The same bound as a server's: the pipeline gives the whole
+  // check 60 s by default.
+  // The revision pipeline says 0: a deploy does not wait on the compiler (decision 0013).
+  const extract = process.env.SLIPWAY_CHECK_SCHEMAS !== "0";
+  const schemas = extract
+    ? new StaticGraphSchemas({ root: config.root, sources: graphSources(config), timeoutMs: schemaTimeoutMs(), log: { warn, info: () => undefined } }).load()
+    : undefined;
+  if (config.auth) await loadAuth(config.auth.module);
+  if (config.store.index) await loadEmbeddings(config.store.index, config.root);
+  const graphs = await loadGraphs(config, { checkpointer: new MemorySaver(), store: new InMemoryStore() });
+  await prepareProjectHttp(config);
+  await schemas;
   return graphs.ids();
 }
