@@ -1,4 +1,5 @@
 import { spawn } from "node:child_process";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
@@ -20,6 +21,8 @@ interface Measure {
   rps: number;
   p50: number;
   requests: number;
+  /** CPU time of the control plane process (the router, and the embedded database it hosts) per request. */
+  controlPlaneCpuUs: number;
 }
 
 /**
@@ -51,12 +54,18 @@ export async function compareRouter(options: {
     const results: RouterComparison["workloads"] = [];
     for (const workload of workloads) {
       const samples = { direct: [] as number[][], router: [] as number[][] };
+      const cpu = { direct: 0, router: 0 };
       for (let round = 0; round < options.rounds; round++) {
         // Alternate which goes first, so a drift of the machine weighs on both.
         const order: Array<["direct" | "router", Client]> = round % 2 === 0 ? [["direct", viaDirect], ["router", viaRouter]] : [["router", viaRouter], ["direct", viaDirect]];
-        for (const [side, client] of order) samples[side].push(await load(() => workload.call(client), options.concurrency, options.seconds));
+        for (const [side, client] of order) {
+          const before = cpuMicros(options.controlPlane.child.pid!);
+          samples[side].push(await load(() => workload.call(client), options.concurrency, options.seconds));
+          cpu[side] += cpuMicros(options.controlPlane.child.pid!) - before;
+        }
       }
-      results.push({ name: workload.name, direct: summarize(samples.direct, options.rounds * options.seconds), router: summarize(samples.router, options.rounds * options.seconds) });
+      const total = options.rounds * options.seconds;
+      results.push({ name: workload.name, direct: summarize(samples.direct, total, cpu.direct), router: summarize(samples.router, total, cpu.router) });
     }
     return { rounds: options.rounds, seconds: options.seconds, concurrency: options.concurrency, workloads: results };
   } finally {
@@ -79,9 +88,20 @@ async function load(call: () => Promise<unknown>, concurrency: number, seconds: 
   return latencies;
 }
 
-function summarize(rounds: number[][], totalSeconds: number): Measure {
+function summarize(rounds: number[][], totalSeconds: number, cpuUs: number): Measure {
   const all = rounds.flat().sort((a, b) => a - b);
-  return { rps: all.length / totalSeconds, p50: all[Math.floor(all.length / 2)] ?? NaN, requests: all.length };
+  return { rps: all.length / totalSeconds, p50: all[Math.floor(all.length / 2)] ?? NaN, requests: all.length, controlPlaneCpuUs: cpuUs / Math.max(1, all.length) };
+}
+
+/** User + system CPU time of a process so far (Linux /proc; 0 elsewhere), in microseconds. */
+function cpuMicros(pid: number): number {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
+    // utime and stime are fields 14 and 15 of the whole line, in clock ticks (100 per second).
+    return (Number(fields[11]) + Number(fields[12])) * 10_000;
+  } catch {
+    return 0;
+  }
 }
 
 async function startDirect(buildDir: string, socket: string): Promise<{ url: string; stop(): void }> {

@@ -50,9 +50,14 @@ describe("slipway agent --check", () => {
   });
 
   it("refuses what a start refuses: an unsupported key, a malformed LANGGRAPH_CONFIG", async () => {
-    const app = await runSlipway(["agent", "--check", "--config", configWith({ http: { app: "./app.ts:app" } })]);
+    const meta = await runSlipway(["agent", "--check", "--config", configWith({ http: { disable_meta: true } })]);
+    expect(meta.code).toBe(1);
+    expect(meta.stderr).toMatch(/http\.disable_meta: not supported by this server yet/);
+    expect(verdict(meta.stdout)).toMatchObject({ event: "check", ok: false });
+    // http.app is imported as a start imports it: a missing module stops the check.
+    const app = await runSlipway(["agent", "--check", "--config", configWith({ http: { app: "./no-such-app.ts:app" } })]);
     expect(app.code).toBe(1);
-    expect(app.stderr).toMatch(/http\.app: not supported by this server yet/);
+    expect(app.stderr).toMatch(/http\.app: importing .*no-such-app\.ts failed/);
     expect(verdict(app.stdout)).toMatchObject({ event: "check", ok: false });
     // auth.path is loaded as a start loads it: a missing module stops the check.
     const auth = await runSlipway(["agent", "--check", "--config", configWith({ auth: { path: "./no-such-auth.ts:auth" } })]);
