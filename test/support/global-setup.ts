@@ -1,5 +1,5 @@
 import { execFileSync } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { TestProject } from "vitest/node";
@@ -45,6 +45,7 @@ export default async function setup(project: TestProject) {
   project.provide("databaseUrl", databaseUrl!);
   project.provide("redisUrl", redisUrl!);
   return () => {
+    killLeftovers(runRoot);
     if (templateDir) rmSync(templateDir, { recursive: true, force: true });
     if (ownDir) {
       execFileSync("bash", ["scripts/test-services.sh", "stop", ownDir]);
@@ -52,6 +53,24 @@ export default async function setup(project: TestProject) {
     }
     rmSync(runRoot, { recursive: true, force: true });
   };
+}
+
+/**
+ * Processes a suite started and could not stop (a test worker killed before its afterAll:
+ * a git daemon, a control plane, agent processes) name the run's temporary root on their
+ * command line: stopped here, so that a run never leaves a server or a port behind.
+ */
+function killLeftovers(runRoot: string): void {
+  if (!existsSync("/proc")) return;
+  for (const entry of readdirSync("/proc")) {
+    const pid = Number(entry);
+    if (!Number.isInteger(pid) || pid === process.pid) continue;
+    try {
+      if (readFileSync(`/proc/${pid}/cmdline`, "utf8").includes(runRoot)) process.kill(pid, "SIGKILL");
+    } catch {
+      // Gone already, or not ours to read.
+    }
+  }
 }
 
 declare module "vitest" {
