@@ -1,6 +1,5 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { createWriteStream, readFileSync, rmSync } from "node:fs";
-import { createServer } from "node:net";
 
 /**
  * Child servers of the bench. Each is started in its own process group so that
@@ -30,17 +29,7 @@ export function removeOnExit(dir: string): string {
   return dir;
 }
 
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address();
-      const port = typeof address === "object" && address ? address.port : 0;
-      server.close(() => resolve(port));
-    });
-  });
-}
+export { freePort } from "../../test/support/ports.ts";
 
 export function spawnServer(name: string, command: string, args: string[], options: { cwd: string; env: NodeJS.ProcessEnv; logPath: string }): ServerProcess {
   const log = createWriteStream(options.logPath);

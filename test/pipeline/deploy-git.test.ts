@@ -2,9 +2,10 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Client } from "@langchain/langgraph-sdk";
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { BACKENDS } from "../support/backends.ts";
-import { startControlPlane, type ControlPlaneProcess } from "../support/control-plane-process.ts";
+import type { ControlPlaneProcess } from "../support/control-plane-process.ts";
+import { startPipelineControlPlane } from "./control-plane.ts";
 import { startGitDaemon, TestRepository, type GitServer } from "../support/git-server.ts";
 import { api, type Api } from "./api.ts";
 import { sampleFiles, writeSampleProject } from "./sample-project.ts";
@@ -33,14 +34,7 @@ describe.each(BACKENDS)("a deployment from git, on %s", (backend) => {
     writeSampleProject(repo.work, "v1");
     firstCommit = repo.commit({}, "v1");
     git = await startGitDaemon(join(root, "repos"));
-    const storage = backend === "postgres" ? ["--database-url", inject("databaseUrl")] : [];
-    cp = await startControlPlane(["--data-dir", join(root, "cp"), ...storage], {
-      SLIPWAY_CONTROL_SCHEMA: `cp_${Math.random().toString(36).slice(2, 10)}`,
-      SLIPWAY_GIT_ALLOW_HOSTS: "127.0.0.1",
-      SLIPWAY_PACKAGE_CACHE: join(tmpdir(), "slipway-test-package-cache"),
-      SLIPWAY_STOP_GRACE_SECONDS: "6",
-      SLIPWAY_DATABASE_URL: undefined,
-    });
+    cp = await startPipelineControlPlane(root, { backend, env: { SLIPWAY_STOP_GRACE_SECONDS: "6" } });
     cpApi = api(cp);
   }, 120_000);
 

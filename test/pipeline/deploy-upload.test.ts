@@ -3,9 +3,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Client } from "@langchain/langgraph-sdk";
 import { create } from "tar";
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { BACKENDS } from "../support/backends.ts";
-import { startControlPlane, type ControlPlaneProcess } from "../support/control-plane-process.ts";
+import type { ControlPlaneProcess } from "../support/control-plane-process.ts";
+import { startPipelineControlPlane } from "./control-plane.ts";
 import { api, type Api } from "./api.ts";
 import { sampleFiles, writeSampleProject } from "./sample-project.ts";
 
@@ -23,14 +24,7 @@ describe.each(BACKENDS)("a deployment from an uploaded directory, on %s", (backe
 
   beforeAll(async () => {
     root = mkdtempSync(join(tmpdir(), "slipway-deploy-upload-"));
-    const storage = backend === "postgres" ? ["--database-url", inject("databaseUrl")] : [];
-    cp = await startControlPlane(["--data-dir", join(root, "cp"), ...storage], {
-      SLIPWAY_CONTROL_SCHEMA: `cp_${Math.random().toString(36).slice(2, 10)}`,
-      SLIPWAY_PACKAGE_CACHE: join(tmpdir(), "slipway-test-package-cache"),
-      SLIPWAY_STOP_GRACE_SECONDS: "6",
-      SLIPWAY_DRAIN_TIMEOUT_SECONDS: "5",
-      SLIPWAY_DATABASE_URL: undefined,
-    });
+    cp = await startPipelineControlPlane(root, { backend, env: { SLIPWAY_STOP_GRACE_SECONDS: "6", SLIPWAY_DRAIN_TIMEOUT_SECONDS: "5" } });
     cpApi = api(cp);
   }, 120_000);
 

@@ -4,7 +4,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Client } from "@langchain/langgraph-sdk";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startControlPlane, type ControlPlaneProcess } from "../support/control-plane-process.ts";
+import type { ControlPlaneProcess } from "../support/control-plane-process.ts";
+import { startPipelineControlPlane } from "./control-plane.ts";
 import { startGitDaemon, TestRepository, type GitServer } from "../support/git-server.ts";
 import { api, type Api } from "./api.ts";
 import { writeSampleProject } from "./sample-project.ts";
@@ -32,13 +33,8 @@ describe("revisions that fail", () => {
     writeSampleProject(repo.work, "v1");
     repo.commit({}, "good");
     git = await startGitDaemon(join(root, "repos"));
-    cp = await startControlPlane(["--data-dir", join(root, "cp")], {
-      SLIPWAY_GIT_ALLOW_HOSTS: "127.0.0.1",
-      SLIPWAY_PACKAGE_CACHE: join(tmpdir(), "slipway-test-package-cache"),
-      SLIPWAY_CHECK_TIMEOUT_SECONDS: "8",
-      SLIPWAY_READINESS_TIMEOUT_SECONDS: "12",
-      SLIPWAY_STOP_GRACE_SECONDS: "4",
-      SLIPWAY_DATABASE_URL: undefined,
+    cp = await startPipelineControlPlane(root, {
+      env: { SLIPWAY_CHECK_TIMEOUT_SECONDS: "8", SLIPWAY_READINESS_TIMEOUT_SECONDS: "12", SLIPWAY_STOP_GRACE_SECONDS: "4" },
     });
     cpApi = api(cp);
     const created = await cpApi.call("POST", "/v2/deployments", {

@@ -2,7 +2,8 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startControlPlane, type ControlPlaneProcess } from "../support/control-plane-process.ts";
+import type { ControlPlaneProcess } from "../support/control-plane-process.ts";
+import { startPipelineControlPlane } from "./control-plane.ts";
 import { startGitDaemon, TestRepository, type GitServer } from "../support/git-server.ts";
 import { api, type Api } from "./api.ts";
 import { sampleFiles, writeSampleProject } from "./sample-project.ts";
@@ -28,12 +29,7 @@ describe("revision logs", () => {
     // The project prints its secret when its graph loads (at the build's check and at start).
     repo.commit({ "src/whoami.ts": `console.log("greeting is " + process.env.GREETING);\n${sampleFiles("v1")["src/whoami.ts"]}` }, "chatty");
     git = await startGitDaemon(join(root, "repos"));
-    cp = await startControlPlane(["--data-dir", join(root, "cp")], {
-      SLIPWAY_GIT_ALLOW_HOSTS: "127.0.0.1",
-      SLIPWAY_PACKAGE_CACHE: join(tmpdir(), "slipway-test-package-cache"),
-      SLIPWAY_STOP_GRACE_SECONDS: "4",
-      SLIPWAY_DATABASE_URL: undefined,
-    });
+    cp = await startPipelineControlPlane(root, { env: { SLIPWAY_STOP_GRACE_SECONDS: "4" } });
     cpApi = api(cp);
   }, 120_000);
 

@@ -3,7 +3,8 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startControlPlane, type ControlPlaneProcess } from "../support/control-plane-process.ts";
+import type { ControlPlaneProcess } from "../support/control-plane-process.ts";
+import { startPipelineControlPlane } from "./control-plane.ts";
 import { startGitDaemon, TestRepository, type GitServer } from "../support/git-server.ts";
 import { api, type Api } from "./api.ts";
 import { sampleFiles, writeSampleProject } from "./sample-project.ts";
@@ -29,13 +30,8 @@ describe("build on push", () => {
     writeSampleProject(repo.work, "v1");
     repo.commit({}, "v1");
     git = await startGitDaemon(join(root, "repos"));
-    cp = await startControlPlane(["--data-dir", join(root, "cp")], {
-      SLIPWAY_GIT_ALLOW_HOSTS: "127.0.0.1",
-      SLIPWAY_PACKAGE_CACHE: join(tmpdir(), "slipway-test-package-cache"),
-      SLIPWAY_PUSH_QUIET_SECONDS: "2",
-      SLIPWAY_STOP_GRACE_SECONDS: "4",
-      SLIPWAY_DRAIN_TIMEOUT_SECONDS: "2",
-      SLIPWAY_DATABASE_URL: undefined,
+    cp = await startPipelineControlPlane(root, {
+      env: { SLIPWAY_PUSH_QUIET_SECONDS: "2", SLIPWAY_STOP_GRACE_SECONDS: "4", SLIPWAY_DRAIN_TIMEOUT_SECONDS: "2" },
     });
     cpApi = api(cp);
   }, 120_000);
