@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { queueAnnouncement, runsChannel } from "../../src/agentserver/queue/channels.ts";
-import { WorkerPool } from "../../src/agentserver/queue/worker-pool.ts";
+import { queueAnnouncement, runsChannel } from "../../src/agentserver/runs/announcements.ts";
+import { WorkerPool } from "../../src/agentserver/runs/worker-pool.ts";
 import type { Database } from "../../src/storage/database.ts";
 import { openDatabase } from "../../src/storage/open.ts";
 import { freshBackend } from "../support/backends.ts";

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { RunCompletion } from "../../src/agentserver/queue/completion.ts";
+import { RunCompletion } from "../../src/agentserver/runs/completion.ts";
 import { claimNextRun } from "../../src/agentserver/runs/repository.ts";
 import type { RunCreate } from "../../src/agentserver/runs/schemas.ts";
 import { RunService } from "../../src/agentserver/runs/service.ts";

@@ -7,7 +7,7 @@ import { startAgentServer, type RunningAgentServer } from "../../src/agentserver
 import { startSharedPgliteHost, type SharedPgliteHost } from "../../src/storage/shared-pglite-host.ts";
 import { freshBackend } from "../support/backends.ts";
 import { collectWithin, FIXTURE_CONFIG } from "../support/agent-server.ts";
-import { runDoneChannel, runsChannel, schemaChannel } from "../../src/agentserver/queue/channels.ts";
+import { runDoneChannel, runsChannel, schemaChannel } from "../../src/agentserver/runs/announcements.ts";
 
 /**
  * Two agent servers on one database, as several processes of one deployment would be:

@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { afterEach, describe, expect, it } from "vitest";
-import { runDoneChannel } from "../../src/agentserver/queue/channels.ts";
-import { RunCompletion } from "../../src/agentserver/queue/completion.ts";
+import { runDoneChannel } from "../../src/agentserver/runs/announcements.ts";
+import { RunCompletion } from "../../src/agentserver/runs/completion.ts";
 import { StreamBroker, type RunEvent } from "../../src/agentserver/stream/broker.ts";
 import { StreamRelay } from "../../src/agentserver/stream/relay.ts";
 import type { Database } from "../../src/storage/database.ts";

@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { afterEach, describe, expect, it } from "vitest";
-import { queueAnnouncement, runsChannel } from "../../src/agentserver/queue/channels.ts";
+import { queueAnnouncement, runsChannel } from "../../src/agentserver/runs/announcements.ts";
 import { StreamBroker } from "../../src/agentserver/stream/broker.ts";
 import { followThreadRuns } from "../../src/agentserver/stream/thread-follow.ts";
 import type { Database } from "../../src/storage/database.ts";

@@ -1,5 +1,5 @@
 import type { Database, Queryable } from "../../storage/database.ts";
-import { queueAnnouncement, runsChannel } from "../queue/channels.ts";
+import { queueAnnouncement, runsChannel } from "../runs/announcements.ts";
 import { activeRunsOfThread, enqueueRunFast, insertRun, type RunRow } from "../runs/repository.ts";
 import type { MultitaskStrategy } from "../runs/schemas.ts";
 import { lockThread, markThreadBusy } from "../runs/thread-queue.ts";

@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import type { Database } from "../../storage/database.ts";
-import { schemaChannel } from "../queue/channels.ts";
+import { schemaChannel } from "../runs/announcements.ts";
 import { fireNextDueCron, type CronFiringDeps, type Firing } from "./firing.ts";
 import { secondsUntilNextFiring } from "./repository.ts";
 

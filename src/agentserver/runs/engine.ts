@@ -1,11 +1,11 @@
 import type { Database } from "../../storage/database.ts";
 import type { GraphRegistry } from "../graphs/registry.ts";
-import type { RunCompletion, RunResult } from "../queue/completion.ts";
+import type { RunCompletion, RunResult } from "../runs/completion.ts";
 import type { StreamBroker } from "../stream/broker.ts";
 import type { AssistantHandoff } from "./assistant-handoff.ts";
 import { executeRun, type RunAssistant } from "./executor.ts";
 import type { SnapshotWrite } from "../threads/repository.ts";
-import { queueAnnouncement, runsChannel } from "../queue/channels.ts";
+import { queueAnnouncement, runsChannel } from "./announcements.ts";
 import { cancelActionOf, deleteRun, finishRunWithSnapshot, runEndOf, saveRunResult, toRun, type RunRow } from "./repository.ts";
 
 /** Attempts after which a run that keeps failing to finish ends in error. */

@@ -1,7 +1,7 @@
 import type { Database, Queryable } from "../../storage/database.ts";
 import { SlipwayError, conflict, invalidField, notFound } from "../../http/errors.ts";
-import type { RunCompletion, RunResult } from "../queue/completion.ts";
-import { queueAnnouncement, runCancelChannel, runsChannel } from "../queue/channels.ts";
+import type { RunCompletion, RunResult } from "../runs/completion.ts";
+import { queueAnnouncement, runCancelChannel, runsChannel } from "./announcements.ts";
 import type { StreamBroker } from "../stream/broker.ts";
 import type { RunAssistant } from "./executor.ts";
 import {

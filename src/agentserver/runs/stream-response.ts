@@ -44,8 +44,8 @@ export async function streamRun(request: FastifyRequest, reply: FastifyReply, op
 async function streamTo(sse: SseWriter, options: StreamRunOptions): Promise<void> {
   const { run, broker } = options;
   const wanted = (event: string) => !options.modes?.length || event === "metadata" || event === "error" || options.modes.some((m) => event === m || event.startsWith(`${m}|`) || event.startsWith(`${m}/`) || (m === "messages-tuple" && event.startsWith("messages")));
-  const send = (e: RunEvent) => {
-    if (wanted(e.event)) sse.send(e.event, e.data, wireEventId(e.id));
+  const send = async (e: RunEvent) => {
+    if (wanted(e.event)) await sse.send(e.event, e.data, wireEventId(e.id));
   };
   const afterId = options.lastEventId !== undefined ? storedEventId(options.lastEventId) : undefined;
 
@@ -58,7 +58,7 @@ async function streamTo(sse: SseWriter, options: StreamRunOptions): Promise<void
   } else if (!broker.has(id)) {
     // Ended a while ago: a resumable run's saved events are replayed.
     if (run.kwargs.stream_resumable && afterId !== undefined) {
-      for (const event of await loadRunEvents(options.db, id, afterId)) send(event);
+      for (const event of await loadRunEvents(options.db, id, afterId)) await send(event);
     }
     sse.end();
     return;
@@ -69,19 +69,14 @@ async function streamTo(sse: SseWriter, options: StreamRunOptions): Promise<void
   // The run ended, but the channel here following it has not heard so (the notification
   // may be lost): it ends once what the executor still holds came, or nothing more comes.
   if (finished) broker.endFollowed(id);
-  let unsubscribe = () => {};
+  sse.onClose(() => {
+    if (broker.isActive(id)) options.onDisconnect?.();
+  });
   try {
-    unsubscribe = broker.subscribe(id, { afterId, replay: options.fromStart }, (event) => {
-      if (event === "end") sse.end();
-      else send(event);
-    });
-    sse.onClose(() => {
-      if (broker.isActive(id)) options.onDisconnect?.();
-    });
-    // Over when the run ends, the client leaves, or shutdown ends every open stream.
-    await sse.finished;
+    // Over when the run ends, the client leaves, or shutdown ends every open stream; each
+    // event waits for the client to take the one before (backpressure).
+    for await (const event of broker.join(id, { afterId, replay: options.fromStart, signal: sse.signal })) await send(event);
   } finally {
-    unsubscribe();
     stopRelay();
   }
 }

@@ -1,3 +1,5 @@
+import { PullQueue } from "./pull-queue.ts";
+
 /**
  * Fan-out of run output inside one process. The worker executing a run publishes
  * events; HTTP streams subscribe by run (join stream, the stream of the request that
@@ -18,6 +20,14 @@ export interface RunEvent {
 }
 
 type Listener = (event: RunEvent | "end") => void;
+
+/** Where a join starts: after `afterId`, or (without it) from the start when `replay` is set, else live only. */
+export interface JoinOptions {
+  afterId?: number;
+  replay: boolean;
+  /** Ends the iteration (the client left, or the server shuts down). */
+  signal?: AbortSignal;
+}
 
 /** What the broker needs of the relay between processes (relay.ts). */
 export interface BrokerRelay {
@@ -260,6 +270,29 @@ export class StreamBroker {
     }
     channel.listeners.add(listener);
     return () => channel.listeners.delete(listener);
+  }
+
+  /**
+   * A run's events as an async iterable, read at the reader's pace: the buffered ones
+   * after the start point, then live ones; the iteration ends when the run's stream ends.
+   */
+  join(runId: string, options: JoinOptions): AsyncIterable<RunEvent> {
+    let unsubscribe: () => void = () => undefined;
+    const queue = new PullQueue<RunEvent>(options.signal, () => unsubscribe());
+    if (options.signal?.aborted) return queue;
+    unsubscribe = this.subscribe(runId, options, (event) => (event === "end" ? queue.close() : queue.push(event)));
+    return queue;
+  }
+
+  /** Live events of every run of a thread, until `signal` aborts. */
+  joinThread(threadId: string, signal: AbortSignal): AsyncIterable<{ runId: string; event: RunEvent }> {
+    let unsubscribe: () => void = () => undefined;
+    const queue = new PullQueue<{ runId: string; event: RunEvent }>(signal, () => unsubscribe());
+    if (signal.aborted) return queue;
+    unsubscribe = this.subscribeThread(threadId, (runId, event) => {
+      if (event !== "end") queue.push({ runId, event });
+    });
+    return queue;
   }
 
   /** Live events of every run of a thread, until unsubscribed. */

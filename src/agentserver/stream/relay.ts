@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import type { Database } from "../../storage/database.ts";
-import { streamChannel } from "../queue/channels.ts";
-import type { RunCompletion } from "../queue/completion.ts";
+import { streamChannel } from "../runs/announcements.ts";
+import type { RunCompletion } from "../runs/completion.ts";
 import type { RunEvent, StreamBroker } from "./broker.ts";
 
 /**

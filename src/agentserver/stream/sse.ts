@@ -22,11 +22,18 @@ export function endOpenStreams(server: object): void {
 /**
  * Server-sent events on a hijacked reply. Frames are `event:`, `data:` (JSON) and
  * `id:` lines; heartbeat comment lines keep proxies and the SDK's idle watchdog happy.
+ *
+ * `send` waits while the socket is backed up (backpressure): a client that reads slowly
+ * holds at most the socket's buffer plus one frame here, and the reader of the run's
+ * events (broker.join) waits with it instead of the server buffering the run's output.
  */
 export class SseWriter {
   private closed = false;
   private readonly heartbeat: NodeJS.Timeout;
   private readonly closeHandlers: Array<() => void> = [];
+  private readonly over = new AbortController();
+  /** Aborted when the stream is over (ended here or closed by the client): stops its readers. */
+  readonly signal = this.over.signal;
   private markFinished!: () => void;
   /** Settles when the stream is over: ended here (`end`) or closed by the client. */
   readonly finished = new Promise<void>((resolve) => (this.markFinished = resolve));
@@ -75,15 +82,31 @@ export class SseWriter {
     else this.closeHandlers.push(handler);
   }
 
-  send(event: string, data: unknown, id?: number | string): void {
+  /** Writes one event; resolves once the socket can take more (at once when it can). */
+  async send(event: string, data: unknown, id?: number | string): Promise<void> {
     if (this.closed) return;
     let frame = `event: ${event}\ndata: ${JSON.stringify(data ?? null)}\n`;
     if (id !== undefined) frame += `id: ${id}\n`;
-    this.reply.raw.write(frame + "\n");
+    if (!this.reply.raw.write(frame + "\n")) await this.drained();
   }
 
+  /** A heartbeat; skipped while the socket is backed up (the client is busy reading anyway). */
   comment(text: string): void {
-    if (!this.closed) this.reply.raw.write(`: ${text}\n\n`);
+    if (!this.closed && !this.reply.raw.writableNeedDrain) this.reply.raw.write(`: ${text}\n\n`);
+  }
+
+  private drained(): Promise<void> {
+    const raw = this.reply.raw;
+    return new Promise((resolve) => {
+      const done = () => {
+        raw.off("drain", done);
+        this.signal.removeEventListener("abort", done);
+        resolve();
+      };
+      raw.on("drain", done);
+      this.signal.addEventListener("abort", done);
+      if (this.closed) done();
+    });
   }
 
   /** Ends the response normally. */
@@ -95,15 +118,19 @@ export class SseWriter {
     // A normal end is not a disconnect: on_disconnect handlers must not fire.
     this.closeHandlers.length = 0;
     this.reply.raw.end();
+    this.over.abort();
     this.markFinished();
   }
 
   private markClosed(): void {
-    clearInterval(this.heartbeat);
-    this.closed = true;
-    this.registry.delete(this);
-    const handlers = this.closeHandlers.splice(0);
-    for (const handler of handlers) handler();
+    if (!this.closed) {
+      clearInterval(this.heartbeat);
+      this.closed = true;
+      this.registry.delete(this);
+      const handlers = this.closeHandlers.splice(0);
+      for (const handler of handlers) handler();
+    }
+    this.over.abort();
     this.markFinished();
   }
 }

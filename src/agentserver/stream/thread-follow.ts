@@ -1,5 +1,5 @@
 import type { Database } from "../../storage/database.ts";
-import { runsChannel } from "../queue/channels.ts";
+import { runsChannel } from "../runs/announcements.ts";
 import type { StreamBroker } from "./broker.ts";
 
 /**

@@ -48,20 +48,17 @@ export function registerThreadStreamRoutes(app: FastifyInstance, deps: { db: Dat
       if (!exists.length) throw notFound(`Thread ${threadId} not found`);
 
       const sse = new SseWriter(request, reply, { heartbeatMs: deps.heartbeatMs });
-      let over = false;
-      let stopFollowing: (() => void) | undefined;
-      const unsubscribe = deps.broker.subscribeThread(threadId, (runId, event) => {
-        if (event !== "end") sse.send(event.event, event.data, `${runId}:${wireEventId(event.id)}`);
+      const events = deps.broker.joinThread(threadId, sse.signal);
+      const stopFollowing = followThreadRuns(deps.db, deps.broker, threadId).catch((error) => {
+        request.log.warn({ err: error, thread_id: threadId }, "thread stream cannot follow runs of other processes");
+        return () => undefined;
       });
-      followThreadRuns(deps.db, deps.broker, threadId).then(
-        (stop) => (over ? stop() : (stopFollowing = stop)),
-        (error) => request.log.warn({ err: error, thread_id: threadId }, "thread stream cannot follow runs of other processes"),
-      );
-      // Over when the client leaves or shutdown ends every open stream.
-      await sse.finished;
-      over = true;
-      unsubscribe();
-      stopFollowing?.();
+      try {
+        // Over when the client leaves or shutdown ends every open stream.
+        for await (const { runId, event } of events) await sse.send(event.event, event.data, `${runId}:${wireEventId(event.id)}`);
+      } finally {
+        (await stopFollowing)();
+      }
     },
   );
 }

@@ -1,8 +1,8 @@
 import { randomUUID } from "node:crypto";
 import type { Database } from "../../storage/database.ts";
-import type { RunAssistant } from "../runs/executor.ts";
-import { claimNextRun, renewLeases, requeueExpiredLeases, secondsUntilNextDueRun, type RunRow } from "../runs/repository.ts";
-import { queueAnnouncement, runCancelChannel, runsChannel } from "./channels.ts";
+import type { RunAssistant } from "./executor.ts";
+import { claimNextRun, renewLeases, requeueExpiredLeases, secondsUntilNextDueRun, type RunRow } from "./repository.ts";
+import { queueAnnouncement, runCancelChannel, runsChannel } from "./announcements.ts";
 
 /** The longest delay setTimeout keeps (beyond it, Node fires at once). */
 const MAX_TIMER_MS = 2_147_483_647;

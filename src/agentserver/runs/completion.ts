@@ -1,5 +1,5 @@
 import type { Database } from "../../storage/database.ts";
-import { runDoneChannel } from "./channels.ts";
+import { runDoneChannel } from "./announcements.ts";
 
 export interface RunResult {
   run_id: string;

@@ -1,0 +1,132 @@
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { request, type IncomingMessage } from "node:http";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { Client } from "@langchain/langgraph-sdk";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { spawnAgent, type AgentProcess } from "../support/agent-process.ts";
+
+const FLOOD_CONFIG = fileURLToPath(new URL("../fixtures/flood/langgraph.json", import.meta.url));
+
+/** The run's output: 25,000 custom events of 2,000 characters, 50 MB and more on the wire. */
+const EVENTS = 25_000;
+const EVENT_BYTES = 2_000;
+const SLOW_CLIENTS = 4;
+/** What each slow client reads per second. */
+const READ_RATE = 10_000;
+/**
+ * The bound we state: the server holds the run's events once (about 60 MB here, as
+ * objects) whatever the number of clients reading them, and each slow client costs at
+ * most its socket's buffer and one frame. Without backpressure every slow client's
+ * socket queue held the whole stream (over 50 MB each, 200 MB and more for four).
+ */
+const BOUND_BYTES = 130 * 1024 * 1024;
+
+/** Kilobytes of resident memory of a process (current and peak), from /proc. */
+function memoryOf(pid: number): { rss: number; peak: number } {
+  const status = readFileSync(`/proc/${pid}/status`, "utf8");
+  const field = (name: string) => Number(new RegExp(`^${name}:\\s+(\\d+) kB`, "m").exec(status)?.[1] ?? NaN) * 1024;
+  return { rss: field("VmRSS"), peak: field("VmHWM") };
+}
+
+/** A client that reads a join stream at `rate` bytes per second and keeps what it read. */
+function slowReader(url: string, rate: number) {
+  let received = "";
+  let response: IncomingMessage | undefined;
+  let timer: NodeJS.Timeout | undefined;
+  const req = request(url, { headers: { "last-event-id": "-1" } });
+  const opened = new Promise<number>((resolve, reject) => {
+    req.on("response", (res) => {
+      response = res;
+      res.pause();
+      res.setEncoding("utf8");
+      timer = setInterval(() => {
+        const chunk = res.read(rate / 10) as string | null;
+        if (chunk) received += chunk;
+      }, 100);
+      resolve(res.statusCode ?? 0);
+    });
+    req.on("error", reject);
+  });
+  req.end();
+  return {
+    opened,
+    received: () => received,
+    close() {
+      clearInterval(timer);
+      response?.destroy();
+      req.destroy();
+    },
+  };
+}
+
+describe("a client reading a 50 MB stream at 10 KB/s", () => {
+  let agent: AgentProcess;
+  let dataDir: string;
+
+  beforeAll(async () => {
+    dataDir = mkdtempSync(join(tmpdir(), "slipway-slow-client-"));
+    agent = await spawnAgent(["--config", FLOOD_CONFIG, "--data-dir", dataDir]);
+  }, 120_000);
+
+  afterAll(async () => {
+    await agent?.kill();
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  it("costs the server a bounded amount of memory and does not slow other clients", async () => {
+    const client = new Client({ apiUrl: agent.url });
+    // Warm up the paths the measurement uses, so their one-time cost is not counted.
+    const warm = await client.threads.create();
+    await client.runs.wait(warm.thread_id, "flood", { input: { events: 2_000, bytes: EVENT_BYTES } });
+    const quickBefore = Date.now();
+    expect(await client.runs.wait(null, "echo", { input: { text: "before" } })).toEqual({ text: "echo: before" });
+    const quickBeforeMs = Date.now() - quickBefore;
+    const pid = agent.child.pid!;
+    const before = memoryOf(pid);
+
+    const thread = await client.threads.create();
+    const run = await client.runs.create(thread.thread_id, "flood", {
+      input: { events: EVENTS, bytes: EVENT_BYTES },
+      streamMode: ["custom"],
+    });
+    const readers = Array.from({ length: SLOW_CLIENTS }, () =>
+      slowReader(`${agent.url}/threads/${thread.thread_id}/runs/${run.run_id}/stream`, READ_RATE),
+    );
+    try {
+      expect(await Promise.all(readers.map((reader) => reader.opened))).toEqual(Array(SLOW_CLIENTS).fill(200));
+      // The run produces everything while the slow clients have read almost nothing.
+      await client.runs.join(thread.thread_id, run.run_id);
+      expect((await client.runs.get(thread.thread_id, run.run_id)).status).toBe("success");
+
+      // Another client is served while the slow ones hold their streams.
+      const quickDuring = Date.now();
+      expect(await client.runs.wait(null, "echo", { input: { text: "during" } })).toEqual({ text: "echo: during" });
+      const quickDuringMs = Date.now() - quickDuring;
+      expect((await client.threads.search({ limit: 5 })).length).toBeGreaterThan(0);
+
+      // Give the server time to have written all it would buffer (it had the whole run's output).
+      await new Promise((resolve) => setTimeout(resolve, 3_000));
+      const after = memoryOf(pid);
+      const grown = Math.max(after.rss, after.peak) - before.rss;
+      console.log(
+        `slow clients: ${SLOW_CLIENTS}, run output ${((EVENTS * EVENT_BYTES) / 1e6).toFixed(0)} MB; server RSS ${(before.rss / 1e6).toFixed(0)} MB before, ` +
+          `${(after.rss / 1e6).toFixed(0)} MB after (peak ${(after.peak / 1e6).toFixed(0)} MB), grown ${(grown / 1e6).toFixed(0)} MB (bound ${(BOUND_BYTES / 1e6).toFixed(0)} MB); ` +
+          `a quick run took ${quickBeforeMs} ms before, ${quickDuringMs} ms during`,
+      );
+      expect(grown).toBeLessThan(BOUND_BYTES);
+
+      // Each slow client got the start of the stream, in order, and nothing more than it read.
+      for (const reader of readers) {
+        const text = reader.received();
+        expect(text.length).toBeLessThan(READ_RATE * 30);
+        const ids = [...text.matchAll(/^id: (\d+)$/gm)].map((match) => Number(match[1]));
+        expect(ids.length).toBeGreaterThan(5);
+        expect(ids).toEqual(ids.map((_, index) => ids[0]! + index));
+      }
+    } finally {
+      for (const reader of readers) reader.close();
+    }
+  }, 180_000);
+});
