@@ -41,7 +41,7 @@ export interface TupleRow {
   send_values: Uint8Array[] | null;
 }
 
-/** Parallel arrays for the unnest() of PUT_CHECKPOINT. */
+/** Parallel arrays for the unnest() of PUT_BATCH (a checkpoint's blobs). */
 export interface BlobColumns {
   channels: string[];
   versions: string[];
@@ -49,7 +49,7 @@ export interface BlobColumns {
   values: Uint8Array[];
 }
 
-/** Parallel arrays for the unnest() of PUT_WRITES. */
+/** Parallel arrays for the unnest() of PUT_BATCH (a task's writes). */
 export interface WriteColumns {
   idx: number[];
   channels: string[];

@@ -31,9 +31,8 @@ import {
   LATEST_META,
   listPage,
   PRUNE_KEEP_LATEST,
-  PUT_CHECKPOINT,
-  PUT_WRITES,
 } from "./sql.ts";
+import { SaveBatcher } from "./batch.ts";
 import { nextChannelVersion } from "./versions.ts";
 
 export interface SlipwaySaverOptions {
@@ -45,6 +44,11 @@ export interface SlipwaySaverOptions {
    * relies on the run_id it brings. Default true.
    */
   inheritConfigMetadata?: boolean;
+  /**
+   * How many `put_batch` statements may run at once (see batch.ts). One (the default)
+   * is group commit: what arrives while a statement runs waits for the next one.
+   */
+  maxBatchesInFlight?: number;
 }
 
 /** What `latestCheckpointMeta` returns: enough to answer "where is this thread?". */
@@ -78,11 +82,14 @@ export class SlipwaySaver extends BaseCheckpointSaver {
   // TS-private rather than #private: a Proxy around the saver (instrumentation) keeps working.
   private readonly db: Pick<Database, "query" | "transaction">;
   private readonly inheritConfigMetadata: boolean;
+  /** put and putWrites go through it: one statement per group of calls. */
+  readonly batcher: SaveBatcher;
 
   constructor(db: Pick<Database, "query" | "transaction">, options: SlipwaySaverOptions = {}) {
     super(options.serde);
     this.db = db;
     this.inheritConfigMetadata = options.inheritConfigMetadata ?? true;
+    this.batcher = new SaveBatcher(db, options.maxBatchesInFlight ?? 1);
   }
 
   async getTuple(config: RunnableConfig): Promise<CheckpointTuple | undefined> {
@@ -145,7 +152,10 @@ export class SlipwaySaver extends BaseCheckpointSaver {
     }
   }
 
-  /** Stores a checkpoint and the values of the channels in `newVersions`: one statement. */
+  /**
+   * Stores a checkpoint and the values of the channels in `newVersions`; resolves once
+   * committed. Shares its statement with the calls around it (batch.ts).
+   */
   async put(
     config: RunnableConfig,
     checkpoint: Checkpoint,
@@ -163,22 +173,23 @@ export class SlipwaySaver extends BaseCheckpointSaver {
       dumpBlobs(this.serde, checkpoint.channel_values, newVersions),
       metadataJson(this.serde, stored),
     ]);
-    await this.db.query(PUT_CHECKPOINT, [
-      String(thread_id),
-      checkpoint_ns,
-      checkpoint.id,
-      checkpoint_id || null,
-      checkpointJson(checkpoint),
-      metadataText,
-      blobs.channels,
-      blobs.versions,
-      blobs.types,
-      blobs.values,
-    ]);
+    await this.batcher.save({
+      kind: "checkpoint",
+      threadId: String(thread_id),
+      ns: checkpoint_ns,
+      id: checkpoint.id,
+      parentId: checkpoint_id || null,
+      checkpoint: checkpointJson(checkpoint),
+      metadata: metadataText,
+      blobs,
+    });
     return { configurable: { thread_id, checkpoint_ns, checkpoint_id: checkpoint.id } };
   }
 
-  /** Stores a task's writes against a checkpoint: one statement (see PUT_WRITES for conflicts). */
+  /**
+   * Stores a task's writes against a checkpoint (see put_writes in migration 0002 for
+   * conflicts); resolves once committed, in a statement shared as put's is.
+   */
   async putWrites(config: RunnableConfig, writes: PendingWrite[], taskId: string, taskPath = ""): Promise<void> {
     const threadId = config.configurable?.thread_id;
     const checkpointId = config.configurable?.checkpoint_id;
@@ -189,19 +200,16 @@ export class SlipwaySaver extends BaseCheckpointSaver {
       throw new Error('Failed to put writes: config.configurable has no "checkpoint_id".');
     }
     if (writes.length === 0) return;
-    const columns = await dumpWrites(this.serde, writes);
-    await this.db.query(PUT_WRITES, [
-      String(threadId),
-      String(config.configurable?.checkpoint_ns ?? ""),
-      String(checkpointId),
+    await this.batcher.save({
+      kind: "writes",
+      threadId: String(threadId),
+      ns: String(config.configurable?.checkpoint_ns ?? ""),
+      checkpointId: String(checkpointId),
       taskId,
-      taskPath ?? "",
-      runIdOf(config),
-      columns.idx,
-      columns.channels,
-      columns.types,
-      columns.values,
-    ]);
+      taskPath: taskPath ?? "",
+      runId: runIdOf(config),
+      columns: await dumpWrites(this.serde, writes),
+    });
   }
 
   async deleteThread(threadId: string): Promise<void> {

@@ -3,12 +3,11 @@
  * storage/migrations/agent/0002_checkpoints.sql; names resolve through the
  * connection's search_path (one schema per component).
  *
- * Every call the graph makes while it runs (put, putWrites, getTuple) is one
- * statement, hence one round trip. Those three call PL/pgSQL functions defined in
- * the migration (plans cached per connection; the migration says why): put inserts
- * the blobs and the checkpoint, putWrites all of a task's writes with one INSERT
- * over unnest() arrays, getTuple reads a checkpoint with its channel values and
- * pending writes from the view `checkpoint_tuples`.
+ * The calls the graph makes while it runs call PL/pgSQL functions defined in the
+ * migrations (plans cached per connection; 0002 says why): getTuple is one statement
+ * reading a checkpoint with its channel values and pending writes from the view
+ * `checkpoint_tuples`; put and putWrites are grouped (batch.ts) into one `put_batch`
+ * statement per group, which inserts blobs, checkpoints and writes over unnest() arrays.
  */
 
 /** The columns of a CheckpointTuple row (codec.ts TupleRow); metadata as text for the serializer. */
@@ -38,12 +37,13 @@ JOIN checkpoint_tuples cp USING (thread_id, checkpoint_ns, checkpoint_id)
 ORDER BY ${order("cp")}`;
 }
 
-/** put: see put_checkpoint in the migration for the conflict rules. */
-export const PUT_CHECKPOINT = `SELECT put_checkpoint($1, $2, $3, $4, $5::jsonb, $6::jsonb,
-  $7::text[], $8::text[], $9::text[], $10::bytea[])`;
-
-/** putWrites: see put_writes in the migration for the conflict rules. */
-export const PUT_WRITES = `SELECT put_writes($1, $2, $3, $4, $5, $6, $7::int[], $8::text[], $9::text[], $10::bytea[])`;
+/**
+ * put and putWrites, several at a time (batch.ts): see put_batch in migration 0020
+ * for the conflict rules, which are put_checkpoint's and put_writes' of 0002.
+ */
+export const PUT_BATCH = `SELECT put_batch($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[],
+  $7::text[], $8::text[], $9::text[], $10::text[], $11::text[], $12::bytea[],
+  $13::text[], $14::text[], $15::text[], $16::text[], $17::text[], $18::text[], $19::int[], $20::text[], $21::text[], $22::bytea[])`;
 
 export const DELETE_THREAD = `
 WITH w AS (DELETE FROM checkpoint_writes WHERE thread_id = $1),
