@@ -4,9 +4,14 @@
  * peer @langchain/langgraph-api dev server, on the same graph (examples/agent),
  * in one run on this machine, then a table and the ratios ours/peer.
  *
- *   --only ours,postgres,peer,floor   what to measure (default: all four; "floor" is
- *                               the graph alone, the graph with our checkpointer, and
- *                               the SDK alone: see agent/floor.ts)
+ *   --only ours,postgres,peer,floor,roundtrips,inflight
+ *                               what to measure (default: all). "floor" is the graph
+ *                               alone, the graph with our checkpointer, and the SDK alone
+ *                               (agent/floor.ts); "roundtrips" counts statements per run
+ *                               (agent/round-trips.ts); "inflight" is the many-waiting-runs
+ *                               scenario (agent/inflight.ts) on PGlite, and on PostgreSQL
+ *                               when "postgres" is also listed
+ *   --inflight-runs 1000 --inflight-clients 50 --inflight-wait-ms 2000
  *   --runs 400 --seconds 60     bound of the create+wait phase (count, then time)
  *   --concurrency 20            callers in the create+wait phase
  *   --streams 30 --burst 50     sizes of the stream and enqueue phases
@@ -15,18 +20,22 @@
  * Everything listens on 127.0.0.1; every child server is stopped at the end.
  */
 import { execFileSync } from "node:child_process";
-import { writeFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { stopAll } from "./agent/processes.ts";
-import { render, renderFloor, type Column, type Floor } from "./agent/report.ts";
-import { logDir, postgresForBench, startOurs, startPeer, type Target } from "./agent/targets.ts";
+import { runInflight, type InflightOptions } from "./agent/inflight.ts";
+import { render, renderFloor, renderInflight, renderRoundTrips, type Column, type Floor, type InflightColumn, type RoundTrips } from "./agent/report.ts";
+import { logDir, postgresDurability, postgresForBench, startOurs, startPeer, type Target } from "./agent/targets.ts";
 import { runWorkload, type WorkloadOptions } from "./agent/workload.ts";
 
 const repoRoot = fileURLToPath(new URL("..", import.meta.url));
 const { values: flags } = parseArgs({
   options: {
-    only: { type: "string", default: "ours,postgres,peer,floor" },
+    only: { type: "string", default: "ours,postgres,peer,floor,roundtrips,inflight" },
+    "inflight-runs": { type: "string", default: "1000" },
+    "inflight-clients": { type: "string", default: "50" },
+    "inflight-wait-ms": { type: "string", default: "2000" },
     runs: { type: "string", default: "400" },
     seconds: { type: "string", default: "60" },
     concurrency: { type: "string", default: "20" },
@@ -37,13 +46,19 @@ const { values: flags } = parseArgs({
 });
 
 const wanted = new Set(flags.only.split(",").map((s) => s.trim()));
-for (const name of wanted) if (!["ours", "postgres", "peer", "floor"].includes(name)) throw new Error(`--only: unknown target '${name}'`);
+for (const name of wanted) if (!["ours", "postgres", "peer", "floor", "roundtrips", "inflight"].includes(name)) throw new Error(`--only: unknown target '${name}'`);
 const workload: WorkloadOptions = {
   runs: Number(flags.runs),
   seconds: Number(flags.seconds),
   concurrency: Number(flags.concurrency),
   streams: Number(flags.streams),
   burst: Number(flags.burst),
+};
+
+const inflight: InflightOptions = {
+  runs: Number(flags["inflight-runs"]),
+  clients: Number(flags["inflight-clients"]),
+  waitMs: Number(flags["inflight-wait-ms"]),
 };
 
 interface Plan {
@@ -81,6 +96,44 @@ async function main(): Promise<Column[]> {
   return columns;
 }
 
+/** The in-flight scenario against our server on each back end, one at a time. */
+async function measureInflight(): Promise<InflightColumn[]> {
+  const plans: Plan[] = [{ label: "ours (PGlite)", start: () => startOurs(repoRoot, "inflight (PGlite)", {}, "bench/agent/fixture/langgraph.json") }];
+  if (wanted.has("postgres") && pg) {
+    const storage = { databaseUrl: pg.databaseUrl, schema: `${pgSchema}_inflight` };
+    plans.push({ label: "ours (PostgreSQL)", start: () => startOurs(repoRoot, "inflight (PostgreSQL)", storage, "bench/agent/fixture/langgraph.json") });
+  }
+  const columns: InflightColumn[] = [];
+  try {
+    for (const plan of plans) {
+      console.error(`[bench] in flight: ${inflight.runs} runs on ${plan.label}`);
+      let target: Target | undefined;
+      try {
+        target = await plan.start();
+        columns.push({ label: plan.label, result: await runInflight(target.url, target.pid, inflight) });
+      } catch (error) {
+        columns.push({ label: plan.label, failure: (error as Error).message });
+      } finally {
+        await target?.stop();
+      }
+    }
+  } finally {
+    await stopAll();
+  }
+  return columns;
+}
+
+/** Statements and round trips per run, in a child process that watches the drivers (agent/round-trips.ts). */
+function measureRoundTrips(): RoundTrips {
+  console.error("[bench] counting statements and round trips per run");
+  const output = execFileSync(process.execPath, ["--import", "tsx", "bench/agent/round-trips.ts"], {
+    cwd: repoRoot,
+    env: { ...process.env, ROUND_TRIPS_DATABASE_URL: wanted.has("postgres") ? (pg?.databaseUrl ?? "") : "", ROUND_TRIPS_SCHEMA: `${pgSchema}_rt` },
+    encoding: "utf8",
+  });
+  return JSON.parse(output.trim().split("\n").at(-1)!) as RoundTrips;
+}
+
 /** The floors, in a child process of their own (see agent/floor.ts). */
 function measureFloor(): Floor {
   console.error("[bench] measuring the floors: the graph alone and with our checkpointer, the SDK against a stub");
@@ -103,15 +156,25 @@ function measureFloor(): Floor {
 const pgSchema = `bench_${process.pid}_${Date.now().toString(36)}`;
 const pg = wanted.has("postgres") || wanted.has("floor") ? postgresForBench(repoRoot, pgSchema) : undefined;
 let floor: Floor | undefined;
+let roundTrips: RoundTrips | undefined;
+let inflightColumns: InflightColumn[] = [];
 let columns: Column[];
+let durability: string | undefined;
 try {
+  durability = pg ? await postgresDurability(pg.databaseUrl) : undefined;
   floor = wanted.has("floor") ? measureFloor() : undefined;
+  roundTrips = wanted.has("roundtrips") ? measureRoundTrips() : undefined;
   columns = await main();
+  if (wanted.has("inflight")) inflightColumns = await measureInflight();
 } finally {
   await pg?.release();
 }
-console.log(render(columns, workload.concurrency, workload.burst));
+console.log(`load average at the end: ${readFileSync("/proc/loadavg", "utf8").trim()}`);
+if (durability) console.log(`PostgreSQL: ${durability}`);
+if (columns.length) console.log(render(columns, workload.concurrency, workload.burst));
 if (floor) console.log(`\n${renderFloor(floor, columns, workload.concurrency)}`);
+if (roundTrips) console.log(`\n${renderRoundTrips(roundTrips)}`);
+if (inflightColumns.length) console.log(`\n${renderInflight(inflightColumns, inflight)}`);
 console.log(`\nserver logs: ${logDir}`);
-if (flags.json) writeFileSync(flags.json, JSON.stringify({ workload, columns, floor }, null, 2));
-process.exitCode = columns.some((c) => c.result) ? 0 : 1;
+if (flags.json) writeFileSync(flags.json, JSON.stringify({ workload, columns, floor, roundTrips, inflight: inflightColumns, durability }, null, 2));
+process.exitCode = columns.some((c) => c.result) || inflightColumns.some((c) => c.result) || roundTrips ? 0 : 1;

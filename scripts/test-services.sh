@@ -3,6 +3,8 @@
 # server and a redis-server, each on a free loopback port, with their data in DIR.
 #   scripts/test-services.sh start DIR   prints SLIPWAY_TEST_DATABASE_URL=... and SLIPWAY_TEST_REDIS_URL=...
 #   scripts/test-services.sh stop DIR
+# The PostgreSQL server runs with fsync and synchronous_commit off (tests need no
+# durability); SLIPWAY_PG_DURABLE=1 keeps PostgreSQL's defaults (the benchmarks).
 set -euo pipefail
 action=${1:?start|stop}
 dir=${2:?data directory}
@@ -33,8 +35,10 @@ start)
   [ "$(id -u)" = 0 ] && chown -R postgres "$pgdata" "$dir/pgsock" && chmod 755 "$dir"
   as_pg_user "$bin/initdb" -D "$pgdata" -A trust -U postgres --no-sync >"$dir/initdb.log" 2>&1
   pg_port=$(free_port)
+  durability="-c fsync=off -c synchronous_commit=off"
+  [ "${SLIPWAY_PG_DURABLE:-}" = 1 ] && durability=""
   as_pg_user "$bin/pg_ctl" -D "$pgdata" -l "$pgdata/server.log" -w -t 60 \
-    -o "-p $pg_port -k $dir/pgsock -c listen_addresses=127.0.0.1 -c max_connections=400 -c fsync=off -c synchronous_commit=off" \
+    -o "-p $pg_port -k $dir/pgsock -c listen_addresses=127.0.0.1 -c max_connections=400 $durability" \
     start >"$dir/pg_ctl.log" 2>&1
   echo "$pg_port" >"$dir/pg.port"
   echo "SLIPWAY_TEST_DATABASE_URL=postgres://postgres@127.0.0.1:$pg_port/postgres"

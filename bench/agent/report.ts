@@ -103,3 +103,39 @@ export function renderFloor(floor: Floor, columns: Column[], concurrency: number
   }
   return out.join("\n");
 }
+
+/** Statements per one-node create+wait run, by back end (agent/round-trips.ts). */
+export type RoundTrips = Record<string, { roundTripsPerRun: number; byKind: Record<string, number> }>;
+
+/** One column per back end: total round trips per run, then where they go. */
+export function renderRoundTrips(counts: RoundTrips): string {
+  const backends = Object.keys(counts);
+  const kinds = [...new Set(backends.flatMap((b) => Object.keys(counts[b].byKind)))];
+  const body = [
+    ["statements = round trips per run", ...backends.map((b) => fmt(counts[b].roundTripsPerRun, 1))],
+    ...kinds.map((kind) => [`  ${kind}`, ...backends.map((b) => fmt(counts[b].byKind[kind] ?? 0, 1))]),
+  ];
+  return table(["one-node run: threads.create + runs.wait, one at a time", ...backends], body);
+}
+
+/** The in-flight scenario's figures, one column per server (agent/inflight.ts). */
+export interface InflightColumn {
+  label: string;
+  result?: import("./inflight.ts").InflightResult;
+  failure?: string;
+}
+
+export function renderInflight(columns: InflightColumn[], options: { runs: number; clients: number; waitMs: number }): string {
+  const measured = columns.filter((c) => c.result);
+  const body = [
+    [`time until all ${options.runs} runs ended, s`, ...measured.map((c) => fmt(c.result!.seconds, 2))],
+    ["server peak RSS (VmHWM), MB", ...measured.map((c) => fmt(c.result!.peakRssMb ?? Number.NaN, 0))],
+    ["runs ended as expected / errors", ...measured.map((c) => `${c.result!.ok} / ${c.result!.errors}`)],
+  ];
+  const out = [table([`in flight: ${options.runs} runs of a graph awaiting ${options.waitMs} ms, ${options.clients} clients`, ...measured.map((c) => c.label)], body)];
+  for (const c of columns) {
+    if (c.failure) out.push(`${c.label}: not measured: ${c.failure}`);
+    else if (c.result?.firstError) out.push(`${c.label}: first error: ${c.result.firstError}`);
+  }
+  return out.join("\n");
+}

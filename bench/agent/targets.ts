@@ -9,6 +9,8 @@ import { atExit, freePort, removeOnExit, spawnServer, stopServer, waitHealthy } 
 export interface Target {
   label: string;
   url: string;
+  /** The server's process, for its peak memory (ours only). */
+  pid?: number;
   stop(): Promise<void>;
 }
 
@@ -18,10 +20,15 @@ export const PEER_CLI_VERSION = "1.5.1";
 export const logDir = mkdtempSync(join(tmpdir(), "slipway-bench-"));
 
 /** Our agent server as users start it: the CLI, as a child process. */
-export async function startOurs(repoRoot: string, label: string, storage: { databaseUrl?: string; schema?: string } = {}): Promise<Target> {
+export async function startOurs(
+  repoRoot: string,
+  label: string,
+  storage: { databaseUrl?: string; schema?: string } = {},
+  config = "examples/agent/langgraph.json",
+): Promise<Target> {
   const port = await freePort();
   const dataDir = removeOnExit(mkdtempSync(join(tmpdir(), "slipway-bench-data-")));
-  const args = ["bin/slipway.js", "agent", "--config", "examples/agent/langgraph.json", "--host", "127.0.0.1", "--port", String(port), "--data-dir", dataDir, "--no-rate-limit"];
+  const args = ["bin/slipway.js", "agent", "--config", config, "--host", "127.0.0.1", "--port", String(port), "--data-dir", dataDir, "--no-rate-limit"];
   if (storage.databaseUrl) args.push("--database-url", storage.databaseUrl, "--database-schema", storage.schema ?? "slipway_bench");
   const server = spawnServer(label, process.execPath, args, {
     cwd: repoRoot,
@@ -39,7 +46,7 @@ export async function startOurs(repoRoot: string, label: string, storage: { data
     await stop();
     throw error;
   }
-  return { label, url, stop };
+  return { label, url, pid: server.child.pid, stop };
 }
 
 /**
@@ -81,11 +88,14 @@ export async function startPeer(repoRoot: string): Promise<Target> {
 }
 
 /**
- * A PostgreSQL server for the "ours on PostgreSQL" column: the one the test
- * setup exported, else a throwaway one from scripts/test-services.sh, else none.
+ * A PostgreSQL server for the "ours on PostgreSQL" column: SLIPWAY_BENCH_DATABASE_URL
+ * when set, else a throwaway one from scripts/test-services.sh with PostgreSQL's default
+ * durability (fsync, synchronous_commit on), else none. (The test services'
+ * SLIPWAY_TEST_DATABASE_URL is not used: it runs without fsync.) The table prints the
+ * server's settings as it reports them.
  */
 export function postgresForBench(repoRoot: string, schema: string): { databaseUrl: string; release(): Promise<void> } | undefined {
-  const given = process.env.SLIPWAY_TEST_DATABASE_URL;
+  const given = process.env.SLIPWAY_BENCH_DATABASE_URL;
   // A server we did not start outlives the bench: leave none of our tables in it.
   if (given) return { databaseUrl: given, release: () => dropSchema(given, schema) };
   const dir = mkdtempSync(join(tmpdir(), "slipway-bench-pg-"));
@@ -104,7 +114,11 @@ export function postgresForBench(repoRoot: string, schema: string): { databaseUr
   atExit(stopSync);
   const release = async () => stopSync();
   try {
-    const output = execFileSync("bash", [script, "start", dir], { encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] });
+    const output = execFileSync("bash", [script, "start", dir], {
+      encoding: "utf8",
+      stdio: ["ignore", "pipe", "pipe"],
+      env: { ...process.env, SLIPWAY_PG_DURABLE: "1" },
+    });
     const line = output.split("\n").find((l) => l.startsWith("SLIPWAY_TEST_DATABASE_URL="));
     if (!line) throw new Error("test-services.sh printed no database URL");
     return { databaseUrl: line.slice(line.indexOf("=") + 1), release };
@@ -112,6 +126,24 @@ export function postgresForBench(repoRoot: string, schema: string): { databaseUr
     void release();
     console.error(`no PostgreSQL for the bench: ${(error as Error).message.split("\n")[0]}`);
     return undefined;
+  }
+}
+
+/** The server's durability settings, as `SHOW` reports them ("fsync=on, synchronous_commit=on"). */
+export async function postgresDurability(databaseUrl: string): Promise<string> {
+  const client = new pg.Client({ connectionString: databaseUrl });
+  try {
+    await client.connect();
+    const settings: string[] = [];
+    for (const name of ["fsync", "synchronous_commit"]) {
+      const { rows } = await client.query<Record<string, string>>(`SHOW ${name}`);
+      settings.push(`${name}=${rows[0]?.[name]}`);
+    }
+    return settings.join(", ");
+  } catch (error) {
+    return `unknown (${(error as Error).message})`;
+  } finally {
+    await client.end().catch(() => undefined);
   }
 }
 

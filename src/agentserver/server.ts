@@ -1,6 +1,6 @@
 import { resolve } from "node:path";
 import type { FastifyInstance } from "fastify";
-import { AGENT_DEFAULTS, type AgentServerOptions } from "../config/agent.ts";
+import { AGENT_DEFAULTS, databasePoolSize, type AgentServerOptions } from "../config/agent.ts";
 import { createHttpServer } from "../http/server.ts";
 import { registerCors } from "../http/cors.ts";
 import { EXPOSED_HEADERS } from "../ratelimit/headers.ts";
@@ -58,7 +58,7 @@ export async function startAgentServer(options: AgentServerOptions): Promise<Run
     dataDir: options.databaseUrl || options.storageSocket ? undefined : resolve(options.dataDir ?? AGENT_DEFAULTS.dataDir),
     schema: options.schema ?? AGENT_DEFAULTS.schema,
     component: "agent",
-    poolSize: Math.max(10, (options.workers ?? AGENT_DEFAULTS.workers) + 10),
+    poolSize: databasePoolSize(options.workers ?? AGENT_DEFAULTS.workers),
   });
   try {
     return await assemble(db, project, options);
@@ -151,6 +151,7 @@ async function assemble(db: Database, project: PreparedProject, options: AgentSe
     {
       workers: options.workers ?? AGENT_DEFAULTS.workers,
       leaseSeconds: options.leaseSeconds ?? AGENT_DEFAULTS.leaseSeconds,
+      heapFraction: options.runHeapFraction ?? AGENT_DEFAULTS.runHeapFraction,
       exclusiveStorage: !db.shared,
     },
     log,

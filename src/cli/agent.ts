@@ -24,7 +24,7 @@ export function registerAgentCommand(program: CommandType): void {
         .option("--database-url <url>", "PostgreSQL server instead of the embedded database (env SLIPWAY_DATABASE_URL)")
         .option("--database-schema <name>", "schema for this server's tables", AGENT_DEFAULTS.schema)
         .option("--api-key <key>", "require this X-Api-Key on every route but /ok, /info, /docs, /openapi.json (env SLIPWAY_AGENT_API_KEY)")
-        .option("--workers <n>", "runs executed at once", positiveInt("--workers"), AGENT_DEFAULTS.workers)
+        .option("--workers <n>", `runs executed at once, at most (env SLIPWAY_AGENT_WORKERS; default ${AGENT_DEFAULTS.workers}; see below)`, positiveInt("--workers"))
         .option("--webhook-allow <hosts>", "comma-separated hosts run webhooks may reach even if private (env SLIPWAY_WEBHOOK_ALLOW_HOSTS)")
         // The platform's rate-limit table belongs to the control plane (`slipway up`), not to
         // a deployed agent server: limits here are opt-in.
@@ -36,7 +36,11 @@ export function registerAgentCommand(program: CommandType): void {
             "applies to the control plane (slipway up), not to agent servers. --no-rate-limit is accepted and keeps them off.\n" +
             "\n--check prints {\"event\":\"check\",\"ok\":true,\"graphs\":[...]} on stdout and exits 0, or the cause on stderr\n" +
             "(graph, file, error and its first stack lines) and {\"event\":\"check\",\"ok\":false,\"error\":...} and exits 1.\n" +
-            "Graphs exported as factories of their config are imported but not called: they need a run's config.",
+            "Graphs exported as factories of their config are imported but not called: they need a run's config.\n" +
+            `\n--workers bounds the runs one process executes at once (default ${AGENT_DEFAULTS.workers}). A run waiting on a model\n` +
+            "or a tool holds memory, not the CPU, so the default suits graphs that mostly wait; claiming also pauses\n" +
+            `while the JavaScript heap is above ${AGENT_DEFAULTS.runHeapFraction * 100}% of its limit (node --max-old-space-size raises it).\n` +
+            "For graphs that mostly compute, a few per core is enough.",
         )
         .action(async (flags) => {
           if (flags.check) return runCheck(flags.config);

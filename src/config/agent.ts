@@ -19,8 +19,14 @@ export interface AgentServerOptions {
   schema?: string;
   /** Required X-Api-Key value; no key means open access. */
   apiKey?: string;
-  /** Runs executed at once by this process. */
+  /**
+   * Runs executed at once by this process (default 500: graphs mostly wait on models
+   * and tools, and a waiting run costs memory, not CPU). Claiming also pauses while the
+   * JavaScript heap is above `runHeapFraction` of its limit.
+   */
   workers?: number;
+  /** Fraction of V8's heap limit above which no further run is claimed (default 0.7). */
+  runHeapFraction?: number;
   /** Seconds a claimed run stays leased without a heartbeat. */
   leaseSeconds?: number;
   /** Interval of SSE heartbeat comments. */
@@ -45,7 +51,10 @@ export const AGENT_DEFAULTS = {
   host: "127.0.0.1",
   dataDir: ".slipway/agent",
   schema: "slipway_agent",
-  workers: 10,
+  workers: 500,
+  runHeapFraction: 0.7,
+  /** PostgreSQL connections per process: runs hold one only while a statement runs. */
+  maxPoolSize: 30,
   leaseSeconds: 30,
   heartbeatMs: 10_000,
   bodyLimit: 10 * 1024 * 1024,
@@ -60,10 +69,21 @@ export function agentOptionsFromEnv(options: AgentServerOptions, env: NodeJS.Pro
     databaseUrl: options.databaseUrl ?? env.SLIPWAY_DATABASE_URL ?? undefined,
     storageSocket: options.storageSocket ?? (env.SLIPWAY_STORAGE_SOCKET || undefined),
     apiKey: options.apiKey ?? env.SLIPWAY_AGENT_API_KEY ?? undefined,
+    workers: options.workers ?? positiveIntOrUndefined(env.SLIPWAY_AGENT_WORKERS),
     leaseSeconds: options.leaseSeconds ?? numberOrUndefined(env.SLIPWAY_RUN_LEASE_SECONDS),
     shutdownGraceMs: options.shutdownGraceMs ?? secondsAsMs(env.SLIPWAY_SHUTDOWN_GRACE_SECONDS),
     webhookAllowHosts: options.webhookAllowHosts ?? list(env.SLIPWAY_WEBHOOK_ALLOW_HOSTS),
   };
+}
+
+/** Connections for the database pool: a few beyond the runs, up to `maxPoolSize`. */
+export function databasePoolSize(workers: number): number {
+  return Math.min(AGENT_DEFAULTS.maxPoolSize, Math.max(10, workers + 10));
+}
+
+function positiveIntOrUndefined(value: string | undefined): number | undefined {
+  const n = numberOrUndefined(value);
+  return n !== undefined && Number.isInteger(n) && n > 0 ? n : undefined;
 }
 
 function secondsAsMs(value: string | undefined): number | undefined {

@@ -1,4 +1,5 @@
 import { randomUUID } from "node:crypto";
+import { getHeapStatistics } from "node:v8";
 import type { Database } from "../../storage/database.ts";
 import type { RunAssistant } from "./executor.ts";
 import { claimNextRun, renewLeases, requeueExpiredLeases, secondsUntilNextDueRun, type RunRow } from "./repository.ts";
@@ -10,6 +11,11 @@ const MAX_TIMER_MS = 2_147_483_647;
 export interface WorkerPoolOptions {
   /** Runs executed at once by this process. */
   workers: number;
+  /**
+   * Claims pause while the JavaScript heap uses more than this fraction of its limit
+   * (and at least one run executes here): the memory bound of many waiting runs.
+   */
+  heapFraction?: number;
   /** How long a claimed run stays ours without a heartbeat. */
   leaseSeconds: number;
   /**
@@ -152,7 +158,7 @@ export class WorkerPool {
   }
 
   private async claimLoop(): Promise<void> {
-    while (!this.stopped && this.active.size < this.options.workers && (this.drain || this.credits > 0)) {
+    while (!this.stopped && this.hasRoom() && (this.drain || this.credits > 0)) {
       if (!this.drain) this.credits--;
       const signalsBefore = this.signals;
       const activeBefore = this.active.size;
@@ -188,6 +194,19 @@ export class WorkerPool {
       }
       this.launch(claimed.run, claimed.moreOnThread);
     }
+  }
+
+  /**
+   * Room for one more run: under `workers`, and the heap under its bound. A run ending
+   * pokes the pool, so claiming resumes once memory is freed; with nothing executing
+   * here a run is always claimed, so a full heap never stalls the queue.
+   */
+  private hasRoom(): boolean {
+    if (this.active.size >= this.options.workers) return false;
+    const fraction = this.options.heapFraction;
+    if (fraction === undefined || this.active.size === 0) return true;
+    const heap = getHeapStatistics();
+    return heap.used_heap_size < heap.heap_size_limit * fraction;
   }
 
   private launch(run: RunRow, moreOnThread: boolean): void {

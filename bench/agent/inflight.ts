@@ -1,0 +1,71 @@
+import { readFileSync } from "node:fs";
+import { Client } from "@langchain/langgraph-sdk";
+
+/**
+ * The in-flight scenario: `runs` runs of the fixture's `waiter` graph (one node that
+ * awaits `waitMs`, as a model call would), created at once by `clients` callers
+ * (threads.create, runs.create, then runs.join), timed until every run has ended; and
+ * the server's peak resident memory (VmHWM) read from /proc afterwards.
+ */
+export interface InflightOptions {
+  runs: number;
+  clients: number;
+  waitMs: number;
+}
+
+export interface InflightResult {
+  runs: number;
+  ok: number;
+  errors: number;
+  seconds: number;
+  /** The server process's peak RSS in MB, when its pid is known (Linux). */
+  peakRssMb?: number;
+  firstError?: string;
+}
+
+export async function runInflight(apiUrl: string, serverPid: number | undefined, options: InflightOptions): Promise<InflightResult> {
+  const client = new Client({ apiUrl, apiKey: null, callerOptions: { maxRetries: 0, maxConcurrency: options.clients }, timeoutMs: 300_000 });
+  // Warm-up: the graph loads on first use.
+  const warm = await client.threads.create();
+  await client.runs.wait(warm.thread_id, "waiter", { input: { ms: 10 } });
+
+  let next = 0;
+  let ok = 0;
+  let errors = 0;
+  let firstError: string | undefined;
+  const started = performance.now();
+  const caller = async () => {
+    const joins: Promise<void>[] = [];
+    while (next < options.runs) {
+      next++;
+      const thread = await client.threads.create();
+      const run = await client.runs.create(thread.thread_id, "waiter", { input: { ms: options.waitMs } });
+      joins.push(
+        client.runs.join(thread.thread_id, run.run_id).then(
+          (values) => {
+            if ((values as { waited?: number } | null)?.waited !== options.waitMs) throw new Error(`run ${run.run_id} ended with ${JSON.stringify(values)}`);
+            ok++;
+          },
+        ).catch((error: unknown) => {
+          errors++;
+          firstError ??= error instanceof Error ? error.message : String(error);
+        }),
+      );
+    }
+    await Promise.all(joins);
+  };
+  await Promise.all(Array.from({ length: options.clients }, caller));
+  const seconds = (performance.now() - started) / 1000;
+  return { runs: options.runs, ok, errors, seconds, peakRssMb: peakRssMb(serverPid), firstError };
+}
+
+/** VmHWM of a process, in MB (undefined off Linux or once it has exited). */
+export function peakRssMb(pid: number | undefined): number | undefined {
+  if (pid === undefined) return undefined;
+  try {
+    const match = /^VmHWM:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
+    return match ? Number(match[1]) / 1024 : undefined;
+  } catch {
+    return undefined;
+  }
+}
