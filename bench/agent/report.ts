@@ -105,7 +105,7 @@ export function renderFloor(floor: Floor, columns: Column[], concurrency: number
 }
 
 /** Statements per one-node create+wait run, by back end (agent/round-trips.ts). */
-export type RoundTrips = Record<string, { roundTripsPerRun: number; byKind: Record<string, number> }>;
+export type RoundTrips = Record<string, { roundTripsPerRun: number; concurrentRoundTripsPerRun: number; byKind: Record<string, number> }>;
 
 /** One column per back end: total round trips per run, then where they go. */
 export function renderRoundTrips(counts: RoundTrips): string {
@@ -114,6 +114,7 @@ export function renderRoundTrips(counts: RoundTrips): string {
   const body = [
     ["statements = round trips per run", ...backends.map((b) => fmt(counts[b].roundTripsPerRun, 1))],
     ...kinds.map((kind) => [`  ${kind}`, ...backends.map((b) => fmt(counts[b].byKind[kind] ?? 0, 1))]),
+    ["round trips per run with 20 callers at once", ...backends.map((b) => fmt(counts[b].concurrentRoundTripsPerRun, 1))],
   ];
   return table(["one-node run: threads.create + runs.wait, one at a time", ...backends], body);
 }

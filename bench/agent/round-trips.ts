@@ -1,7 +1,9 @@
 /**
  * Statements and round trips per run: our agent server started in this process (so
  * its database drivers can be watched), then `RUNS` one-node runs of the bench graph
- * by create-thread + runs.wait, one at a time, and the database traffic counted:
+ * by create-thread + runs.wait, one at a time, and the database traffic counted; then
+ * the same by 20 callers at once (`concurrent`: statements shared between runs count
+ * once, as they cost once):
  *
  * - PGlite: every message the server thread posts to the database thread (one per
  *   statement, BEGIN and COMMIT included): a round trip each;
@@ -87,7 +89,16 @@ async function measure(databaseUrl?: string) {
     for (let i = 0; i < runs; i++) await one(`hello ${i}`);
     on = false;
     const byKind = Object.fromEntries([...counting.byKind.entries()].sort((a, b) => b[1] - a[1]).map(([k, n]) => [k, n / runs]));
-    return { roundTripsPerRun: counting.roundTrips / runs, byKind };
+    const sequential = counting.roundTrips / runs;
+    counting.roundTrips = 0;
+    on = true;
+    let next = 0;
+    const total = runs * 5;
+    await Promise.all(Array.from({ length: 20 }, async () => {
+      while (next < total) await one(`together ${next++}`);
+    }));
+    on = false;
+    return { roundTripsPerRun: sequential, concurrentRoundTripsPerRun: counting.roundTrips / total, byKind };
   } finally {
     on = false;
     if (databaseUrl) await server.db.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`).catch(() => undefined);
