@@ -20,15 +20,18 @@ export interface InflightResult {
   seconds: number;
   /** The server process's peak RSS in MB, when its pid is known (Linux). */
   peakRssMb?: number;
+  /** Its RSS before the scenario (after start-up and one warm-up run), MB. */
+  startRssMb?: number;
   firstError?: string;
 }
 
 export async function runInflight(apiUrl: string, serverPid: number | undefined, options: InflightOptions): Promise<InflightResult> {
-  const client = new Client({ apiUrl, apiKey: null, callerOptions: { maxRetries: 0, maxConcurrency: options.clients }, timeoutMs: 300_000 });
+  const client = new Client({ apiUrl, apiKey: null, callerOptions: { maxRetries: 0 }, timeoutMs: 300_000 });
   // Warm-up: the graph loads on first use.
   const warm = await client.threads.create();
   await client.runs.wait(warm.thread_id, "waiter", { input: { ms: 10 } });
 
+  const startRssMb = rssMb(serverPid, "VmRSS");
   let next = 0;
   let ok = 0;
   let errors = 0;
@@ -56,14 +59,14 @@ export async function runInflight(apiUrl: string, serverPid: number | undefined,
   };
   await Promise.all(Array.from({ length: options.clients }, caller));
   const seconds = (performance.now() - started) / 1000;
-  return { runs: options.runs, ok, errors, seconds, peakRssMb: peakRssMb(serverPid), firstError };
+  return { runs: options.runs, ok, errors, seconds, peakRssMb: rssMb(serverPid, "VmHWM"), startRssMb, firstError };
 }
 
-/** VmHWM of a process, in MB (undefined off Linux or once it has exited). */
-export function peakRssMb(pid: number | undefined): number | undefined {
+/** VmHWM (peak) or VmRSS (now) of a process, in MB (undefined off Linux or once it has exited). */
+function rssMb(pid: number | undefined, field: "VmHWM" | "VmRSS"): number | undefined {
   if (pid === undefined) return undefined;
   try {
-    const match = /^VmHWM:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
+    const match = new RegExp(`^${field}:\\s+(\\d+) kB`, "m").exec(readFileSync(`/proc/${pid}/status`, "utf8"));
     return match ? Number(match[1]) / 1024 : undefined;
   } catch {
     return undefined;

@@ -131,6 +131,7 @@ export function renderInflight(columns: InflightColumn[], options: { runs: numbe
   const body = [
     [`time until all ${options.runs} runs ended, s`, ...measured.map((c) => fmt(c.result!.seconds, 2))],
     ["server peak RSS (VmHWM), MB", ...measured.map((c) => fmt(c.result!.peakRssMb ?? Number.NaN, 0))],
+    ["  its RSS before the runs (start-up, one run), MB", ...measured.map((c) => fmt(c.result!.startRssMb ?? Number.NaN, 0))],
     ["runs ended as expected / errors", ...measured.map((c) => `${c.result!.ok} / ${c.result!.errors}`)],
   ];
   const out = [table([`in flight: ${options.runs} runs of a graph awaiting ${options.waitMs} ms, ${options.clients} clients`, ...measured.map((c) => c.label)], body)];
