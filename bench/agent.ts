@@ -96,12 +96,18 @@ async function main(): Promise<Column[]> {
   return columns;
 }
 
-/** The in-flight scenario against our server on each back end, one at a time. */
+/** The in-flight scenario's project: one graph that awaits as a model call would. */
+const FIXTURE = "bench/agent/fixture/langgraph.json";
+
+/**
+ * The in-flight scenario against our server on each back end, one at a time, each
+ * server restarted once on its storage first (see startOurs).
+ */
 async function measureInflight(): Promise<InflightColumn[]> {
-  const plans: Plan[] = [{ label: "ours (PGlite)", start: () => startOurs(repoRoot, "inflight (PGlite)", {}, "bench/agent/fixture/langgraph.json") }];
+  const plans: Plan[] = [{ label: "ours (PGlite)", start: () => startOurs(repoRoot, "inflight (PGlite)", {}, FIXTURE, true) }];
   if (wanted.has("postgres") && pg) {
     const storage = { databaseUrl: pg.databaseUrl, schema: `${pgSchema}_inflight` };
-    plans.push({ label: "ours (PostgreSQL)", start: () => startOurs(repoRoot, "inflight (PostgreSQL)", storage, "bench/agent/fixture/langgraph.json") });
+    plans.push({ label: "ours (PostgreSQL)", start: () => startOurs(repoRoot, "inflight (PostgreSQL)", storage, FIXTURE, true) });
   }
   const columns: InflightColumn[] = [];
   try {

@@ -131,8 +131,9 @@ export function renderInflight(columns: InflightColumn[], options: { runs: numbe
   const body = [
     [`time until all ${options.runs} runs ended, s`, ...measured.map((c) => fmt(c.result!.seconds, 2))],
     ["server peak RSS (VmHWM), MB", ...measured.map((c) => fmt(c.result!.peakRssMb ?? Number.NaN, 0))],
-    ["  its RSS before the runs (start-up, one run), MB", ...measured.map((c) => fmt(c.result!.startRssMb ?? Number.NaN, 0))],
+    ["  its RSS before the runs (restarted server, one run), MB", ...measured.map((c) => fmt(c.result!.startRssMb ?? Number.NaN, 0))],
     ["runs ended as expected / errors", ...measured.map((c) => `${c.result!.ok} / ${c.result!.errors}`)],
+    ["CPU seconds meanwhile: server / bench client", ...measured.map((c) => `${fmt(c.result!.serverCpuSeconds ?? Number.NaN, 1)} / ${fmt(c.result!.clientCpuSeconds, 1)}`)],
   ];
   const out = [table([`in flight: ${options.runs} runs of a graph awaiting ${options.waitMs} ms, ${options.clients} clients`, ...measured.map((c) => c.label)], body)];
   for (const c of columns) {

@@ -19,34 +19,50 @@ export const PEER_CLI_VERSION = "1.5.1";
 // Servers log to files here; kept after the run so a failure can be read.
 export const logDir = mkdtempSync(join(tmpdir(), "slipway-bench-"));
 
-/** Our agent server as users start it: the CLI, as a child process. */
+/**
+ * Our agent server as users start it: the CLI, as a child process. With `restarted`,
+ * it is started once, stopped and started again on the same storage, as a deployed
+ * server runs after its first start: creating an embedded database (initdb, in
+ * WebAssembly) leaves about 0.5 GB of memory behind that a restart does not have.
+ */
 export async function startOurs(
   repoRoot: string,
   label: string,
   storage: { databaseUrl?: string; schema?: string } = {},
   config = "examples/agent/langgraph.json",
+  restarted = false,
 ): Promise<Target> {
-  const port = await freePort();
   const dataDir = removeOnExit(mkdtempSync(join(tmpdir(), "slipway-bench-data-")));
-  const args = ["bin/slipway.js", "agent", "--config", config, "--host", "127.0.0.1", "--port", String(port), "--data-dir", dataDir, "--no-rate-limit"];
-  if (storage.databaseUrl) args.push("--database-url", storage.databaseUrl, "--database-schema", storage.schema ?? "slipway_bench");
-  const server = spawnServer(label, process.execPath, args, {
-    cwd: repoRoot,
-    env: { ...process.env, SLIPWAY_LOG_LEVEL: "warn", SLIPWAY_DATABASE_URL: "" },
-    logPath: join(logDir, `${label.replace(/\W+/g, "-").replace(/^-|-$/g, "")}.log`),
-  });
-  const url = `http://127.0.0.1:${port}`;
-  const stop = async () => {
-    await stopServer(server);
-    rmSync(dataDir, { recursive: true, force: true });
+  const start = async () => {
+    const port = await freePort();
+    const args = ["bin/slipway.js", "agent", "--config", config, "--host", "127.0.0.1", "--port", String(port), "--data-dir", dataDir, "--no-rate-limit"];
+    if (storage.databaseUrl) args.push("--database-url", storage.databaseUrl, "--database-schema", storage.schema ?? "slipway_bench");
+    const server = spawnServer(label, process.execPath, args, {
+      cwd: repoRoot,
+      env: { ...process.env, SLIPWAY_LOG_LEVEL: "warn", SLIPWAY_DATABASE_URL: "" },
+      logPath: join(logDir, `${label.replace(/\W+/g, "-").replace(/^-|-$/g, "")}.log`),
+    });
+    const url = `http://127.0.0.1:${port}`;
+    try {
+      await waitHealthy(server, url, 120_000);
+    } catch (error) {
+      await stopServer(server);
+      throw error;
+    }
+    return { server, url };
   };
   try {
-    await waitHealthy(server, url, 120_000);
+    if (restarted) await stopServer((await start()).server);
+    const { server, url } = await start();
+    const stop = async () => {
+      await stopServer(server);
+      rmSync(dataDir, { recursive: true, force: true });
+    };
+    return { label, url, pid: server.child.pid, stop };
   } catch (error) {
-    await stop();
+    rmSync(dataDir, { recursive: true, force: true });
     throw error;
   }
-  return { label, url, pid: server.child.pid, stop };
 }
 
 /**
