@@ -26,7 +26,7 @@ import { parseArgs } from "node:util";
 import { stopAll } from "./agent/processes.ts";
 import { runInflight, type InflightOptions } from "./agent/inflight.ts";
 import { render, renderFloor, renderInflight, renderRoundTrips, type Column, type Floor, type InflightColumn, type RoundTrips } from "./agent/report.ts";
-import { logDir, postgresDurability, postgresForBench, startOurs, startPeer, type Target } from "./agent/targets.ts";
+import { dropSchema, logDir, postgresDurability, postgresForBench, startOurs, startPeer, type Target } from "./agent/targets.ts";
 import { runWorkload, type WorkloadOptions } from "./agent/workload.ts";
 
 const repoRoot = fileURLToPath(new URL("..", import.meta.url));
@@ -125,6 +125,7 @@ async function measureInflight(): Promise<InflightColumn[]> {
     }
   } finally {
     await stopAll();
+    if (wanted.has("postgres") && pg) await dropSchema(pg.databaseUrl, `${pgSchema}_inflight`);
   }
   return columns;
 }

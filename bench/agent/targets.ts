@@ -163,7 +163,7 @@ export async function postgresDurability(databaseUrl: string): Promise<string> {
   }
 }
 
-async function dropSchema(databaseUrl: string, schema: string): Promise<void> {
+export async function dropSchema(databaseUrl: string, schema: string): Promise<void> {
   const client = new pg.Client({ connectionString: databaseUrl });
   try {
     await client.connect();
