@@ -45,8 +45,10 @@ export interface SlipwaySaverOptions {
    */
   inheritConfigMetadata?: boolean;
   /**
-   * How many `put_batch` statements may run at once (see batch.ts). One (the default)
-   * is group commit: what arrives while a statement runs waits for the next one.
+   * How many `put_batch` statements may run at once (see batch.ts); what arrives while
+   * that many run waits for the next one. Default: 1 on PGlite (one connection, which
+   * runs one statement at a time anyway), 4 on a PostgreSQL server, where a run's
+   * checkpoint waiting for another batch's commit (an fsync) would lengthen every run.
    */
   maxBatchesInFlight?: number;
 }
@@ -89,7 +91,8 @@ export class SlipwaySaver extends BaseCheckpointSaver {
     super(options.serde);
     this.db = db;
     this.inheritConfigMetadata = options.inheritConfigMetadata ?? true;
-    this.batcher = new SaveBatcher(db, options.maxBatchesInFlight ?? 1);
+    const server = (db as Partial<Database>).kind === "postgres";
+    this.batcher = new SaveBatcher(db, options.maxBatchesInFlight ?? (server ? 4 : 1));
   }
 
   async getTuple(config: RunnableConfig): Promise<CheckpointTuple | undefined> {
