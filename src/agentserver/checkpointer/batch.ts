@@ -42,9 +42,10 @@ interface Queued {
  * same turn of the event loop (a step's writes and the checkpoint that follows them),
  * and ops arriving while a statement is under way (other runs), go together.
  *
- * At most `maxInFlight` statements run at once; one keeps the calls of a thread in the
- * order they were made. A failed batch is sent again op by op, so one bad value fails
- * its own caller, not its neighbours.
+ * At most `maxInFlight` statements run at once (with more than one, two batches may
+ * commit in either order, as calls on different pool connections could before;
+ * LangGraph makes each put wait for the previous one). A failed batch is sent again op
+ * by op, so one bad value fails its own caller, not its neighbours.
  */
 export class SaveBatcher {
   private queue: Queued[] = [];
