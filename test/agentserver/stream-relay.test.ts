@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { afterEach, describe, expect, it } from "vitest";
-import { runDoneChannel } from "../../src/agentserver/runs/announcements.ts";
+import { runDoneChannel, streamChannel } from "../../src/agentserver/runs/announcements.ts";
 import { RunCompletion } from "../../src/agentserver/runs/completion.ts";
 import { StreamBroker, type RunEvent } from "../../src/agentserver/stream/broker.ts";
 import { StreamRelay } from "../../src/agentserver/stream/relay.ts";
@@ -30,7 +30,7 @@ describe("stream relay between processes on one PostgreSQL", () => {
       const broker = new StreamBroker();
       const completion = new RunCompletion(db);
       await completion.start();
-      const relay = new StreamRelay(db, broker, completion, { askEveryMs: 100, endGraceMs: 400, gapPatienceMs: 3_000, silenceMs: 300, ...options });
+      const relay = new StreamRelay(db, streamChannel(db.schema), broker, completion, { askEveryMs: 100, endGraceMs: 400, gapPatienceMs: 3_000, silenceMs: 300, ...options });
       await relay.start();
       nodes.push({ db, relay });
       made.push({ db, broker, completion, relay, schema: target.schema });

@@ -9,7 +9,14 @@ import * as S from "./schemas.ts";
  * parsing, status codes and pagination headers; the service holds the rules. Every
  * `{assistant_id}` also accepts a graph id, meaning that graph's system assistant.
  */
-export function registerAssistantRoutes(app: FastifyInstance, deps: { assistants: AssistantService; graphs: GraphRegistry }): void {
+export interface AssistantRouteDeps {
+  assistants: AssistantService;
+  graphs: GraphRegistry;
+  /** For DELETE ?delete_threads=true: the threads domain deletes an assistant's threads. */
+  deleteThreadsOf?: (assistantId: string) => Promise<unknown>;
+}
+
+export function registerAssistantRoutes(app: FastifyInstance, deps: AssistantRouteDeps): void {
   const { assistants } = deps;
   const tags = ["Assistants"];
   const errors = { 404: S.ErrorResponse, 422: S.ErrorResponse };
@@ -116,7 +123,7 @@ export function registerAssistantRoutes(app: FastifyInstance, deps: { assistants
       },
     },
     async (request) => {
-      await assistants.delete(request.params.assistant_id, { deleteThreads: request.query.delete_threads });
+      await assistants.delete(request.params.assistant_id, { deleteThreads: request.query.delete_threads, deleteThreadsOf: deps.deleteThreadsOf });
       return {};
     },
   );

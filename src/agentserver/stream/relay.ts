@@ -1,8 +1,14 @@
 import { randomUUID } from "node:crypto";
 import type { Database } from "../../storage/database.ts";
-import { streamChannel } from "../runs/announcements.ts";
-import type { RunCompletion } from "../runs/completion.ts";
 import type { RunEvent, StreamBroker } from "./broker.ts";
+
+/** What the relay needs to know of runs' ends (runs/completion.ts provides it). */
+export interface RunEndings {
+  /** Resolves when the run is recorded as ended (or `signal` aborts). */
+  wait(runId: string, signal?: AbortSignal): Promise<unknown>;
+  /** Called with every run announced as ended, in any process. */
+  onEnded(listener: (runId: string) => void): void;
+}
 
 /**
  * Carries run streams between agent servers that share one PostgreSQL database (two
@@ -32,7 +38,6 @@ import type { RunEvent, StreamBroker } from "./broker.ts";
  */
 export class StreamRelay {
   private readonly self = randomUUID();
-  readonly channel: string;
   /** Runs executing here that another process follows: stops the forwarding. */
   private readonly forwarding = new Map<string, () => void>();
   /** Runs asked for that were not executing here: forwarded if they start here soon. */
@@ -51,14 +56,14 @@ export class StreamRelay {
   private unlisten?: () => Promise<void>;
   private closed = false;
 
+  /** `channel`: the NOTIFY channel of this database's streams (runs/announcements.ts `streamChannel`). */
   constructor(
     private readonly db: Database,
+    readonly channel: string,
     private readonly broker: StreamBroker,
-    private readonly completion: Pick<RunCompletion, "wait" | "onEnded">,
+    private readonly completion: RunEndings,
     private readonly options: RelayOptions = {},
-  ) {
-    this.channel = streamChannel(db.schema);
-  }
+  ) {}
 
   async start(): Promise<void> {
     this.unlisten = await this.db.listen(this.channel, (payload) => this.receive(payload));

@@ -1,6 +1,13 @@
-import type { Database } from "../../storage/database.ts";
-import { runsChannel } from "../runs/announcements.ts";
 import type { StreamBroker } from "./broker.ts";
+
+/** The runs of a thread, in every process sharing the database (runs/run-feed.ts). */
+export interface ThreadRunFeed {
+  /** Whether other processes may execute runs (false: every run executes here). */
+  shared: boolean;
+  activeRunIds(threadId: string): Promise<string[]>;
+  /** Calls `listener` for each run queued (or handed back to the queue) from now on; returns how to stop. */
+  onQueued(listener: (runId: string, threadId: string) => void): Promise<() => Promise<void>>;
+}
 
 /**
  * Lets a thread stream see the runs of its thread that execute in another process (a
@@ -9,8 +16,8 @@ import type { StreamBroker } from "./broker.ts";
  * lets go of each as it ends. With one process (PGlite) every run executes here already.
  * Returns what to call when the stream closes.
  */
-export async function followThreadRuns(db: Database, broker: StreamBroker, threadId: string): Promise<() => void> {
-  if (!db.shared) return () => undefined;
+export async function followThreadRuns(feed: ThreadRunFeed, broker: StreamBroker, threadId: string): Promise<() => void> {
+  if (!feed.shared) return () => undefined;
   const following = new Map<string, () => void>();
   let closed = false;
   const followRun = (runId: string) => {
@@ -37,16 +44,10 @@ export async function followThreadRuns(db: Database, broker: StreamBroker, threa
     following.clear();
   };
   try {
-    // Every run queued (or handed back to the queue) is announced with its thread.
-    stopListening = await db.listen(runsChannel(db.schema), (payload) => {
-      const [runId, , announcedThread] = payload.split(" ");
-      if (announcedThread === threadId && runId && runId !== "-") followRun(runId);
+    stopListening = await feed.onQueued((runId, announcedThread) => {
+      if (announcedThread === threadId) followRun(runId);
     });
-    const active = await db.query<{ run_id: string }>(
-      "SELECT run_id FROM runs WHERE thread_id = $1 AND status IN ('pending', 'running') ORDER BY seq",
-      [threadId],
-    );
-    for (const row of active) followRun(row.run_id);
+    for (const runId of await feed.activeRunIds(threadId)) followRun(runId);
   } catch (error) {
     // Nobody would call the cleanup of a stream that failed to open: do it here.
     close();
