@@ -37,8 +37,7 @@ import { endOpenStreams } from "./stream/sse.ts";
 import { registerThreadStreamRoutes } from "./stream/thread-stream-routes.ts";
 import { computeThreadSnapshot, refreshThreadSnapshot, registerThreadRoutes, sweepExpiredThreads, ThreadService } from "./threads/index.ts";
 import { threadExists } from "./threads/repository.ts";
-
-export const SERVER_VERSION = "0.1.0";
+import { SLIPWAY_VERSION } from "../config/version.ts";
 
 export interface RunningAgentServer {
   url: string;
@@ -92,7 +91,7 @@ async function assemble(db: Database, project: PreparedProject, options: AgentSe
 
   const app = await createHttpServer({
     title: "Slipway agent server",
-    version: SERVER_VERSION,
+    version: SLIPWAY_VERSION,
     validationStyle: "message",
     bodyLimit: options.bodyLimit ?? AGENT_DEFAULTS.bodyLimit,
     logLevel: options.logLevel,
@@ -164,7 +163,8 @@ async function assemble(db: Database, project: PreparedProject, options: AgentSe
     log,
   });
   const cancelRunsOf = async (threadId: string) => {
-    await runs.cancelMany({ threadId, status: "all" }, "interrupt").catch(() => undefined);
+    // The thread goes anyway; a run left executing ends when it finds its thread gone.
+    await runs.cancelMany({ threadId, status: "all" }, "interrupt").catch((error) => log.warn({ err: error, thread_id: threadId }, "cancelling the runs of a deleted thread failed"));
   };
   const threads = new ThreadService({
     db,
@@ -195,7 +195,7 @@ async function assemble(db: Database, project: PreparedProject, options: AgentSe
     });
   }
   projectHttp.registerHooks(app);
-  registerMetaRoutes(app, { version: SERVER_VERSION, graphIds: graphs.ids(), storage: db.kind });
+  registerMetaRoutes(app, { version: SLIPWAY_VERSION, graphIds: graphs.ids(), storage: db.kind });
   // langgraph.json's http.disable_<group> turns a group of routes off.
   const enabled = (group: "assistants" | "threads" | "runs" | "store") => !config.http.disabled.has(group);
   // DELETE /assistants/{id}?delete_threads=true removes the threads that ran it.

@@ -112,7 +112,7 @@ export function agentRateLimitEnabled(flags: { rateLimit?: boolean; rateLimitPol
  * stdout; the cause, for a human, goes to stderr.
  */
 async function runCheck(configPath: string): Promise<never> {
-  const { checkProject } = await import("../agentserver/graphs/check.ts");
+  const { checkProject } = await import("../agentserver/check.ts");
   const { describeLoadFailure, GraphLoadError } = await import("../agentserver/graphs/load-error.ts");
   try {
     const graphs = await checkProject(configPath);

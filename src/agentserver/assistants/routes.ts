@@ -3,6 +3,7 @@ import { invalidField } from "../../http/errors.ts";
 import type { GraphRegistry } from "../graphs/registry.ts";
 import type { AssistantService } from "./service.ts";
 import * as S from "./schemas.ts";
+import { errorResponses } from "../route-helpers.ts";
 
 /**
  * The /assistants API as the vendor's agent server and its SDKs speak it. HTTP only:
@@ -19,7 +20,7 @@ export interface AssistantRouteDeps {
 export function registerAssistantRoutes(app: FastifyInstance, deps: AssistantRouteDeps): void {
   const { assistants } = deps;
   const tags = ["Assistants"];
-  const errors = { 404: S.ErrorResponse, 422: S.ErrorResponse };
+  const errors = errorResponses(404, 422);
   // Search, count, versions and latest have nothing required in their body: a bare POST means "{}".
   const emptyBodyIsObject = async (request: FastifyRequest) => {
     if (request.body === undefined || request.body === null) request.body = {};

@@ -1,6 +1,5 @@
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import { Type } from "@sinclair/typebox";
-import { ErrorResponseSchema } from "../runs/schemas.ts";
 import { openCronAccess, type CronAuthorizer } from "./access.ts";
 import {
   CronCountSchema,
@@ -18,6 +17,7 @@ import {
 } from "./schemas.ts";
 import type { CronService } from "./service.ts";
 import { selectFields, toCron } from "./wire.ts";
+import { errorResponses } from "../route-helpers.ts";
 
 export interface CronRouteDeps {
   crons: CronService;
@@ -26,7 +26,7 @@ export interface CronRouteDeps {
 }
 
 const tags = ["Crons"];
-const errors = { 404: ErrorResponseSchema, 422: ErrorResponseSchema };
+const errors = errorResponses(404, 422);
 type CronParams = { cron_id: string };
 
 /** The crons API as the vendor's agent server and its SDKs speak it. HTTP only. */
@@ -120,7 +120,7 @@ export function registerCronRoutes(app: FastifyInstance, deps: CronRouteDeps): v
         description: "Changes the given fields; `metadata` merges. A new schedule, timezone, end_time or enabled counts the next firing from now.",
         params: CronIdParams,
         body: CronPatchSchema,
-        response: { 200: CronSchema, 400: ErrorResponseSchema, ...errors },
+        response: { 200: CronSchema, ...errorResponses(400, 404, 422) },
       },
     },
     async (request) => {

@@ -1,6 +1,6 @@
 import type { Queryable } from "../../storage/database.ts";
 import type { MultitaskStrategy, Run, RunStatus } from "./schemas.ts";
-import { activeStatusSql } from "./statuses.ts";
+import { activeStatusSql } from "../run-statuses.ts";
 
 /** A run row as stored; `toRun` shapes it for the wire. */
 export interface RunRow {

@@ -7,7 +7,6 @@ import { toRun, type RunRow } from "./repository.ts";
 import {
   AnyValue,
   CancelQuery,
-  ErrorResponseSchema,
   JoinStreamQuery,
   ListRunsQuery,
   RunCreateStatefulSchema,
@@ -16,6 +15,7 @@ import {
   ThreadIdParams,
   type RunCreate,
 } from "./schemas.ts";
+import { cancelOnDisconnect, clientGone, errorResponses, sseResponse } from "../route-helpers.ts";
 import type { RunService } from "./service.ts";
 import { parseLastEventId, streamRun } from "./stream-response.ts";
 import { createAndWaitResponse } from "./wait-response.ts";
@@ -27,8 +27,7 @@ export interface RunRouteDeps {
   heartbeatMs?: number;
 }
 
-const errors = { 404: ErrorResponseSchema, 409: ErrorResponseSchema, 422: ErrorResponseSchema };
-const sseResponse = { 200: { description: "Server-sent events", content: { "text/event-stream": { schema: Type.String() } } } };
+const errors = errorResponses(404, 409, 422);
 const tags = ["Thread Runs"];
 
 type ThreadParams = { thread_id: string };
@@ -61,7 +60,7 @@ export function registerThreadRunRoutes(app: FastifyInstance, deps: RunRouteDeps
         runPath: runPath(run),
         fromStart: true,
         heartbeatMs: deps.heartbeatMs,
-        onDisconnect: cancelOnDisconnect(runs, run),
+        onDisconnect: run.kwargs.on_disconnect === "cancel" ? cancelOnDisconnect(runs, run, request.log) : undefined,
       });
     },
   );
@@ -70,7 +69,7 @@ export function registerThreadRunRoutes(app: FastifyInstance, deps: RunRouteDeps
     "/threads/:thread_id/runs/wait",
     { schema: { tags, params: ThreadIdParams, body: RunCreateStatefulSchema, response: { 200: AnyValue, ...errors } } },
     async (request, reply) => {
-      return createAndWaitResponse(reply, runs, { threadId: request.params.thread_id, body: request.body, defaults: { onDisconnect: "continue" } }, runPath);
+      return createAndWaitResponse(request, reply, runs, { threadId: request.params.thread_id, body: request.body, defaults: { onDisconnect: "continue" } }, runPath);
     },
   );
 
@@ -110,14 +109,9 @@ export function registerThreadRunRoutes(app: FastifyInstance, deps: RunRouteDeps
     },
     async (request, reply) => {
       const run = await runs.get(request.params.thread_id, request.params.run_id);
-      const abort = new AbortController();
-      reply.raw.on("close", () => {
-        if (!reply.raw.writableEnded) abort.abort();
-      });
-      if (parseQueryBoolean(request.query.cancel_on_disconnect)) {
-        abort.signal.addEventListener("abort", () => void runs.cancel(run.thread_id, run.run_id, { wait: false, action: "interrupt" }).catch(() => undefined));
-      }
-      const result = await runs.waitForEnd(run.run_id, abort.signal);
+      const gone = clientGone(reply);
+      if (parseQueryBoolean(request.query.cancel_on_disconnect)) gone.addEventListener("abort", cancelOnDisconnect(runs, run, request.log));
+      const result = await runs.waitForEnd(run.run_id, gone);
       return result.values ?? null;
     },
   );
@@ -137,9 +131,7 @@ export function registerThreadRunRoutes(app: FastifyInstance, deps: RunRouteDeps
         fromStart: false,
         modes: modes === undefined ? undefined : Array.isArray(modes) ? modes : [modes],
         heartbeatMs: deps.heartbeatMs,
-        onDisconnect: parseQueryBoolean(request.query.cancel_on_disconnect)
-          ? () => void runs.cancel(run.thread_id, run.run_id, { wait: false, action: "interrupt" }).catch(() => undefined)
-          : undefined,
+        onDisconnect: parseQueryBoolean(request.query.cancel_on_disconnect) ? cancelOnDisconnect(runs, run, request.log) : undefined,
       });
     },
   );
@@ -154,12 +146,6 @@ export function registerThreadRunRoutes(app: FastifyInstance, deps: RunRouteDeps
       return null;
     },
   );
-}
-
-/** on_disconnect "cancel": a client that stops listening stops the run too. */
-export function cancelOnDisconnect(runs: RunService, run: RunRow): (() => void) | undefined {
-  if (run.kwargs.on_disconnect !== "cancel") return undefined;
-  return () => void runs.cancel(run.thread_id, run.run_id, { wait: false, action: "interrupt" }).catch(() => undefined);
 }
 
 export type { FastifyReply, FastifyRequest };

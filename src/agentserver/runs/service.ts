@@ -21,7 +21,7 @@ import {
   type RunRow,
 } from "./repository.ts";
 import type { MultitaskStrategy, RunCreate, RunStatus } from "./schemas.ts";
-import { isTerminal } from "./statuses.ts";
+import { isTerminal } from "../run-statuses.ts";
 import type { AssistantHandoff } from "./assistant-handoff.ts";
 import { checkWebhookUrl, type WebhookPolicy } from "./webhook.ts";
 

@@ -1,13 +1,14 @@
 import type { FastifyInstance } from "fastify";
 import { Type } from "@sinclair/typebox";
 import { toRun, type RunRow } from "./repository.ts";
-import { cancelOnDisconnect, type RunRouteDeps } from "./routes.ts";
-import { AnyValue, ErrorResponseSchema, RunCreateStatelessSchema, RunSchema, RunsCancelSchema, type RunCreate } from "./schemas.ts";
+import { cancelOnDisconnect, errorResponses, sseResponse } from "../route-helpers.ts";
+import type { RunRouteDeps } from "./routes.ts";
+import { AnyValue, RunCreateStatelessSchema, RunSchema, RunsCancelSchema, type RunCreate } from "./schemas.ts";
 import { parseLastEventId, streamRun } from "./stream-response.ts";
 import { createAndWaitResponse } from "./wait-response.ts";
 import { invalidField } from "../../http/errors.ts";
 
-const errors = { 404: ErrorResponseSchema, 409: ErrorResponseSchema, 422: ErrorResponseSchema };
+const errors = errorResponses(404, 409, 422);
 const tags = ["Stateless Runs"];
 const MAX_BATCH = 1000;
 
@@ -36,7 +37,7 @@ export function registerStatelessRunRoutes(app: FastifyInstance, deps: RunRouteD
       schema: {
         tags,
         body: RunCreateStatelessSchema,
-        response: { 200: { description: "Server-sent events", content: { "text/event-stream": { schema: Type.String() } } }, ...errors },
+        response: { ...sseResponse, ...errors },
       },
     },
     async (request, reply) => {
@@ -48,7 +49,7 @@ export function registerStatelessRunRoutes(app: FastifyInstance, deps: RunRouteD
         runPath: runPath(run),
         fromStart: true,
         heartbeatMs: deps.heartbeatMs,
-        onDisconnect: cancelOnDisconnect(runs, run),
+        onDisconnect: run.kwargs.on_disconnect === "cancel" ? cancelOnDisconnect(runs, run, request.log) : undefined,
       });
     },
   );
@@ -57,7 +58,7 @@ export function registerStatelessRunRoutes(app: FastifyInstance, deps: RunRouteD
     "/runs/wait",
     { schema: { tags, body: RunCreateStatelessSchema, response: { 200: AnyValue, ...errors } } },
     async (request, reply) => {
-      return createAndWaitResponse(reply, runs, { threadId: null, body: request.body, defaults: statelessDefaults }, runPath);
+      return createAndWaitResponse(request, reply, runs, { threadId: null, body: request.body, defaults: statelessDefaults }, runPath);
     },
   );
 

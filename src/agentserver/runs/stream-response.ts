@@ -2,9 +2,11 @@ import type { FastifyReply, FastifyRequest } from "fastify";
 import type { Database } from "../../storage/database.ts";
 import type { RunEvent, StreamBroker } from "../stream/broker.ts";
 import { storedEventId, wireEventId } from "../stream/event-ids.ts";
+import { eventInModes } from "../stream/modes.ts";
 import { SseWriter } from "../stream/sse.ts";
 import { loadRunEvents } from "./run-events.ts";
 import type { RunRow } from "./repository.ts";
+import { isTerminal } from "../run-statuses.ts";
 
 export interface StreamRunOptions {
   db: Database;
@@ -43,14 +45,13 @@ export async function streamRun(request: FastifyRequest, reply: FastifyReply, op
 
 async function streamTo(sse: SseWriter, options: StreamRunOptions): Promise<void> {
   const { run, broker } = options;
-  const wanted = (event: string) => !options.modes?.length || event === "metadata" || event === "error" || options.modes.some((m) => event === m || event.startsWith(`${m}|`) || event.startsWith(`${m}/`) || (m === "messages-tuple" && event.startsWith("messages")));
   const send = async (e: RunEvent) => {
-    if (wanted(e.event)) await sse.send(e.event, e.data, wireEventId(e.id));
+    if (eventInModes(e.event, options.modes)) await sse.send(e.event, e.data, wireEventId(e.id));
   };
   const afterId = options.lastEventId !== undefined ? storedEventId(options.lastEventId) : undefined;
 
   const id = run.run_id;
-  const finished = run.status !== "pending" && run.status !== "running";
+  const finished = isTerminal(run.status);
   if (!finished && !broker.isActive(id) && !broker.endedForGood(id)) {
     // A run queued before a restart, executing in another process, or handed back by
     // this one (it goes on elsewhere): follow it here.

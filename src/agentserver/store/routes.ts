@@ -7,6 +7,7 @@ import { requestFilters } from "../custom-auth/request-filters.ts";
 import { SEPARATOR, keyProblem, namespaceProblem } from "./namespace.ts";
 import type { SlipwayStore } from "./store.ts";
 import * as S from "./schemas.ts";
+import { errorResponses } from "../route-helpers.ts";
 
 /**
  * The /store API (long-term memory), as the vendor's agent server and its SDKs
@@ -15,7 +16,7 @@ import * as S from "./schemas.ts";
  */
 export function registerStoreRoutes(app: FastifyInstance, deps: { store: SlipwayStore }): void {
   const { store } = deps;
-  const errors = { 422: S.ErrorResponse };
+  const errors = errorResponses(422);
 
   app.put<{ Body: S.StorePutRequest }>(
     "/store/items",

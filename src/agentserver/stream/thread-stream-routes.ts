@@ -1,6 +1,7 @@
 import type { FastifyInstance } from "fastify";
 import { Type } from "@sinclair/typebox";
 import { invalidField, notFound } from "../../http/errors.ts";
+import { errorResponses, sseResponse } from "../route-helpers.ts";
 import type { StreamBroker } from "./broker.ts";
 import { wireEventId } from "./event-ids.ts";
 import { SseWriter } from "./sse.ts";
@@ -33,11 +34,7 @@ export function registerThreadStreamRoutes(app: FastifyInstance, deps: ThreadStr
         tags: ["Threads"],
         params: Type.Object({ thread_id: Type.String({ format: "uuid" }) }),
         querystring: Type.Object({ stream_modes: Type.Optional(ModeList), stream_mode: Type.Optional(ModeList) }),
-        response: {
-          200: { description: "Server-sent events", content: { "text/event-stream": { schema: Type.String() } } },
-          404: Type.Object({ detail: Type.String() }),
-          422: Type.Object({ detail: Type.String() }),
-        },
+        response: { ...sseResponse, ...errorResponses(404, 422) },
       },
     },
     async (request, reply) => {

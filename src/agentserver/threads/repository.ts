@@ -1,6 +1,6 @@
 import type { Queryable } from "../../storage/database.ts";
 import type { ThreadStatus } from "./schemas.ts";
-import { activeStatusSql } from "../runs/statuses.ts";
+import { activeStatusSql } from "../run-statuses.ts";
 
 /** SQL of the threads group. No policy here: the service decides, these statements do. */
 

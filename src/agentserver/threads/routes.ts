@@ -5,7 +5,6 @@ import type { Database } from "../../storage/database.ts";
 import { SlipwaySaver } from "../checkpointer/index.ts";
 import type { GraphRegistry } from "../graphs/registry.ts";
 import {
-  ErrorResponseSchema,
   GetThreadQuery,
   ThreadCountSchema,
   ThreadCreateSchema,
@@ -24,6 +23,7 @@ import type { ThreadCheckpointer, ThreadService } from "./service.ts";
 import { registerThreadStateRoutes } from "./state-routes.ts";
 import { ThreadStateService } from "./state-service.ts";
 import { toThread } from "./wire.ts";
+import { errorResponses } from "../route-helpers.ts";
 
 export interface ThreadRouteDeps {
   threads: ThreadService;
@@ -36,7 +36,7 @@ export interface ThreadRouteDeps {
 }
 
 const tags = ["Threads"];
-const errors = { 404: ErrorResponseSchema, 409: ErrorResponseSchema, 422: ErrorResponseSchema };
+const errors = errorResponses(404, 409, 422);
 type ThreadParams = { thread_id: string };
 
 /** The threads group: CRUD, search, count, copy, prune, and (state-routes.ts) state and history. */
