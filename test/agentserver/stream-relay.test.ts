@@ -194,13 +194,13 @@ describe("stream relay between processes on one PostgreSQL", () => {
     // A stream opened later reads the run's record as ended (stream-response.ts).
     follower.broker.endFollowed(runId);
     await until(() => stream.isEnded());
-    expect(follower.broker.endedForGood(runId)).toBe(true);
+    expect(follower.broker.stateOf(runId)).toBe("ended");
 
     // A channel that no stream follows (a run created here) ends at once.
     const unstreamed = randomUUID();
     follower.broker.follow(unstreamed, THREAD);
     follower.broker.endFollowed(unstreamed);
-    expect(follower.broker.endedForGood(unstreamed)).toBe(true);
+    expect(follower.broker.stateOf(unstreamed)).toBe("ended");
   });
 
   it("lets the tail through after the run is recorded as ended, and ends a follower whose executor went silent", async () => {
@@ -244,7 +244,7 @@ describe("stream relay between processes on one PostgreSQL", () => {
     executor.broker.end(unstreamed);
     await executor.completion.announce(unstreamed);
     // Announcements arrive in order: once the second run is forgotten, the first was heard.
-    await until(() => !follower.broker.has(unstreamed));
+    await until(() => follower.broker.stateOf(unstreamed) === undefined);
     expect(follower.broker.eventsAfter(streamed, 0)).toHaveLength(1);
   });
 });

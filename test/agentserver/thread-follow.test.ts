@@ -30,6 +30,6 @@ describe("thread stream following runs of other processes, on PostgreSQL", () =>
     await db.notify(runsChannel(db.schema), queueAnnouncement(runId, 0, thread));
     await db.notify(runsChannel(db.schema), queueAnnouncement(marker, 0, thread));
     await heard;
-    expect(broker.has(runId)).toBe(false);
+    expect(broker.stateOf(runId)).toBeUndefined();
   });
 });

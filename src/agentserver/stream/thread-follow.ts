@@ -1,4 +1,4 @@
-import type { StreamBroker } from "./broker.ts";
+import { isOpen, isOver, type StreamBroker } from "./broker.ts";
 
 /** The runs of a thread, in every process sharing the database (runs/run-feed.ts). */
 export interface ThreadRunFeed {
@@ -24,8 +24,9 @@ export async function followThreadRuns(feed: ThreadRunFeed, broker: StreamBroker
     if (closed || following.has(runId)) return;
     // A channel that ended here because the run was handed back is reopened (it is queued
     // again); one that ended for good stays ended (the run ended since it was read as active).
-    if (broker.endedForGood(runId)) return;
-    if (!broker.isActive(runId)) broker.follow(runId, threadId);
+    const state = broker.stateOf(runId);
+    if (isOver(state)) return;
+    if (!isOpen(state)) broker.follow(runId, threadId);
     following.set(runId, broker.streamFromElsewhere(runId));
   };
   const letGo = broker.subscribeThread(threadId, (runId, event) => {
@@ -33,7 +34,7 @@ export async function followThreadRuns(feed: ThreadRunFeed, broker: StreamBroker
     following.get(runId)?.();
     following.delete(runId);
     // Handed back (shutdown, or a lease this process lost): the run goes on elsewhere.
-    if (!broker.endedForGood(runId)) followRun(runId);
+    if (!isOver(broker.stateOf(runId))) followRun(runId);
   });
   let stopListening: (() => Promise<void>) | undefined;
   const close = () => {
