@@ -1,6 +1,6 @@
-import type { FastifyInstance } from "fastify";
 import { createRequire } from "node:module";
 import { Type } from "@sinclair/typebox";
+import type { HttpApp } from "../../http/server.ts";
 
 const LANGGRAPH_VERSION: string = createRequire(import.meta.url)("@langchain/langgraph/package.json").version;
 
@@ -11,7 +11,7 @@ export interface ServerInfo {
 }
 
 /** Health and server facts; open even when an API key is required. */
-export function registerMetaRoutes(app: FastifyInstance, info: ServerInfo): void {
+export function registerMetaRoutes(app: HttpApp, info: ServerInfo): void {
   app.get("/ok", { schema: { tags: ["System"], response: { 200: Type.Object({ ok: Type.Boolean() }) } } }, async () => ({ ok: true }));
 
   app.get(

@@ -1,4 +1,5 @@
-import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import type { FastifyReply, FastifyRequest } from "fastify";
+import type { HttpApp } from "../../http/server.ts";
 import { Type } from "@sinclair/typebox";
 import type { Database } from "../../storage/database.ts";
 import { QueryBoolean, parseQueryBoolean } from "../../http/query.ts";
@@ -13,7 +14,6 @@ import {
   RunIdParams,
   RunSchema,
   ThreadIdParams,
-  type RunCreate,
 } from "./schemas.ts";
 import { cancelOnDisconnect, clientGone, errorResponses, sseResponse } from "../route-helpers.ts";
 import type { RunService } from "./service.ts";
@@ -30,15 +30,13 @@ export interface RunRouteDeps {
 const errors = errorResponses(404, 409, 422);
 const tags = ["Thread Runs"];
 
-type ThreadParams = { thread_id: string };
-type RunParams = { thread_id: string; run_id: string };
 
 /** Runs on a thread: create, stream, wait, list, get, delete, join, join stream, cancel. */
-export function registerThreadRunRoutes(app: FastifyInstance, deps: RunRouteDeps): void {
+export function registerThreadRunRoutes(app: HttpApp, deps: RunRouteDeps): void {
   const { runs } = deps;
   const runPath = (run: RunRow) => `/threads/${run.thread_id}/runs/${run.run_id}`;
 
-  app.post<{ Params: ThreadParams; Body: RunCreate }>(
+  app.post(
     "/threads/:thread_id/runs",
     { schema: { tags, params: ThreadIdParams, body: RunCreateStatefulSchema, response: { 200: RunSchema, ...errors } } },
     async (request, reply) => {
@@ -48,7 +46,7 @@ export function registerThreadRunRoutes(app: FastifyInstance, deps: RunRouteDeps
     },
   );
 
-  app.post<{ Params: ThreadParams; Body: RunCreate }>(
+  app.post(
     "/threads/:thread_id/runs/stream",
     { schema: { tags, params: ThreadIdParams, body: RunCreateStatefulSchema, response: { ...sseResponse, ...errors } } },
     async (request, reply) => {
@@ -65,7 +63,7 @@ export function registerThreadRunRoutes(app: FastifyInstance, deps: RunRouteDeps
     },
   );
 
-  app.post<{ Params: ThreadParams; Body: RunCreate }>(
+  app.post(
     "/threads/:thread_id/runs/wait",
     { schema: { tags, params: ThreadIdParams, body: RunCreateStatefulSchema, response: { 200: AnyValue, ...errors } } },
     async (request, reply) => {
@@ -73,7 +71,7 @@ export function registerThreadRunRoutes(app: FastifyInstance, deps: RunRouteDeps
     },
   );
 
-  app.get<{ Params: ThreadParams; Querystring: { limit?: number; offset?: number; status?: RunRow["status"] } }>(
+  app.get(
     "/threads/:thread_id/runs",
     { schema: { tags, params: ThreadIdParams, querystring: ListRunsQuery, response: { 200: Type.Array(RunSchema), ...errors } } },
     async (request) => {
@@ -82,13 +80,13 @@ export function registerThreadRunRoutes(app: FastifyInstance, deps: RunRouteDeps
     },
   );
 
-  app.get<{ Params: RunParams }>(
+  app.get(
     "/threads/:thread_id/runs/:run_id",
     { schema: { tags, params: RunIdParams, response: { 200: RunSchema, ...errors } } },
     async (request) => toRun(await runs.get(request.params.thread_id, request.params.run_id)),
   );
 
-  app.delete<{ Params: RunParams }>(
+  app.delete(
     "/threads/:thread_id/runs/:run_id",
     { schema: { tags, params: RunIdParams, response: { 200: AnyValue, ...errors } } },
     async (request) => {
@@ -97,7 +95,7 @@ export function registerThreadRunRoutes(app: FastifyInstance, deps: RunRouteDeps
     },
   );
 
-  app.get<{ Params: RunParams; Querystring: { cancel_on_disconnect?: boolean | string } }>(
+  app.get(
     "/threads/:thread_id/runs/:run_id/join",
     {
       schema: {
@@ -116,7 +114,7 @@ export function registerThreadRunRoutes(app: FastifyInstance, deps: RunRouteDeps
     },
   );
 
-  app.get<{ Params: RunParams; Querystring: { cancel_on_disconnect?: boolean | string; stream_mode?: string | string[] } }>(
+  app.get(
     "/threads/:thread_id/runs/:run_id/stream",
     { schema: { tags, params: RunIdParams, querystring: JoinStreamQuery, response: { ...sseResponse, ...errors } } },
     async (request, reply) => {
@@ -136,7 +134,7 @@ export function registerThreadRunRoutes(app: FastifyInstance, deps: RunRouteDeps
     },
   );
 
-  app.post<{ Params: RunParams; Querystring: { wait?: boolean | string; action?: "interrupt" | "rollback" } }>(
+  app.post(
     "/threads/:thread_id/runs/:run_id/cancel",
     { schema: { tags, params: RunIdParams, querystring: CancelQuery, response: { 200: AnyValue, ...errors } } },
     async (request) => {

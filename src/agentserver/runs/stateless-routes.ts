@@ -1,19 +1,19 @@
-import type { FastifyInstance } from "fastify";
 import { Type } from "@sinclair/typebox";
 import { toRun, type RunRow } from "./repository.ts";
 import { cancelOnDisconnect, errorResponses, sseResponse } from "../route-helpers.ts";
 import type { RunRouteDeps } from "./routes.ts";
-import { AnyValue, RunCreateStatelessSchema, RunSchema, RunsCancelSchema, type RunCreate } from "./schemas.ts";
+import { AnyValue, RunCreateStatelessSchema, RunSchema, RunsCancelSchema,  } from "./schemas.ts";
 import { parseLastEventId, streamRun } from "./stream-response.ts";
 import { createAndWaitResponse } from "./wait-response.ts";
 import { invalidField } from "../../http/errors.ts";
+import type { HttpApp } from "../../http/server.ts";
 
 const errors = errorResponses(404, 409, 422);
 const tags = ["Stateless Runs"];
 const MAX_BATCH = 1000;
 
 /** Runs without a thread of the caller's: POST /runs, /runs/stream, /runs/wait, /runs/batch, /runs/cancel. */
-export function registerStatelessRunRoutes(app: FastifyInstance, deps: RunRouteDeps): void {
+export function registerStatelessRunRoutes(app: HttpApp, deps: RunRouteDeps): void {
   const { runs } = deps;
   // Stateless runs are reachable by id alone; the SDK accepts both path shapes.
   const runPath = (run: RunRow) => `/runs/${run.run_id}`;
@@ -21,7 +21,7 @@ export function registerStatelessRunRoutes(app: FastifyInstance, deps: RunRouteD
   // client leaves is cancelled unless the caller asked to continue.
   const statelessDefaults = { onDisconnect: "cancel" as const };
 
-  app.post<{ Body: RunCreate }>(
+  app.post(
     "/runs",
     { schema: { tags, body: RunCreateStatelessSchema, response: { 200: RunSchema, ...errors } } },
     async (request, reply) => {
@@ -31,7 +31,7 @@ export function registerStatelessRunRoutes(app: FastifyInstance, deps: RunRouteD
     },
   );
 
-  app.post<{ Body: RunCreate }>(
+  app.post(
     "/runs/stream",
     {
       schema: {
@@ -54,7 +54,7 @@ export function registerStatelessRunRoutes(app: FastifyInstance, deps: RunRouteD
     },
   );
 
-  app.post<{ Body: RunCreate }>(
+  app.post(
     "/runs/wait",
     { schema: { tags, body: RunCreateStatelessSchema, response: { 200: AnyValue, ...errors } } },
     async (request, reply) => {
@@ -62,7 +62,7 @@ export function registerStatelessRunRoutes(app: FastifyInstance, deps: RunRouteD
     },
   );
 
-  app.post<{ Body: RunCreate[] }>(
+  app.post(
     "/runs/batch",
     {
       schema: {
@@ -82,7 +82,7 @@ export function registerStatelessRunRoutes(app: FastifyInstance, deps: RunRouteD
     },
   );
 
-  app.post<{ Body: { status?: "pending" | "running" | "all"; thread_id?: string; run_ids?: string[] }; Querystring: { action?: "interrupt" | "rollback" } }>(
+  app.post(
     "/runs/cancel",
     {
       schema: {
@@ -95,17 +95,17 @@ export function registerStatelessRunRoutes(app: FastifyInstance, deps: RunRouteD
     async (request, reply) => {
       const { status, thread_id, run_ids } = request.body;
       await runs.cancelMany({ runIds: run_ids, threadId: thread_id, status }, request.query.action ?? "interrupt");
-      return reply.status(204).send();
+      return reply.status(204).send(null);
     },
   );
 
-  app.get<{ Params: { run_id: string } }>(
+  app.get(
     "/runs/:run_id",
     { schema: { hide: true, params: Type.Object({ run_id: Type.String({ format: "uuid" }) }), response: { 200: RunSchema, ...errors } } },
     async (request) => toRun(await runs.get(undefined, request.params.run_id)),
   );
 
-  app.get<{ Params: { run_id: string } }>(
+  app.get(
     "/runs/:run_id/stream",
     { schema: { hide: true, params: Type.Object({ run_id: Type.String({ format: "uuid" }) }) } },
     async (request, reply) => {

@@ -1,4 +1,3 @@
-import type { FastifyInstance } from "fastify";
 import { Type } from "@sinclair/typebox";
 import { invalidField, notFound } from "../../http/errors.ts";
 import { errorResponses, sseResponse } from "../route-helpers.ts";
@@ -6,6 +5,7 @@ import type { StreamBroker } from "./broker.ts";
 import { wireEventId } from "./event-ids.ts";
 import { SseWriter } from "./sse.ts";
 import { followThreadRuns, type ThreadRunFeed } from "./thread-follow.ts";
+import type { HttpApp } from "../../http/server.ts";
 
 export interface ThreadStreamDeps {
   broker: StreamBroker;
@@ -26,8 +26,8 @@ const ModeList = Type.Union([
  * of other processes come through the relay). Events are live: there is no replay
  * across runs yet, so a Last-Event-ID is refused rather than ignored.
  */
-export function registerThreadStreamRoutes(app: FastifyInstance, deps: ThreadStreamDeps): void {
-  app.get<{ Params: { thread_id: string }; Querystring: { stream_modes?: string | string[]; stream_mode?: string | string[] } }>(
+export function registerThreadStreamRoutes(app: HttpApp, deps: ThreadStreamDeps): void {
+  app.get(
     "/threads/:thread_id/stream",
     {
       schema: {

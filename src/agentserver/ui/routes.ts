@@ -1,8 +1,8 @@
 import { extname } from "node:path";
 import { Type } from "@sinclair/typebox";
-import type { FastifyInstance } from "fastify";
 import { notFound } from "../../http/errors.ts";
 import { uiGlobalName, type UiAsset } from "./bundle.ts";
+import type { HttpApp } from "../../http/server.ts";
 
 const MIME: Record<string, string> = { ".js": "application/javascript; charset=utf-8", ".css": "text/css; charset=utf-8", ".map": "application/json" };
 
@@ -14,7 +14,7 @@ const MIME: Record<string, string> = { ".js": "application/javascript; charset=u
  * serves the bundle's files. Absolute URLs, built from the request's Host (and the
  * mount prefix), as the vendor builds them.
  */
-export function registerUiRoutes(app: FastifyInstance, assets: Map<string, UiAsset[]>, mountPrefix = ""): void {
+export function registerUiRoutes(app: HttpApp, assets: Map<string, UiAsset[]>, mountPrefix = ""): void {
   app.post(
     "/ui/:graph_id",
     {
