@@ -6,7 +6,7 @@ import { Client } from "@langchain/langgraph-sdk";
 import { RemoteGraph } from "@langchain/langgraph/remote";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { spawnAgent, type AgentProcess } from "../support/agent-process.ts";
-import { keysOf, normalise, without } from "./normalise.ts";
+import { keysOf, normalise, omitWithin, without } from "./normalise.ts";
 import { startVendorServer, type VendorServer } from "./vendor-server.ts";
 
 /**
@@ -24,7 +24,7 @@ const LANGGRAPH_CONFIG = JSON.stringify({ dynamic: { configurable: { review: tru
 const ALICE = "token-alice";
 const BOB = "token-bob";
 
-type Part = { event: string; data: unknown };
+type Part = { event: string; data: unknown; id?: string };
 interface Side {
   name: "ours" | "vendor";
   url: string;
@@ -56,6 +56,73 @@ async function collect(stream: AsyncIterable<Part>): Promise<Part[]> {
   for await (const part of stream) parts.push(part);
   return parts;
 }
+/**
+ * Known differences in what a run carries, dropped before comparing streams and states
+ * (each is listed in docs/decisions/0019-vendor-side-by-side.md):
+ * - run metadata: the vendor merges the assistant's and the thread's metadata into the
+ *   run's (`created_by`, `owner`) and adds its platform tags (`langgraph_version`,
+ *   `langgraph_plan`, `langgraph_host`, `langgraph_api_url`); ours does neither;
+ * - configurable: without `http.configurable_headers` the vendor copies every `x-*`
+ *   header and `user-agent` (ours copies none), and puts the user's identity in `user_id`;
+ * - subgraph configs: ours carries `run_name` (the subgraph's name) in debug payloads.
+ */
+const VENDOR_RUN_METADATA = ["created_by", "owner", "langgraph_version", "langgraph_plan", "langgraph_host", "langgraph_api_url"];
+const VENDOR_CONFIGURABLE = ["user-agent", "x-user-from-middleware", "user_id"];
+function runAlike(value: unknown): unknown {
+  let result = normalise(value);
+  result = omitWithin(result, "metadata", VENDOR_RUN_METADATA);
+  result = omitWithin(result, "configurable", VENDOR_CONFIGURABLE);
+  for (const parent of ["config", "parent_config"]) result = omitWithin(result, parent, ["run_name"]);
+  return result;
+}
+/**
+ * A stream's parts, compared alike. Without their SSE ids: those are compared in their
+ * own test, and differ where the vendor sends extra events (`checkpoints`) or none at all
+ * (stateless runs). Messages-tuple metadata is the tuple's second item, not under a
+ * `metadata` key.
+ */
+function partsAlike(parts: Part[]): unknown {
+  return parts.map(({ id: _id, ...part }) => {
+    if (!part.event.startsWith("messages") || !Array.isArray(part.data) || part.data.length !== 2 || part.event.startsWith("messages/")) return runAlike(part);
+    const [chunk, metadata] = part.data as [unknown, Record<string, unknown>];
+    return runAlike({ event: part.event, data: [chunk, Object.fromEntries(Object.entries(metadata).filter(([key]) => !VENDOR_RUN_METADATA.includes(key)))] });
+  });
+}
+
+/**
+ * Thread states compared alike, beyond runAlike():
+ * - checkpoint metadata: the vendor's checkpointer copies the run's configurable into it
+ *   (storage/checkpoint.mjs put(): the user, headers, and in subgraphs LangGraph's task
+ *   keys); ours stores the run's metadata only, without LangGraph's per-task keys;
+ * - ours adds the state's pending `interrupts` at the top of each state, as the
+ *   vendor's Python server does; the JS server has them only on tasks.
+ */
+const CONFIGURABLE_IN_CHECKPOINTS = [
+  ...VENDOR_CONFIGURABLE,
+  "langgraph_auth_user",
+  "langgraph_auth_user_id",
+  "langgraph_auth_permissions",
+  "checkpoint_map",
+  "checkpoint_ns",
+  "langgraph_checkpoint_ns",
+  "langgraph_node",
+  "langgraph_path",
+  "langgraph_step",
+  "langgraph_triggers",
+];
+function stateAlike(value: unknown): unknown {
+  const walk = (inner: unknown): unknown => {
+    if (Array.isArray(inner)) return inner.map(walk);
+    if (!inner || typeof inner !== "object") return inner;
+    const isState = "values" in inner && "next" in inner && "tasks" in inner;
+    return Object.fromEntries(Object.entries(inner).filter(([key]) => !(isState && key === "interrupts")).map(([key, item]) => [key, walk(item)]));
+  };
+  return walk(omitWithin(runAlike(value), "metadata", CONFIGURABLE_IN_CHECKPOINTS));
+}
+
+/** The event names, with the ids in subgraph namespaces ("debug|child:<id>") normalised. */
+const eventsOf = (parts: Part[]) => parts.map((part) => normalise(part.event));
+
 const systemAssistant = async (client: Client, graphId: string) => (await client.assistants.search({ graphId, metadata: { created_by: "system" } }))[0]!;
 
 describe("side by side with the vendor's JS server on the everything fixture", () => {
@@ -120,6 +187,242 @@ describe("side by side with the vendor's JS server on the everything fixture", (
         return normalise({ drawn, before: { next: before.next, values: before.values }, after: { next: after.next, values: after.values, source: after.metadata?.source } });
       });
       expect(answers.ours).toEqual(answers.vendor);
+    });
+  });
+
+  describe("schemas (point 3)", () => {
+    const schemasOf = (graphId: string) => both(async (s) => s.as(ALICE).assistants.getSchemas((await systemAssistant(s.as(ALICE), graphId)).assistant_id));
+
+    it("zod: the same schemas", async () => {
+      const answers = await schemasOf("zod4");
+      expect(normalise(answers.ours)).toEqual(normalise(answers.vendor));
+    });
+
+    it("Annotation.Root with separate input, output and context: the same input, output, config and context", async () => {
+      const { ours: mine, vendor: theirs } = await schemasOf("annotation");
+      expect(without(mine, "state_schema")).toEqual(without(theirs, "state_schema"));
+      // The vendor's compiler reads the state of a graph with a separate input as the
+      // input's fields only ({topic}); ours lists every channel, with its doc comment.
+      expect(keysOf((theirs.state_schema as { properties: object }).properties)).toEqual(["topic"]);
+      expect(keysOf((mine.state_schema as { properties: object }).properties)).toEqual(["count", "mood", "notes", "topic"]);
+    });
+
+    it("MessagesAnnotation: the same fields and config; messages items described differently", async () => {
+      const { ours: mine, vendor: theirs } = await schemasOf("messages");
+      for (const key of ["input_schema", "output_schema", "state_schema"] as const) {
+        const [a, b] = [mine[key], theirs[key]] as Array<{ properties: Record<string, { type: string; items: { $ref: string } }> }>;
+        expect(keysOf(a.properties)).toEqual(keysOf(b.properties));
+        expect(a.properties.messages!.type).toBe(b.properties.messages!.type);
+        // The vendor's compiler expands the BaseMessage class (its methods' types and
+        // private fields included, under a generic name); ours describes the message as
+        // it travels on the wire. Both are an array of $ref'd message objects.
+        expect(b.properties.messages!.items.$ref).toMatch(/^#\/definitions\/BaseMessage/);
+        expect(a.properties.messages!.items.$ref).toBe("#/definitions/BaseMessage");
+      }
+      expect(without(mine, "input_schema", "output_schema", "state_schema")).toEqual(without(theirs, "input_schema", "output_schema", "state_schema"));
+    });
+
+    it("TypeScript-typed state: the vendor's compiler reads nothing, ours the interface", async () => {
+      const { ours: mine, vendor: theirs } = await schemasOf("typed");
+      // `new StateGraph<Ticket>({channels})`: the vendor answers empty object schemas.
+      const empty = { type: "object", $schema: "http://json-schema.org/draft-07/schema#" };
+      expect(theirs).toMatchObject({ input_schema: empty, output_schema: empty, state_schema: empty });
+      expect(keysOf((mine.state_schema as { properties: object }).properties)).toEqual(["assignee", "labels", "meta", "priority", "title"]);
+      expect(without(mine, "input_schema", "output_schema", "state_schema")).toEqual(without(theirs, "input_schema", "output_schema", "state_schema"));
+    });
+
+    it("subgraphs: the same keys, and the vendor's fields alike", async () => {
+      const answers = await both(async (s) => {
+        const client = s.as(ALICE);
+        const id = (await systemAssistant(client, "parent")).assistant_id;
+        return { flat: await client.assistants.getSubgraphs(id), deep: await client.assistants.getSubgraphs(id, { recurse: true }), child: await client.assistants.getSubgraphs(id, { namespace: "child", recurse: true }) };
+      });
+      for (const view of ["flat", "deep", "child"] as const) {
+        const [mine, theirs] = [answers.ours[view], answers.vendor[view]];
+        expect(keysOf(mine), view).toEqual(keysOf(theirs));
+        // Ours also carries the *_schema fields of /schemas for each subgraph.
+        for (const key of Object.keys(theirs)) expect(without(mine[key], "input_schema", "output_schema", "state_schema", "config_schema", "context_schema"), `${view} ${key}`).toEqual(theirs[key]);
+      }
+    });
+  });
+
+  describe("streams and state (point 4)", () => {
+    it("SSE event ids start at 0", async () => {
+      const answers = await both(async (s) => {
+        const thread = await s.as(ALICE).threads.create();
+        const response = await s.raw(`/threads/${thread.thread_id}/runs/stream`, {
+          method: "POST",
+          token: ALICE,
+          body: JSON.stringify({ assistant_id: "annotation", input: { topic: "ids" }, stream_mode: ["values"] }),
+        });
+        return [...(await response.text()).matchAll(/^id: (\d+)$/gm)].map((match) => Number(match[1]));
+      });
+      expect(answers.ours).toEqual(answers.vendor);
+      expect(answers.ours.slice(0, 3)).toEqual([0, 1, 2]);
+    });
+
+    it("messages, messages-tuple, updates, values, debug and custom: the same events, in the same order, alike", async () => {
+      const answers = await both(async (s) => {
+        const client = s.as(ALICE);
+        const modes = ["messages", "messages-tuple", "updates", "values", "debug", "custom"] as const;
+        const chat = await client.threads.create();
+        const talk = await collect(client.runs.stream(chat.thread_id, "messages", { input: human("hi you"), streamMode: [...modes] }) as AsyncIterable<Part>);
+        const work = await collect(client.runs.stream(null, "progress", { input: {}, streamMode: [...modes] }) as AsyncIterable<Part>);
+        return { talk, work };
+      });
+      expect(eventsOf(answers.ours.talk)).toEqual(eventsOf(answers.vendor.talk));
+      expect(partsAlike(answers.ours.talk)).toEqual(partsAlike(answers.vendor.talk));
+      // A stateless run: the vendor runs it without a checkpointer (stream.mjs,
+      // `checkpointer: kwargs.temporary ? null : undefined`), so its debug mode has no
+      // checkpoint events; ours runs it on a temporary thread, with them.
+      const noCheckpoints = (parts: Part[]) => parts.filter((part) => !(part.event === "debug" && (part.data as { type?: string }).type === "checkpoint"));
+      expect(answers.vendor.work.length).toBe(noCheckpoints(answers.vendor.work).length);
+      // Nor does the vendor number a stateless run's events (no id: lines; it cannot be
+      // rejoined); ours numbers them from 0 as any other.
+      expect(answers.vendor.work.map((part) => part.id ?? null)).toEqual(answers.vendor.work.map(() => null));
+      expect(answers.ours.work[0]!.id).toBe("0");
+      expect(eventsOf(noCheckpoints(answers.ours.work))).toEqual(eventsOf(answers.vendor.work));
+      expect(partsAlike(noCheckpoints(answers.ours.work))).toEqual(partsAlike(answers.vendor.work));
+      expect(answers.ours.work.filter((part) => part.event === "custom").map((part) => part.data)).toEqual([{ progress: 50 }, { progress: 100 }]);
+    });
+
+    it("subgraphs with interrupts: streamed events, thread state with tasks' path and nested state, and history alike", async () => {
+      const answers = await both(async (s) => {
+        const client = s.as(ALICE);
+        const thread = await client.threads.create();
+        const parts = await collect(client.runs.stream(thread.thread_id, "parent", { input: { question: "why?" }, streamMode: ["updates", "values", "debug"], streamSubgraphs: true }) as AsyncIterable<Part>);
+        const nested = await client.threads.getState(thread.thread_id, undefined, { subgraphs: true });
+        const flat = await client.threads.getState(thread.thread_id);
+        const history = await client.threads.getHistory(thread.thread_id);
+        const resumed = await client.runs.wait(thread.thread_id, "parent", { command: { resume: "because" } });
+        return { parts, nested, flat, history, resumed };
+      });
+      // The vendor forwards the library's `checkpoints` envelopes ({id, parent_id, source,
+      // step}) that streamEvents adds with subgraphs and values (stream.mjs, "Lightweight
+      // envelopes pair with values on the v3 path"); ours sends none.
+      const vendorParts = answers.vendor.parts.filter((part) => !part.event.startsWith("checkpoints"));
+      expect(answers.vendor.parts.length).toBeGreaterThan(vendorParts.length);
+      expect(eventsOf(answers.ours.parts)).toEqual(eventsOf(vendorParts));
+      // In the debug checkpoint written as the grandchild interrupts, the vendor's task
+      // already carries the interrupt (and result {}, error null); ours an empty list.
+      const stripTaskOutcome = (value: unknown) => JSON.parse(JSON.stringify(value), (key, inner) => (key === "tasks" && Array.isArray(inner) ? inner.map((task: object) => without(task, "interrupts", "result", "error")) : inner));
+      expect(stripTaskOutcome(partsAlike(answers.ours.parts))).toEqual(stripTaskOutcome(partsAlike(vendorParts)));
+      for (const view of ["nested", "flat", "history", "resumed"] as const) expect(stateAlike(answers.ours[view]), view).toEqual(stateAlike(answers.vendor[view]));
+      const task = (answers.ours.flat.tasks[0] ?? {}) as { path?: unknown; checkpoint?: Record<string, unknown> };
+      expect(task.path).toEqual(["__pregel_pull", "child"]);
+    });
+
+    it("RemoteGraph: stateless runs with if_not_exists, and runs on a thread, answer alike", async () => {
+      const answers = await both(async (s) => {
+        const remote = new RemoteGraph({ graphId: "annotation", url: s.url, headers: { authorization: `Bearer ${ALICE}` } });
+        const invoked = await remote.invoke({ topic: "remote" });
+        const streamed: unknown[] = [];
+        for await (const chunk of await remote.stream({ topic: "streamed" }, { streamMode: "updates" })) streamed.push(chunk);
+        const thread = await s.as(ALICE).threads.create();
+        const onThread = await remote.invoke({ topic: "kept" }, { configurable: { thread_id: thread.thread_id } });
+        const state = await remote.getState({ configurable: { thread_id: thread.thread_id } });
+        const wrong = await s.raw("/runs/wait", { method: "POST", token: ALICE, body: JSON.stringify({ assistant_id: "annotation", input: { topic: "x" }, if_not_exists: "maybe" }) });
+        return normalise({ invoked, streamed, onThread, values: state.values, next: state.next, wrong: wrong.status >= 400 && wrong.status < 500 });
+      });
+      expect(answers.ours).toEqual(answers.vendor);
+    });
+  });
+
+  describe("langgraph.json features (point 5)", () => {
+    it("http.app: routes, middleware that refuses and marks, behind custom auth", async () => {
+      const answers = await both(async (s) => {
+        const hello = await s.raw("/hello?name=x", { token: ALICE });
+        const echo = await s.raw("/echo", { method: "POST", token: ALICE, body: JSON.stringify({ a: 1 }) });
+        const blocked = await s.raw("/threads/search", { method: "POST", token: ALICE, body: "{}", headers: { "x-block": "yes" } });
+        const anonymous = await s.raw("/hello");
+        const shadowed = await s.raw("/ok", { token: ALICE });
+        return {
+          hello: [hello.status, hello.headers.get("x-served-by"), await hello.json()],
+          echo: [echo.status, await echo.json()],
+          blocked: [blocked.status, await blocked.json()],
+          // The vendor's 401 body is its HTTPException's message as text/plain; ours
+          // {"detail": message} as every error of ours: compare the status only.
+          anonymous: anonymous.status,
+          shadowed: [shadowed.status, await shadowed.json()],
+        };
+      });
+      expect(answers.ours).toEqual(answers.vendor);
+    });
+
+    it("/ok without a token: the vendor puts it behind custom auth, ours leaves the health check open", async () => {
+      // A documented difference: deployments probe /ok without credentials (decision 0015).
+      const answers = await both(async (s) => (await s.raw("/ok")).status);
+      expect(answers).toEqual({ ours: 200, vendor: 401 });
+    });
+
+    it("ui: POST /ui/{name} with the name only, as the SDK's LoadExternalComponent sends it", async () => {
+      const answers = await both(async (s) => {
+        const host = new URL(s.url).host;
+        const asked = await s.raw("/ui/messages", { method: "POST", token: ALICE, body: JSON.stringify({ name: "weather" }) });
+        const missing = await s.raw("/ui/nobody", { method: "POST", token: ALICE, body: JSON.stringify({ name: "weather" }) });
+        const anonymous = await s.raw("/ui/messages", { method: "POST", body: JSON.stringify({ name: "weather" }) });
+        const invalid = await s.raw("/ui/messages", { method: "POST", token: ALICE, body: JSON.stringify({}) });
+        const fragment = (await asked.text()).replaceAll(host, "<host>");
+        const script = fragment.match(/src="([^"]+)"/)?.[1]?.replace("<host>", host);
+        const bundle = script ? await fetch(script) : undefined;
+        return {
+          asked: [asked.status, fragment],
+          missing: missing.status,
+          anonymous: anonymous.status,
+          // Bad input: the vendor's zod validator answers 400, ours 422 as for every body.
+          invalid: invalid.status >= 400 && invalid.status < 500,
+          bundle: [bundle?.status, (await bundle?.text())?.includes("Weather in ")],
+        };
+      });
+      expect(answers.ours).toEqual(answers.vendor);
+    });
+
+    it("auth.path: each user sees only their own threads, with the same status codes", async () => {
+      const answers = await both(async (s) => {
+        const [alice, bob] = [s.as(ALICE), s.as(BOB)];
+        const mine = await alice.threads.create({ metadata: { topic: "a" } });
+        await alice.runs.wait(mine.thread_id, "annotation", { input: { topic: "private" } });
+        const bobs = await bob.threads.create();
+        const seen = async (client: Client) => (await client.threads.search({ limit: 100 })).map((thread) => thread.thread_id);
+        return {
+          metadata: mine.metadata,
+          aliceSeesOwn: (await seen(alice)).includes(mine.thread_id),
+          aliceSeesBobs: (await seen(alice)).includes(bobs.thread_id),
+          bobSeesAlices: (await seen(bob)).includes(mine.thread_id),
+          get: await status(bob.threads.get(mine.thread_id)),
+          state: await status(bob.threads.getState(mine.thread_id)),
+          history: await status(bob.threads.getHistory(mine.thread_id)),
+          update: await status(bob.threads.update(mine.thread_id, { metadata: { owner: "bob" } })),
+          run: await status(bob.runs.wait(mine.thread_id, "annotation", { input: { topic: "stolen" } })),
+          runs: await status(bob.runs.list(mine.thread_id)),
+          remove: await status(bob.threads.delete(mine.thread_id)),
+          stillThere: await status(alice.threads.get(mine.thread_id)),
+          anonymous: await status(new Client({ apiUrl: s.url }).threads.search()),
+          forged: await status(s.as("token-mallory").threads.search()),
+        };
+      });
+      expect(answers.ours).toEqual(answers.vendor);
+      expect(answers.ours).toMatchObject({ aliceSeesOwn: true, bobSeesAlices: false, get: 404, anonymous: 401 });
+    });
+  });
+
+  describe("crons (point 6)", () => {
+    it("the vendor's in-memory server has none: its /info says so and its cron routes answer 500", async () => {
+      // langgraph-api 1.5.1 api/runs.mjs: every cron route throws HTTPException(500,
+      // "Not implemented"), and meta.mjs reports flags.crons false. Ours serves them
+      // (test/agentserver/crons*.test.ts); here only the flag and a round trip are compared
+      // with what the vendor documents for its cloud server (the Cron shape of the SDK).
+      const flags = await both(async (s) => ((await (await s.raw("/info")).json()) as { flags: Record<string, boolean> }).flags.crons);
+      expect(flags).toEqual({ ours: true, vendor: false });
+      // A body its validator accepts (it wants uuids for thread_id and assistant_id), so that the route itself answers.
+      const assistant = await systemAssistant(theirs.as(ALICE), "annotation");
+      const body = { assistant_id: assistant.assistant_id, thread_id: crypto.randomUUID(), schedule: "* * * * *" };
+      const vendorCron = await theirs.raw("/runs/crons", { method: "POST", token: ALICE, body: JSON.stringify(body) });
+      expect(vendorCron.status).toBe(500);
+      const alice = ours.as(ALICE);
+      const cron = await alice.crons.create("annotation", { schedule: "0 0 1 1 *", input: { topic: "yearly" } });
+      expect(Object.keys(cron)).toEqual(expect.arrayContaining(["cron_id", "assistant_id", "schedule", "payload", "next_run_date", "enabled"]));
+      await alice.crons.delete(cron.cron_id);
     });
   });
 });

@@ -49,3 +49,14 @@ function drop(value: unknown, path: string[]): unknown {
 
 /** The sorted keys of an object, for comparing shapes whose contents differ by design. */
 export const keysOf = (value: unknown): string[] => Object.keys((value ?? {}) as object).sort();
+
+/** A copy of `value` where every object held under the key `parent`, at any depth, lacks `keys`. */
+export function omitWithin(value: unknown, parent: string, keys: string[]): unknown {
+  const walk = (inner: unknown, under: string | undefined): unknown => {
+    if (Array.isArray(inner)) return inner.map((item) => walk(item, undefined));
+    if (!inner || typeof inner !== "object") return inner;
+    const entries = Object.entries(inner).filter(([key]) => under !== parent || !keys.includes(key));
+    return Object.fromEntries(entries.map(([key, item]) => [key, walk(item, key)]));
+  };
+  return walk(value, undefined);
+}
