@@ -328,6 +328,28 @@ describe("side by side with the vendor's JS server on the everything fixture", (
     });
   });
 
+  it("the API description: ours serves the vendor's OpenAPI document, /docs listed; its JS server serves neither", async () => {
+    // langgraph-api 1.5.1 routes no /openapi.json and no /docs (api/meta.mjs): the
+    // document ours serves is the one the vendor publishes for its platform server.
+    const answers = await both(async (s) => [(await s.raw("/openapi.json", { token: ALICE })).status, (await s.raw("/docs", { token: ALICE })).status]);
+    expect(answers).toEqual({ ours: [200, 200], vendor: [404, 404] });
+  });
+
+  it("store: put, get, search and namespaces alike (no store handler in the fixture's auth)", async () => {
+    const answers = await both(async (s) => {
+      const store = s.as(ALICE).store;
+      await store.putItem(["notes", "alice"], "first", { text: "hello there", n: 1 });
+      await store.putItem(["notes", "alice"], "second", { text: "goodbye", n: 2 });
+      const item = await store.getItem(["notes", "alice"], "first");
+      const found = await store.searchItems(["notes"], { filter: { n: 2 } });
+      const namespaces = await store.listNamespaces({ prefix: ["notes"] });
+      await store.deleteItem(["notes", "alice"], "first");
+      const gone = await store.getItem(["notes", "alice"], "first");
+      return normalise({ item, found, namespaces, gone });
+    });
+    expect(answers.ours).toEqual(answers.vendor);
+  });
+
   describe("langgraph.json features (point 5)", () => {
     it("http.app: routes, middleware that refuses and marks, behind custom auth", async () => {
       const answers = await both(async (s) => {
