@@ -119,13 +119,14 @@ describe("langgraph.json http.app, configurable_headers and ui", () => {
     const fragment = await fetch(`${agent.url}/ui/agent`, {
       method: "POST",
       headers: { "content-type": "application/json" },
-      body: JSON.stringify({ name: "weather", shadowRootId: "root-1" }),
+      // As the SDK's LoadExternalComponent sends it: the name only.
+      body: JSON.stringify({ name: "weather" }),
     });
     expect(fragment.status).toBe(200);
     expect(fragment.headers.get("content-type")).toContain("text/html");
     expect((await fragment.text()).split("\n")).toEqual([
       `<link rel="stylesheet" href="http://${host}/ui/agent/entrypoint.css" />`,
-      `<script src="http://${host}/ui/agent/entrypoint.js" onload='__LGUI_agent.render("weather", "root-1")'></script>`,
+      `<script src="http://${host}/ui/agent/entrypoint.js" onload='__LGUI_agent.render("weather", "{{shadowRootId}}")'></script>`,
     ]);
 
     const script = await fetch(`http://${host}/ui/agent/entrypoint.js`);
@@ -143,11 +144,11 @@ describe("langgraph.json http.app, configurable_headers and ui", () => {
     expect(css.headers.get("content-type")).toContain("text/css");
     expect(await css.text()).toContain(".weather-card");
 
-    const unknown = await fetch(`${agent.url}/ui/nobody`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ name: "x", shadowRootId: "r" }) });
+    const unknown = await fetch(`${agent.url}/ui/nobody`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ name: "x" }) });
     expect(unknown.status).toBe(404);
-    const invalid = await fetch(`${agent.url}/ui/agent`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ name: "weather" }) });
+    const invalid = await fetch(`${agent.url}/ui/agent`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ shadowRootId: "r" }) });
     expect(invalid.status).toBe(422);
-    expect(await invalid.text()).toContain("shadowRootId");
+    expect(await invalid.text()).toContain("name");
   });
 });
 
