@@ -77,6 +77,9 @@ export function registerAgentCommand(program: CommandType): void {
             console.error(`slipway agent: storage lost: ${error.message}`);
             process.exit(1);
           });
+          // Where graphs (and each run's metadata) find this server, as under the vendor's
+          // dev server; a deployment's supervisor sets its public URL instead.
+          process.env.LANGGRAPH_API_URL ??= server.url;
           // One machine-readable line: the control plane and tests read the address from it.
           console.log(JSON.stringify({ event: "listening", url: server.url, storage: server.storage }));
           const shutdown = async () => {

@@ -196,7 +196,7 @@ describe("a plain fetch handler under http.mount_prefix, behind --api-key", () =
     await leaveMidStream(server.url, key);
   });
 
-  it("checks the API key and sets CORS headers on the handler's routes too; no header goes into runs without configurable_headers", async () => {
+  it("checks the API key and sets CORS headers on the handler's routes too; without configurable_headers a run gets the vendor's default headers, never the API key", async () => {
     const without = await fetch(`${base}/api/ping`, { headers: { origin: "https://ui.example" } });
     expect(without.status).toBe(401);
     expect(without.headers.get("access-control-allow-origin")).toBe("https://ui.example");
@@ -213,7 +213,8 @@ describe("a plain fetch handler under http.mount_prefix, behind --api-key", () =
     const result = (await new Client({ apiUrl: server.url, apiKey: "secret", defaultHeaders: { "x-user-id": "u" } }).runs.wait(null, "agent", {
       input: { text: "plain" },
     })) as { headers: Record<string, unknown> };
-    expect(result.headers).toEqual({});
+    // The vendor's JS server copies every x-* header but its credentials when nothing is configured.
+    expect(result.headers).toEqual({ "x-user-id": "u" });
   });
 });
 
