@@ -39,6 +39,8 @@ export async function compareRouter(options: {
   rounds: number;
   seconds: number;
   concurrency: number;
+  /** Only the workloads whose name starts with this. */
+  workload?: string;
 }): Promise<RouterComparison> {
   const build = /Starting the agent server \(build ([0-9a-f]+)\)/.exec(options.deployLog)?.[1];
   if (!build) throw new Error("no build named in the deploy log");
@@ -52,7 +54,7 @@ export async function compareRouter(options: {
       { name: "runs.wait (stateless run of `agent`)", call: (client) => client.runs.wait(null, "agent", { input: { messages: [{ role: "human", content: "hi" }] } }) },
     ];
     const results: RouterComparison["workloads"] = [];
-    for (const workload of workloads) {
+    for (const workload of workloads.filter((w) => w.name.startsWith(options.workload ?? ""))) {
       const samples = { direct: [] as number[][], router: [] as number[][] };
       const cpu = { direct: 0, router: 0 };
       for (let round = 0; round < options.rounds; round++) {

@@ -111,9 +111,10 @@ export function createDeploymentRouter(deps: RouterDeps): DeploymentRouter {
     const group = await serving(target.id, found);
     if (!group) return;
     const process_ = group.pick();
-    if (!process_?.url) return unavailable(res, `Deployment ${target.id} is starting: try again in a moment.`);
+    const endpoint = process_?.endpoint;
+    if (!endpoint) return unavailable(res, `Deployment ${target.id} is starting: try again in a moment.`);
     group.begin();
-    forward(req, res, { origin: process_.url, path: target.path, apiKey: group.internalKey, prefix: target.prefix }, () => group.end());
+    forward(req, res, { endpoint, path: target.path, apiKey: group.internalKey, prefix: target.prefix }, () => group.end());
 
     async function serving(id: string, row: RoutedDeployment): Promise<RevisionGroup | undefined> {
       // A process that is starting (after a restart, or restarting after a crash) is waited for briefly.
