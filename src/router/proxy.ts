@@ -1,4 +1,4 @@
-import { Agent, request, type IncomingHttpHeaders, type IncomingMessage, type OutgoingHttpHeaders, type ServerResponse } from "node:http";
+import { Agent, request, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AgentEndpoint } from "./endpoint.ts";
 
 /**
@@ -7,9 +7,9 @@ import type { AgentEndpoint } from "./endpoint.ts";
  * uncompressed, with no timeout; a client that goes away closes the upstream request
  * too, so the agent sees the disconnect (on_disconnect).
  *
- * Small answers of known length (most API calls) are collected and sent in one write,
- * head and body together: on loopback every write is a system call that wakes the
- * reader, and that is most of what proxying costs (docs/decisions/0018).
+ * Small answers of known length (most API calls) are collected and sent with one
+ * end(): head and body in one write, without a pipe's stream steps. What proxying
+ * costs is mostly the two extra writes that wake a process (docs/decisions/0018).
  */
 
 /** Hop-by-hop headers (RFC 9110 §7.6.1) are the two connections' own business. */
@@ -92,27 +92,47 @@ export function forward(req: IncomingMessage, res: ServerResponse, target: Forwa
   else req.pipe(upstream);
 }
 
-function upstreamHeaders(req: IncomingMessage, target: ForwardTarget): OutgoingHttpHeaders {
-  const headers: OutgoingHttpHeaders = {};
+/*
+ * Headers go out as flat [name, value, ...] lists: Node then writes them as they are,
+ * without a setHeader (and its checks) for each one.
+ */
+
+const PROXY_SET = new Set(["x-api-key", "host", "x-forwarded-for", "x-forwarded-host", "x-forwarded-proto", "x-forwarded-prefix"]);
+
+function upstreamHeaders(req: IncomingMessage, target: ForwardTarget): string[] {
   const given = req.headers;
-  for (const name in given) {
-    if (!HOP_BY_HOP.has(name) && name !== "x-api-key" && name !== "host") headers[name] = given[name];
-  }
-  headers["x-api-key"] = target.apiKey;
+  const out: string[] = [];
+  copyHeaders(given, out, PROXY_SET);
   const forwardedFor = given["x-forwarded-for"];
   const peer = req.socket.remoteAddress ?? "";
-  headers["x-forwarded-for"] = forwardedFor ? `${forwardedFor}, ${peer}` : peer;
-  headers["x-forwarded-host"] = given.host ?? "";
-  headers["x-forwarded-proto"] = "encrypted" in req.socket ? "https" : "http";
-  headers["x-forwarded-prefix"] = target.prefix;
-  return headers;
+  out.push(
+    "host",
+    "localhost",
+    "x-api-key",
+    target.apiKey,
+    "x-forwarded-for",
+    forwardedFor ? `${forwardedFor}, ${peer}` : peer,
+    "x-forwarded-host",
+    given.host ?? "",
+    "x-forwarded-proto",
+    "encrypted" in req.socket ? "https" : "http",
+    "x-forwarded-prefix",
+    target.prefix,
+  );
+  return out;
 }
 
-function downstreamHeaders(headers: IncomingHttpHeaders): OutgoingHttpHeaders {
-  const out: OutgoingHttpHeaders = {};
-  for (const name in headers) {
-    const value = headers[name];
-    if (value !== undefined && !HOP_BY_HOP.has(name)) out[name] = value;
-  }
+function downstreamHeaders(headers: IncomingHttpHeaders): string[] {
+  const out: string[] = [];
+  copyHeaders(headers, out);
   return out;
+}
+
+function copyHeaders(headers: IncomingHttpHeaders, out: string[], skip?: Set<string>): void {
+  for (const name in headers) {
+    if (HOP_BY_HOP.has(name) || skip?.has(name)) continue;
+    const value = headers[name];
+    if (typeof value === "string") out.push(name, value);
+    else if (value) for (const each of value) out.push(name, each);
+  }
 }

@@ -122,6 +122,19 @@ describe("the deployment router", () => {
     expect(all.filter((event) => event === "values").length).toBeGreaterThanOrEqual(3);
   });
 
+  it("answers whole, small ones collected and large ones streamed (bodies of several chunks both ways)", async () => {
+    serve();
+    const client = new Client({ apiUrl: url(), apiKey: owner.api_key });
+    for (const size of [100_000, 600_000]) {
+      const note = "n".repeat(size);
+      const thread = await client.threads.create({ metadata: { note } });
+      const answer = await fetch(url(`/threads/${thread.thread_id}`), { headers: { "x-api-key": owner.api_key } });
+      expect(answer.status).toBe(200);
+      expect(Number(answer.headers.get("content-length") ?? size)).toBeGreaterThan(size);
+      expect((await answer.json()).metadata.note).toBe(note);
+    }
+  });
+
   it("passes a client's disconnect to the agent: a run with on_disconnect=cancel stops", async () => {
     serve();
     const client = new Client({ apiUrl: url(), apiKey: owner.api_key });
