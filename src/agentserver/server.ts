@@ -40,7 +40,12 @@ import { threadExists } from "./threads/repository.ts";
 import { SLIPWAY_VERSION } from "../config/version.ts";
 
 export interface RunningAgentServer {
+  /** `http://host:port<prefix>`, or on a socket `http+unix://<path, URL-encoded><prefix>`. */
   url: string;
+  /** The socket it listens on (options.socketPath), if any. */
+  socketPath?: string;
+  /** http.mount_prefix: where the API lives below the root ("" without one). */
+  basePath: string;
   app: FastifyInstance;
   storage: "pglite" | "postgres";
   db: Database;
@@ -214,7 +219,8 @@ async function assemble(db: Database, project: PreparedProject, options: AgentSe
   projectHttp.registerRoutes(app);
   projectHttp.attach(app, { apiKey: options.apiKey, exposedHeaders, customAuth });
 
-  await app.listen({ port: options.port ?? AGENT_DEFAULTS.port, host: options.host ?? AGENT_DEFAULTS.host });
+  if (options.socketPath) await app.listen({ path: options.socketPath });
+  else await app.listen({ port: options.port ?? AGENT_DEFAULTS.port, host: options.host ?? AGENT_DEFAULTS.host });
   await pool.start();
   await crons.scheduler.start();
   store.start();
@@ -229,15 +235,15 @@ async function assemble(db: Database, project: PreparedProject, options: AgentSe
     deleteOldRunResults(db).catch((error) => log.warn({ err: error }, "removing old stateless run results failed"));
   }, (threadTtl?.sweepIntervalMinutes ?? 1) * 60_000);
   ttlSweep.unref();
-  const address = app.server.address();
-  const port = typeof address === "object" && address ? address.port : options.port;
-  const host = options.host ?? AGENT_DEFAULTS.host;
   // Under http.mount_prefix the API lives below it, /ok included.
-  const url = `http://${host.includes(":") ? `[${host}]` : host}:${port}${config.http.mountPrefix ?? ""}`;
+  const basePath = config.http.mountPrefix ?? "";
+  const url = options.socketPath ? `http+unix://${encodeURIComponent(options.socketPath)}${basePath}` : `${tcpOrigin(app, options)}${basePath}`;
 
   let closed = false;
   return {
     url,
+    socketPath: options.socketPath,
+    basePath,
     app,
     storage: db.kind,
     db,
@@ -263,4 +269,11 @@ async function assemble(db: Database, project: PreparedProject, options: AgentSe
       await db.close();
     },
   };
+}
+
+function tcpOrigin(app: FastifyInstance, options: AgentServerOptions): string {
+  const address = app.server.address();
+  const port = typeof address === "object" && address ? address.port : options.port;
+  const host = options.host ?? AGENT_DEFAULTS.host;
+  return `http://${host.includes(":") ? `[${host}]` : host}:${port}`;
 }

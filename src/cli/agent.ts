@@ -20,6 +20,7 @@ export function registerAgentCommand(program: CommandType): void {
         .requiredOption("--config <path>", "path to the project's langgraph.json (required)")
         .option("--port <port>", "port to listen on (0 picks a free one)", positiveInt("--port"), AGENT_DEFAULTS.port)
         .option("--host <host>", "address to bind", AGENT_DEFAULTS.host)
+        .option("--socket <path>", "listen on this Unix socket (a named pipe on Windows) instead of --host/--port")
         .option("--data-dir <dir>", "embedded database directory", AGENT_DEFAULTS.dataDir)
         .option("--database-url <url>", "PostgreSQL server instead of the embedded database (env SLIPWAY_DATABASE_URL)")
         .option("--database-schema <name>", "schema for this server's tables", AGENT_DEFAULTS.schema)
@@ -36,10 +37,18 @@ export function registerAgentCommand(program: CommandType): void {
             "applies to the control plane (slipway up), not to agent servers. --no-rate-limit is accepted and keeps them off.\n" +
             "\n--check prints {\"event\":\"check\",\"ok\":true,\"graphs\":[...]} on stdout and exits 0, or the cause on stderr\n" +
             "(graph, file, error and its first stack lines) and {\"event\":\"check\",\"ok\":false,\"error\":...} and exits 1.\n" +
-            "Graphs exported as factories of their config are imported but not called: they need a run's config.",
+            "Graphs exported as factories of their config are imported but not called: they need a run's config.\n" +
+            "\n--socket <path> serves the API on a Unix socket instead of a TCP port (the control plane starts its\n" +
+            "agent processes so). The path must not exist yet; the socket is removed when the server stops. The\n" +
+            "listening line then reads {\"event\":\"listening\",\"socket\":<path>,\"base_path\":<http.mount_prefix>,\n" +
+            "\"url\":\"http+unix://<path, URL-encoded><base_path>\",...}. Call it with e.g. curl --unix-socket <path>.",
         )
-        .action(async (flags) => {
+        .action(async (flags, command: CommandType) => {
           if (flags.check) return runCheck(flags.config);
+          if (flags.socket !== undefined && (command.getOptionValueSource("port") === "cli" || command.getOptionValueSource("host") === "cli")) {
+            console.error("slipway agent: --socket excludes --host and --port (it listens on the socket only)");
+            process.exit(1);
+          }
           const { startAgentServer } = await import("../agentserver/server.ts");
           const { apiKeyIdentity } = await import("../agentserver/api-key.ts");
           const { rateLimitFlagsFrom, rateLimitOptionsFromFlags } = await import("../ratelimit/index.ts");
@@ -47,6 +56,7 @@ export function registerAgentCommand(program: CommandType): void {
             configPath: flags.config,
             port: flags.port,
             host: flags.host,
+            socketPath: flags.socket,
             dataDir: flags.dataDir,
             databaseUrl: flags.databaseUrl,
             schema: flags.databaseSchema,
@@ -68,6 +78,10 @@ export function registerAgentCommand(program: CommandType): void {
           const { describeLoadFailure } = await import("../agentserver/graphs/load-error.ts");
           const server = await startAgentServer(options).catch((error: Error) => {
             // Configuration mistakes (langgraph.json, graphs that fail to load, storage) end here.
+            if ((error as NodeJS.ErrnoException).code === "EADDRINUSE" && options.socketPath) {
+              console.error(`slipway agent: ${options.socketPath} is in use: another server listens there, or a file was left behind (remove it)`);
+              process.exit(1);
+            }
             console.error(`slipway agent: ${describeLoadFailure(error)}`);
             process.exit(1);
           });
@@ -81,7 +95,8 @@ export function registerAgentCommand(program: CommandType): void {
           // dev server; a deployment's supervisor sets its public URL instead.
           process.env.LANGGRAPH_API_URL ??= server.url;
           // One machine-readable line: the control plane and tests read the address from it.
-          console.log(JSON.stringify({ event: "listening", url: server.url, storage: server.storage }));
+          const where = server.socketPath === undefined ? {} : { socket: server.socketPath, base_path: server.basePath };
+          console.log(JSON.stringify({ event: "listening", url: server.url, ...where, storage: server.storage }));
           const shutdown = async () => {
             await server.close();
             process.exit(0);
