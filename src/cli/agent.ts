@@ -92,8 +92,8 @@ export function registerAgentCommand(program: CommandType): void {
             process.exit(1);
           });
           // Where graphs (and each run's metadata) find this server, as under the vendor's
-          // dev server; a deployment's supervisor sets its public URL instead.
-          process.env.LANGGRAPH_API_URL ??= server.url;
+          // dev server (not for a socket: no client outside could use that address).
+          if (server.socketPath === undefined) process.env.LANGGRAPH_API_URL ??= server.url;
           // One machine-readable line: the control plane and tests read the address from it.
           const where = server.socketPath === undefined ? {} : { socket: server.socketPath, base_path: server.basePath };
           console.log(JSON.stringify({ event: "listening", url: server.url, ...where, storage: server.storage }));
