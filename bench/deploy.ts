@@ -12,12 +12,14 @@
  *
  *   --rounds 4 --seconds 4 --concurrency 10   the router comparison's shape
  *   --json <file>                             also write the figures as JSON
+ *   --router-only                             one deploy, then only the router comparison
+ *   --workload threads.get                    only the router workloads whose name starts so
  *
  * Goals (issue #12): warm deploy under 15 s; 0 failed requests; the router at most 10%
  * less throughput and under 1 ms added p50 than calling the process directly.
  */
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { startControlPlane, type ControlPlaneProcess } from "../test/support/control-plane-process.ts";
@@ -33,13 +35,15 @@ const { values: flags } = parseArgs({
     seconds: { type: "string", default: "4" },
     concurrency: { type: "string", default: "10" },
     json: { type: "string" },
+    "router-only": { type: "boolean", default: false },
+    workload: { type: "string" },
   },
 });
 
 const root = mkdtempSync(join(tmpdir(), "slipway-bench-deploy-"));
 let cp: ControlPlaneProcess | undefined;
 
-async function main() {
+async function main(): Promise<Figures> {
   const repo = new TestRepository(join(root, "repos"), "agent");
   writeSampleProject(repo.work, "v1");
   repo.commit({}, "v1");
@@ -68,6 +72,10 @@ async function main() {
     };
     const cold = await deploy("bench-cold");
     console.error(`cold deploy: ${cold.seconds.toFixed(1)} s`);
+    if (flags["router-only"]) {
+      const deployLog = (await cpApi.logs(cold.deployment.id, cold.revision.id, "deploy")).join("\n");
+      return { router: await compareRouter(routerOptions(cp, cold.deployment, deployLog)) };
+    }
     const warm = await deploy("bench-warm");
     console.error(`warm deploy: ${warm.seconds.toFixed(1)} s`);
 
@@ -76,20 +84,25 @@ async function main() {
     console.error(`switch: ${switched.requests} requests, ${switched.failed} failed, new revision in ${switched.seconds.toFixed(1)} s`);
 
     const deployLog = (await cpApi.logs(warm.deployment.id, switched.revisionId, "deploy")).join("\n");
-    const router = await compareRouter({
-      controlPlane: cp,
-      deployment: warm.deployment,
-      deployLog,
-      dataDir: join(root, "cp"),
-      rounds: Number(flags.rounds),
-      seconds: Number(flags.seconds),
-      concurrency: Number(flags.concurrency),
-    });
+    const router = await compareRouter(routerOptions(cp, warm.deployment, deployLog));
     return { cold: cold.seconds, warm: warm.seconds, switched, router };
   } finally {
     await cp?.kill("SIGTERM");
     await git.stop();
   }
+}
+
+function routerOptions(controlPlane: ControlPlaneProcess, deployment: { id: string; url: string }, deployLog: string) {
+  return {
+    controlPlane,
+    deployment,
+    deployLog,
+    dataDir: join(root, "cp"),
+    rounds: Number(flags.rounds),
+    seconds: Number(flags.seconds),
+    concurrency: Number(flags.concurrency),
+    workload: flags.workload,
+  };
 }
 
 /** Where a deploy's time went: its build and deploy log lines, in seconds after the POST (stderr). */
@@ -106,24 +119,35 @@ async function printTimeline(target: ControlPlaneProcess, deploymentId: string, 
   for (const line of lines) console.error(`  +${(line.at / 1000).toFixed(1)} s [${line.type}] ${line.message.slice(0, 160)}`);
 }
 
-function report(figures: { cold: number; warm: number; switched: { requests: number; failed: number; seconds: number }; router: RouterComparison }) {
-  const { router } = figures;
+interface Figures {
+  cold?: number;
+  warm?: number;
+  switched?: { requests: number; failed: number; seconds: number };
+  router: RouterComparison;
+}
+
+function report(figures: Figures) {
+  const { router, switched } = figures;
   const lines = [
-    `bench:deploy, ${new Date().toISOString()}, Node ${process.versions.node}, embedded storage`,
+    `bench:deploy, ${new Date().toISOString()}, Node ${process.versions.node}, embedded storage, load average ${loadavg().map((n) => n.toFixed(2)).join(" ")}`,
     "",
-    "| | figure | goal |",
-    "|---|---:|---|",
-    `| POST → DEPLOYED, cold package cache | ${figures.cold.toFixed(1)} s | |`,
-    `| POST → DEPLOYED, warm package cache | ${figures.warm.toFixed(1)} s | under 15 s |`,
-    `| failed requests during a switch | ${figures.switched.failed} of ${figures.switched.requests} | 0 |`,
-    "",
+    ...(figures.cold !== undefined && figures.warm !== undefined && switched
+      ? [
+          "| | figure | goal |",
+          "|---|---:|---|",
+          `| POST → DEPLOYED, cold package cache | ${figures.cold.toFixed(1)} s | |`,
+          `| POST → DEPLOYED, warm package cache | ${figures.warm.toFixed(1)} s | under 15 s |`,
+          `| failed requests during a switch | ${switched.failed} of ${switched.requests} | 0 |`,
+          "",
+        ]
+      : []),
     `Router cost, SDK workloads at concurrency ${router.concurrency}, ${router.rounds} interleaved rounds of ${router.seconds} s each:`,
     "",
-    "| workload | direct req/s | router req/s | throughput | direct p50 ms | router p50 ms | added p50 ms | control plane CPU µs/request, direct / router |",
+    "| workload | direct req/s | router req/s | throughput | direct p50 ms | router p50 ms | added p50 ms | control plane CPU µs/request, direct / router (of it system) |",
     "|---|---:|---:|---:|---:|---:|---:|---:|",
     ...router.workloads.map(
       (w) =>
-        `| ${w.name} | ${w.direct.rps.toFixed(0)} | ${w.router.rps.toFixed(0)} | ${(((w.router.rps - w.direct.rps) / w.direct.rps) * 100).toFixed(1)}% | ${w.direct.p50.toFixed(2)} | ${w.router.p50.toFixed(2)} | ${(w.router.p50 - w.direct.p50).toFixed(2)} | ${w.direct.controlPlaneCpuUs.toFixed(0)} / ${w.router.controlPlaneCpuUs.toFixed(0)} |`,
+        `| ${w.name} | ${w.direct.rps.toFixed(0)} | ${w.router.rps.toFixed(0)} | ${(((w.router.rps - w.direct.rps) / w.direct.rps) * 100).toFixed(1)}% | ${w.direct.p50.toFixed(2)} | ${w.router.p50.toFixed(2)} | ${(w.router.p50 - w.direct.p50).toFixed(2)} | ${w.direct.controlPlaneCpuUs.toFixed(0)} / ${w.router.controlPlaneCpuUs.toFixed(0)} (${w.direct.controlPlaneSysUs.toFixed(0)} / ${w.router.controlPlaneSysUs.toFixed(0)}) |`,
     ),
     "",
     "Goals: at most 10% less throughput through the router, under 1 ms added p50.",

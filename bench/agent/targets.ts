@@ -1,8 +1,9 @@
 import { execFileSync } from "node:child_process";
 import pg from "pg";
-import { cpSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { cpSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { installPeer, PEER_CLI_VERSION, PEER_DIR } from "../../test/vendor/peer-install.ts";
 import { atExit, freePort, removeOnExit, spawnServer, stopServer, waitHealthy } from "./processes.ts";
 
 /** A server under test: where it listens and how to stop it. */
@@ -13,8 +14,6 @@ export interface Target {
   pid?: number;
   stop(): Promise<void>;
 }
-
-export const PEER_CLI_VERSION = "1.5.1";
 
 // Servers log to files here; kept after the run so a failure can be read.
 export const logDir = mkdtempSync(join(tmpdir(), "slipway-bench-"));
@@ -67,20 +66,14 @@ export async function startOurs(
 
 /**
  * The peer: `langgraphjs dev` of @langchain/langgraph-cli (which serves
- * @langchain/langgraph-api). It is never a dependency of Slipway: it is installed
- * on first use into bench/.peer (git-ignored), and runs a copy of examples/agent
- * placed there so that the graph and the peer share one @langchain/langgraph, and
- * so the files the peer writes beside langgraph.json stay out of the repository.
+ * @langchain/langgraph-api), installed on first use (test/vendor/peer-install.ts).
+ * It runs a copy of examples/agent placed in bench/.peer so that the graph and the
+ * peer share one @langchain/langgraph, and so the files the peer writes beside
+ * langgraph.json stay out of the repository.
  */
 export async function startPeer(repoRoot: string): Promise<Target> {
-  const peerDir = join(repoRoot, "bench/.peer");
-  const cli = join(peerDir, "node_modules/.bin/langgraphjs");
-  if (!existsSync(cli)) {
-    console.error(`installing @langchain/langgraph-cli@${PEER_CLI_VERSION} into bench/.peer (first run only)`);
-    mkdirSync(peerDir, { recursive: true });
-    writeFileSync(join(peerDir, "package.json"), JSON.stringify({ name: "slipway-bench-peer", private: true, type: "module" }, null, 2));
-    execFileSync("npm", ["install", "--prefix", peerDir, "--save-exact", "--no-audit", "--no-fund", "--loglevel=error", `@langchain/langgraph-cli@${PEER_CLI_VERSION}`], { stdio: "inherit" });
-  }
+  const cli = installPeer();
+  const peerDir = PEER_DIR;
   const graphDir = join(peerDir, "agent");
   rmSync(graphDir, { recursive: true, force: true });
   cpSync(join(repoRoot, "examples/agent"), graphDir, { recursive: true });

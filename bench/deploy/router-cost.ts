@@ -23,6 +23,8 @@ interface Measure {
   requests: number;
   /** CPU time of the control plane process (the router, and the embedded database it hosts) per request. */
   controlPlaneCpuUs: number;
+  /** Of it, in the kernel (system calls: sockets, wake-ups). */
+  controlPlaneSysUs: number;
 }
 
 /**
@@ -39,6 +41,8 @@ export async function compareRouter(options: {
   rounds: number;
   seconds: number;
   concurrency: number;
+  /** Only the workloads whose name starts with this. */
+  workload?: string;
 }): Promise<RouterComparison> {
   const build = /Starting the agent server \(build ([0-9a-f]+)\)/.exec(options.deployLog)?.[1];
   if (!build) throw new Error("no build named in the deploy log");
@@ -52,16 +56,18 @@ export async function compareRouter(options: {
       { name: "runs.wait (stateless run of `agent`)", call: (client) => client.runs.wait(null, "agent", { input: { messages: [{ role: "human", content: "hi" }] } }) },
     ];
     const results: RouterComparison["workloads"] = [];
-    for (const workload of workloads) {
+    for (const workload of workloads.filter((w) => w.name.startsWith(options.workload ?? ""))) {
       const samples = { direct: [] as number[][], router: [] as number[][] };
-      const cpu = { direct: 0, router: 0 };
+      const cpu = { direct: [0, 0], router: [0, 0] };
       for (let round = 0; round < options.rounds; round++) {
         // Alternate which goes first, so a drift of the machine weighs on both.
         const order: Array<["direct" | "router", Client]> = round % 2 === 0 ? [["direct", viaDirect], ["router", viaRouter]] : [["router", viaRouter], ["direct", viaDirect]];
         for (const [side, client] of order) {
           const before = cpuMicros(options.controlPlane.child.pid!);
           samples[side].push(await load(() => workload.call(client), options.concurrency, options.seconds));
-          cpu[side] += cpuMicros(options.controlPlane.child.pid!) - before;
+          const after = cpuMicros(options.controlPlane.child.pid!);
+          cpu[side][0] += after[0] - before[0];
+          cpu[side][1] += after[1] - before[1];
         }
       }
       const total = options.rounds * options.seconds;
@@ -88,19 +94,20 @@ async function load(call: () => Promise<unknown>, concurrency: number, seconds: 
   return latencies;
 }
 
-function summarize(rounds: number[][], totalSeconds: number, cpuUs: number): Measure {
+function summarize(rounds: number[][], totalSeconds: number, [user, sys]: number[]): Measure {
   const all = rounds.flat().sort((a, b) => a - b);
-  return { rps: all.length / totalSeconds, p50: all[Math.floor(all.length / 2)] ?? NaN, requests: all.length, controlPlaneCpuUs: cpuUs / Math.max(1, all.length) };
+  const per = (us: number) => us / Math.max(1, all.length);
+  return { rps: all.length / totalSeconds, p50: all[Math.floor(all.length / 2)] ?? NaN, requests: all.length, controlPlaneCpuUs: per(user + sys), controlPlaneSysUs: per(sys) };
 }
 
-/** User + system CPU time of a process so far (Linux /proc; 0 elsewhere), in microseconds. */
-function cpuMicros(pid: number): number {
+/** [user, system] CPU time of a process so far (Linux /proc; 0 elsewhere), in microseconds. */
+function cpuMicros(pid: number): [number, number] {
   try {
     const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
     // utime and stime are fields 14 and 15 of the whole line, in clock ticks (100 per second).
-    return (Number(fields[11]) + Number(fields[12])) * 10_000;
+    return [Number(fields[11]) * 10_000, Number(fields[12]) * 10_000];
   } catch {
-    return 0;
+    return [0, 0];
   }
 }
 

@@ -17,7 +17,11 @@ import { prepareProject, type PreparedProject } from "./graphs/project.ts";
 import { loadGraphs } from "./graphs/registry.ts";
 import { prepareProjectHttp } from "./http-app/project-http.ts";
 import { registerMetaRoutes } from "./meta/routes.ts";
+import { streamChannel } from "./runs/announcements.ts";
 import { RunCompletion } from "./runs/completion.ts";
+import { RunLifecycle } from "./runs/lifecycle.ts";
+import { subscribeRunParts } from "./runs/lifecycle-listeners.ts";
+import { threadRunFeed } from "./runs/run-feed.ts";
 import { WorkerPool } from "./runs/worker-pool.ts";
 import { AssistantHandoff } from "./runs/assistant-handoff.ts";
 import { createRunProcessor } from "./runs/engine.ts";
@@ -32,11 +36,16 @@ import { StreamRelay } from "./stream/relay.ts";
 import { endOpenStreams } from "./stream/sse.ts";
 import { registerThreadStreamRoutes } from "./stream/thread-stream-routes.ts";
 import { computeThreadSnapshot, refreshThreadSnapshot, registerThreadRoutes, sweepExpiredThreads, ThreadService } from "./threads/index.ts";
-
-export const SERVER_VERSION = "0.1.0";
+import { threadExists } from "./threads/repository.ts";
+import { SLIPWAY_VERSION } from "../config/version.ts";
 
 export interface RunningAgentServer {
+  /** `http://host:port<prefix>`, or on a socket `http+unix://<path, URL-encoded><prefix>`. */
   url: string;
+  /** The socket it listens on (options.socketPath), if any. */
+  socketPath?: string;
+  /** http.mount_prefix: where the API lives below the root ("" without one). */
+  basePath: string;
   app: FastifyInstance;
   storage: "pglite" | "postgres";
   db: Database;
@@ -77,13 +86,7 @@ async function assemble(db: Database, project: PreparedProject, options: AgentSe
   // auth.path: loaded before anything listens, so that a broken handler stops the start.
   const customAuth = config.auth ? await loadAuth(config.auth.module) : undefined;
   const graphs = await loadGraphs(config, { checkpointer, store });
-  let threads: ThreadService | undefined;
   const assistants = new AssistantService(db, graphs, now, {
-    // DELETE /assistants/{id}?delete_threads=true removes the threads that ran it.
-    deleteThreadsOf: async (assistantId: string) => {
-      const rows = await db.query<{ thread_id: string }>("SELECT thread_id FROM threads WHERE metadata->>'assistant_id' = $1", [assistantId]);
-      for (const row of rows) await threads!.delete(row.thread_id);
-    },
     // Read from the project's TypeScript types on first use, then saved beside it (decision 0013).
     typedSchemas: new StaticGraphSchemas({ root: config.root, sources: graphSources(config), log: { warn: (o, m) => app.log.warn(o, m), info: (o, m) => app.log.info(o, m) } }),
   });
@@ -93,7 +96,7 @@ async function assemble(db: Database, project: PreparedProject, options: AgentSe
 
   const app = await createHttpServer({
     title: "Slipway agent server",
-    version: SERVER_VERSION,
+    version: SLIPWAY_VERSION,
     validationStyle: "message",
     bodyLimit: options.bodyLimit ?? AGENT_DEFAULTS.bodyLimit,
     logLevel: options.logLevel,
@@ -107,45 +110,33 @@ async function assemble(db: Database, project: PreparedProject, options: AgentSe
     );
   }
   const broker = new StreamBroker();
-  const completion = new RunCompletion(db);
+  const completion = new RunCompletion(db, log);
   await completion.start();
   // Several agent servers may share the database (PostgreSQL, or a shared embedded one): streams follow runs across them.
-  const relay = db.shared ? new StreamRelay(db, broker, completion, { log }) : undefined;
+  const relay = db.shared ? new StreamRelay(db, streamChannel(db.schema), broker, completion, { log }) : undefined;
   if (relay) {
     await relay.start();
     broker.useRelay(relay);
   }
   const refreshThread = (threadId: string, outcome?: { runError?: unknown }) => refreshThreadSnapshot({ db, graphs }, threadId, outcome);
   const webhookPolicy = { allowHosts: options.webhookAllowHosts ?? [], onlyAllowed: false };
+  const lifecycle = new RunLifecycle(log);
+  subscribeRunParts(lifecycle, { db, broker, completion, relaySent: relay ? () => relay.sent() : undefined, webhookPolicy, log });
 
   const handoff = new AssistantHandoff();
-  let pool: WorkerPool | undefined;
-  const runs = new RunService({
-    db,
-    broker,
-    completion,
-    assistants,
-    refreshThread,
-    abortLocal: (runId) => pool?.abortLocal(runId),
-    webhookPolicy,
-    newId,
-    handoff,
-  });
   const processor = createRunProcessor({
     db,
     graphs,
     broker,
-    completion,
+    lifecycle,
     assistants,
     checkpointer,
     snapshotOf: (threadId, outcome) => computeThreadSnapshot({ db, graphs }, threadId, outcome),
     refreshThread,
-    webhookPolicy,
     handoff,
-    relaySent: relay ? () => relay.sent() : undefined,
     log,
   });
-  pool = new WorkerPool(
+  const pool = new WorkerPool(
     db,
     processor,
     {
@@ -156,6 +147,17 @@ async function assemble(db: Database, project: PreparedProject, options: AgentSe
     },
     log,
   );
+  const runs = new RunService({
+    db,
+    lifecycle,
+    completion,
+    assistants,
+    refreshThread,
+    abortLocal: (runId) => pool.abortLocal(runId),
+    webhookPolicy,
+    newId,
+    handoff,
+  });
   // Crons queue runs like POST /runs does; their scheduler fires in every process at once.
   const crons = createCrons({
     db,
@@ -167,9 +169,10 @@ async function assemble(db: Database, project: PreparedProject, options: AgentSe
     log,
   });
   const cancelRunsOf = async (threadId: string) => {
-    await runs.cancelMany({ threadId, status: "all" }, "interrupt").catch(() => undefined);
+    // The thread goes anyway; a run left executing ends when it finds its thread gone.
+    await runs.cancelMany({ threadId, status: "all" }, "interrupt").catch((error) => log.warn({ err: error, thread_id: threadId }, "cancelling the runs of a deleted thread failed"));
   };
-  threads = new ThreadService({
+  const threads = new ThreadService({
     db,
     graphs,
     checkpointer,
@@ -198,13 +201,14 @@ async function assemble(db: Database, project: PreparedProject, options: AgentSe
     });
   }
   projectHttp.registerHooks(app);
-  registerMetaRoutes(app, { version: SERVER_VERSION, graphIds: graphs.ids(), storage: db.kind });
+  registerMetaRoutes(app, { version: SLIPWAY_VERSION, graphIds: graphs.ids(), storage: db.kind });
   // langgraph.json's http.disable_<group> turns a group of routes off.
   const enabled = (group: "assistants" | "threads" | "runs" | "store") => !config.http.disabled.has(group);
-  if (enabled("assistants")) registerAssistantRoutes(app, { assistants, graphs });
+  // DELETE /assistants/{id}?delete_threads=true removes the threads that ran it.
+  if (enabled("assistants")) registerAssistantRoutes(app, { assistants, graphs, deleteThreadsOf: (id) => threads.deleteOfAssistant(id) });
   if (enabled("threads")) {
     registerThreadRoutes(app, { threads, graphs, db, checkpointer });
-    registerThreadStreamRoutes(app, { db, broker, heartbeatMs: options.heartbeatMs });
+    registerThreadStreamRoutes(app, { broker, runFeed: threadRunFeed(db), threadExists: (id) => threadExists(db, id), heartbeatMs: options.heartbeatMs });
   }
   const runDeps = { runs, broker, db, heartbeatMs: options.heartbeatMs ?? AGENT_DEFAULTS.heartbeatMs };
   if (enabled("runs")) {
@@ -216,7 +220,8 @@ async function assemble(db: Database, project: PreparedProject, options: AgentSe
   projectHttp.registerRoutes(app);
   projectHttp.attach(app, { apiKey: options.apiKey, exposedHeaders, customAuth });
 
-  await app.listen({ port: options.port ?? AGENT_DEFAULTS.port, host: options.host ?? AGENT_DEFAULTS.host });
+  if (options.socketPath) await app.listen({ path: options.socketPath });
+  else await app.listen({ port: options.port ?? AGENT_DEFAULTS.port, host: options.host ?? AGENT_DEFAULTS.host });
   await pool.start();
   await crons.scheduler.start();
   store.start();
@@ -231,20 +236,20 @@ async function assemble(db: Database, project: PreparedProject, options: AgentSe
     deleteOldRunResults(db).catch((error) => log.warn({ err: error }, "removing old stateless run results failed"));
   }, (threadTtl?.sweepIntervalMinutes ?? 1) * 60_000);
   ttlSweep.unref();
-  const address = app.server.address();
-  const port = typeof address === "object" && address ? address.port : options.port;
-  const host = options.host ?? AGENT_DEFAULTS.host;
   // Under http.mount_prefix the API lives below it, /ok included.
-  const url = `http://${host.includes(":") ? `[${host}]` : host}:${port}${config.http.mountPrefix ?? ""}`;
+  const basePath = config.http.mountPrefix ?? "";
+  const url = options.socketPath ? `http+unix://${encodeURIComponent(options.socketPath)}${basePath}` : `${tcpOrigin(app, options)}${basePath}`;
 
   let closed = false;
   return {
     url,
+    socketPath: options.socketPath,
+    basePath,
     app,
     storage: db.kind,
     db,
     drain() {
-      pool!.cordon();
+      pool.cordon();
     },
     async close() {
       if (closed) return;
@@ -252,7 +257,7 @@ async function assemble(db: Database, project: PreparedProject, options: AgentSe
       clearInterval(ttlSweep);
       const grace = options.shutdownGraceMs ?? AGENT_DEFAULTS.shutdownGraceMs;
       await crons.scheduler.stop();
-      await pool!.stop(grace);
+      await pool.stop(grace);
       store.stop();
       // Nothing still open can end here any more: streams end now (their runs execute
       // elsewhere, or they are thread streams); requests still waiting are cut off after
@@ -265,4 +270,11 @@ async function assemble(db: Database, project: PreparedProject, options: AgentSe
       await db.close();
     },
   };
+}
+
+function tcpOrigin(app: FastifyInstance, options: AgentServerOptions): string {
+  const address = app.server.address();
+  const port = typeof address === "object" && address ? address.port : options.port;
+  const host = options.host ?? AGENT_DEFAULTS.host;
+  return `http://${host.includes(":") ? `[${host}]` : host}:${port}`;
 }

@@ -20,6 +20,7 @@ export function registerAgentCommand(program: CommandType): void {
         .requiredOption("--config <path>", "path to the project's langgraph.json (required)")
         .option("--port <port>", "port to listen on (0 picks a free one)", positiveInt("--port"), AGENT_DEFAULTS.port)
         .option("--host <host>", "address to bind", AGENT_DEFAULTS.host)
+        .option("--socket <path>", "listen on this Unix socket (a named pipe on Windows) instead of --host/--port")
         .option("--data-dir <dir>", "embedded database directory", AGENT_DEFAULTS.dataDir)
         .option("--database-url <url>", "PostgreSQL server instead of the embedded database (env SLIPWAY_DATABASE_URL)")
         .option("--database-schema <name>", "schema for this server's tables", AGENT_DEFAULTS.schema)
@@ -40,10 +41,18 @@ export function registerAgentCommand(program: CommandType): void {
             `\n--workers bounds the runs one process executes at once (default ${AGENT_DEFAULTS.workers}). A run waiting on a model\n` +
             "or a tool holds memory, not the CPU, so the default suits graphs that mostly wait; claiming also pauses\n" +
             `while the JavaScript heap is above ${AGENT_DEFAULTS.runHeapFraction * 100}% of its limit (node --max-old-space-size raises it).\n` +
-            "For graphs that mostly compute, a few per core is enough.",
+            "For graphs that mostly compute, a few per core is enough.\n" +
+            "\n--socket <path> serves the API on a Unix socket instead of a TCP port (the control plane starts its\n" +
+            "agent processes so). The path must not exist yet; the socket is removed when the server stops. The\n" +
+            "listening line then reads {\"event\":\"listening\",\"socket\":<path>,\"base_path\":<http.mount_prefix>,\n" +
+            "\"url\":\"http+unix://<path, URL-encoded><base_path>\",...}. Call it with e.g. curl --unix-socket <path>.",
         )
-        .action(async (flags) => {
+        .action(async (flags, command: CommandType) => {
           if (flags.check) return runCheck(flags.config);
+          if (flags.socket !== undefined && (command.getOptionValueSource("port") === "cli" || command.getOptionValueSource("host") === "cli")) {
+            console.error("slipway agent: --socket excludes --host and --port (it listens on the socket only)");
+            process.exit(1);
+          }
           const { startAgentServer } = await import("../agentserver/server.ts");
           const { apiKeyIdentity } = await import("../agentserver/api-key.ts");
           const { rateLimitFlagsFrom, rateLimitOptionsFromFlags } = await import("../ratelimit/index.ts");
@@ -51,6 +60,7 @@ export function registerAgentCommand(program: CommandType): void {
             configPath: flags.config,
             port: flags.port,
             host: flags.host,
+            socketPath: flags.socket,
             dataDir: flags.dataDir,
             databaseUrl: flags.databaseUrl,
             schema: flags.databaseSchema,
@@ -72,6 +82,10 @@ export function registerAgentCommand(program: CommandType): void {
           const { describeLoadFailure } = await import("../agentserver/graphs/load-error.ts");
           const server = await startAgentServer(options).catch((error: Error) => {
             // Configuration mistakes (langgraph.json, graphs that fail to load, storage) end here.
+            if ((error as NodeJS.ErrnoException).code === "EADDRINUSE" && options.socketPath) {
+              console.error(`slipway agent: ${options.socketPath} is in use: another server listens there, or a file was left behind (remove it)`);
+              process.exit(1);
+            }
             console.error(`slipway agent: ${describeLoadFailure(error)}`);
             process.exit(1);
           });
@@ -81,8 +95,12 @@ export function registerAgentCommand(program: CommandType): void {
             console.error(`slipway agent: storage lost: ${error.message}`);
             process.exit(1);
           });
+          // Where graphs (and each run's metadata) find this server, as under the vendor's
+          // dev server (not for a socket: no client outside could use that address).
+          if (server.socketPath === undefined) process.env.LANGGRAPH_API_URL ??= server.url;
           // One machine-readable line: the control plane and tests read the address from it.
-          console.log(JSON.stringify({ event: "listening", url: server.url, storage: server.storage }));
+          const where = server.socketPath === undefined ? {} : { socket: server.socketPath, base_path: server.basePath };
+          console.log(JSON.stringify({ event: "listening", url: server.url, ...where, storage: server.storage }));
           const shutdown = async () => {
             await server.close();
             process.exit(0);
@@ -116,7 +134,7 @@ export function agentRateLimitEnabled(flags: { rateLimit?: boolean; rateLimitPol
  * stdout; the cause, for a human, goes to stderr.
  */
 async function runCheck(configPath: string): Promise<never> {
-  const { checkProject } = await import("../agentserver/graphs/check.ts");
+  const { checkProject } = await import("../agentserver/check.ts");
   const { describeLoadFailure, GraphLoadError } = await import("../agentserver/graphs/load-error.ts");
   try {
     const graphs = await checkProject(configPath);

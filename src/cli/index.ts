@@ -10,12 +10,13 @@ import { registerListenersCommand } from "./listeners.ts";
 import { registerIntegrationsCommand } from "./integrations.ts";
 import { registerLoginCommand } from "./login.ts";
 import { EXIT } from "./support/exit.ts";
+import { SLIPWAY_VERSION } from "../config/version.ts";
 
 /** `slipway <command>`: one file per command under src/cli/. */
 const program = new Command()
   .name("slipway")
   .description("Open, self-hostable platform for LangGraph agents")
-  .version("0.1.0");
+  .version(SLIPWAY_VERSION);
 
 registerUpCommand(program);
 registerAgentCommand(program);

@@ -6,6 +6,11 @@ export interface AgentServerOptions {
   configPath: string;
   port?: number;
   host?: string;
+  /**
+   * A Unix socket (a named pipe on Windows) to listen on instead of host and port; the
+   * control plane starts its agent processes so (docs/decisions/0018).
+   */
+  socketPath?: string;
   /** Embedded PGlite data directory (default .slipway/agent). */
   dataDir?: string;
   /** A PostgreSQL server instead of the embedded store. */

@@ -7,6 +7,7 @@ import type { ControlPlaneDeps, RegisterRoutes, StartService } from "./context.t
 import { apiHostDocument, installOpenApiExtras } from "./openapi.ts";
 import { routeModules, serviceModules } from "./routes.ts";
 import type { Authenticator } from "./tenancy/authenticate.ts";
+import { SLIPWAY_VERSION } from "../config/version.ts";
 
 /** Path prefixes the control plane answers under: the API itself and the self-hosted mirror. */
 export const MOUNT_PREFIXES = ["", "/api-host"] as const;
@@ -62,7 +63,7 @@ export function resolveRateLimitIdentity(authenticator: Authenticator, request: 
 export async function buildControlPlaneApp(options: ControlPlaneAppOptions): Promise<FastifyInstance> {
   const app = await createHttpServer({
     title: "Slipway Control Plane API",
-    version: "0.1.0",
+    version: SLIPWAY_VERSION,
     validationStyle: "fastapi",
     hiddenPrefixes: ["/api-host"],
     bodyLimit: options.bodyLimit ?? 1024 * 1024,

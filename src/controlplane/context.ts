@@ -1,6 +1,7 @@
-import type { FastifyInstance, FastifyRequest } from "fastify";
+import type { FastifyRequest } from "fastify";
 import type { AddressGuardPolicy } from "../net/address-guard.ts";
 import type { Database } from "../storage/database.ts";
+import type { HttpApp } from "../http/server.ts";
 
 /** Organisation plans; listeners are only for `self_hosted_enterprise`. */
 export type Plan = "free" | "plus" | "enterprise" | "self_hosted_enterprise";
@@ -45,7 +46,7 @@ export interface ControlPlaneDeps {
 }
 
 /** Every resource folder exports one of these; `app.ts` mounts it at / and /api-host. */
-export type RegisterRoutes = (app: FastifyInstance, deps: ControlPlaneDeps) => void | Promise<void>;
+export type RegisterRoutes = (app: HttpApp, deps: ControlPlaneDeps) => void | Promise<void>;
 
 /**
  * A background service of the control plane (e.g. the revision pipeline's workers),

@@ -42,12 +42,20 @@ export interface DeploymentRouter {
   forget(ids: readonly string[]): void;
 }
 
+/** A request's deployment, the path it asks of it, and the prefix it used. */
+interface Route {
+  id: string;
+  path: string;
+  prefix: string;
+}
+
 export function createDeploymentRouter(deps: RouterDeps): DeploymentRouter {
   const keys = new Map<string, { identity: ApiKeyIdentity | null; until: number }>();
   const deployments = new Map<string, { row: RoutedDeployment | undefined; until: number }>();
   let hosts: { map: Map<string, string>; until: number; loading?: Promise<void> } = { map: new Map(), until: 0 };
+  let matched: { req: IncomingMessage; target: Route } | undefined;
 
-  function route(req: IncomingMessage): { id: string; path: string; prefix: string } | undefined {
+  function route(req: IncomingMessage): Route | undefined {
     const url = req.url ?? "/";
     const query = url.indexOf("?");
     const pathname = query === -1 ? url : url.slice(0, query);
@@ -96,7 +104,7 @@ export function createDeploymentRouter(deps: RouterDeps): DeploymentRouter {
     return row;
   }
 
-  async function serve(req: IncomingMessage, res: ServerResponse, target: { id: string; path: string; prefix: string }): Promise<void> {
+  async function serve(req: IncomingMessage, res: ServerResponse, target: Route): Promise<void> {
     const found = await deployment(target.id);
     if (!found || found.status === "AWAITING_DELETE") return reply(res, 404, `Deployment ID ${target.id} not found.`);
     const preflight = req.method === "OPTIONS" && req.headers["access-control-request-method"] !== undefined;
@@ -111,9 +119,10 @@ export function createDeploymentRouter(deps: RouterDeps): DeploymentRouter {
     const group = await serving(target.id, found);
     if (!group) return;
     const process_ = group.pick();
-    if (!process_?.url) return unavailable(res, `Deployment ${target.id} is starting: try again in a moment.`);
+    const endpoint = process_?.endpoint;
+    if (!endpoint) return unavailable(res, `Deployment ${target.id} is starting: try again in a moment.`);
     group.begin();
-    forward(req, res, { origin: process_.url, path: target.path, apiKey: group.internalKey, prefix: target.prefix }, () => group.end());
+    forward(req, res, { endpoint, path: target.path, apiKey: group.internalKey, prefix: target.prefix }, () => group.end());
 
     async function serving(id: string, row: RoutedDeployment): Promise<RevisionGroup | undefined> {
       // A process that is starting (after a restart, or restarting after a crash) is waited for briefly.
@@ -138,13 +147,18 @@ export function createDeploymentRouter(deps: RouterDeps): DeploymentRouter {
   return {
     handles(req) {
       refreshHosts();
-      return route(req) !== undefined;
+      const target = route(req);
+      // handle() follows at once for the same request: the route is computed once.
+      matched = target && { req, target };
+      return target !== undefined;
     },
     forget(ids) {
       for (const id of ids) deployments.delete(id.toLowerCase());
     },
     handle(req, res) {
-      const target = route(req)!;
+      const target = matched?.req === req ? matched.target : route(req);
+      matched = undefined;
+      if (!target) return reply(res, 404, "Not Found");
       serve(req, res, target).catch((error: Error) => {
         if (!res.headersSent) reply(res, 500, `The router failed: ${error.message}`);
         else res.destroy();

@@ -119,13 +119,14 @@ describe("langgraph.json http.app, configurable_headers and ui", () => {
     const fragment = await fetch(`${agent.url}/ui/agent`, {
       method: "POST",
       headers: { "content-type": "application/json" },
-      body: JSON.stringify({ name: "weather", shadowRootId: "root-1" }),
+      // As the SDK's LoadExternalComponent sends it: the name only.
+      body: JSON.stringify({ name: "weather" }),
     });
     expect(fragment.status).toBe(200);
     expect(fragment.headers.get("content-type")).toContain("text/html");
     expect((await fragment.text()).split("\n")).toEqual([
       `<link rel="stylesheet" href="http://${host}/ui/agent/entrypoint.css" />`,
-      `<script src="http://${host}/ui/agent/entrypoint.js" onload='__LGUI_agent.render("weather", "root-1")'></script>`,
+      `<script src="http://${host}/ui/agent/entrypoint.js" onload='__LGUI_agent.render("weather", "{{shadowRootId}}")'></script>`,
     ]);
 
     const script = await fetch(`http://${host}/ui/agent/entrypoint.js`);
@@ -143,11 +144,11 @@ describe("langgraph.json http.app, configurable_headers and ui", () => {
     expect(css.headers.get("content-type")).toContain("text/css");
     expect(await css.text()).toContain(".weather-card");
 
-    const unknown = await fetch(`${agent.url}/ui/nobody`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ name: "x", shadowRootId: "r" }) });
+    const unknown = await fetch(`${agent.url}/ui/nobody`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ name: "x" }) });
     expect(unknown.status).toBe(404);
-    const invalid = await fetch(`${agent.url}/ui/agent`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ name: "weather" }) });
+    const invalid = await fetch(`${agent.url}/ui/agent`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ shadowRootId: "r" }) });
     expect(invalid.status).toBe(422);
-    expect(await invalid.text()).toContain("shadowRootId");
+    expect(await invalid.text()).toContain("name");
   });
 });
 
@@ -195,7 +196,7 @@ describe("a plain fetch handler under http.mount_prefix, behind --api-key", () =
     await leaveMidStream(server.url, key);
   });
 
-  it("checks the API key and sets CORS headers on the handler's routes too; no header goes into runs without configurable_headers", async () => {
+  it("checks the API key and sets CORS headers on the handler's routes too; without configurable_headers a run gets the vendor's default headers, never the API key", async () => {
     const without = await fetch(`${base}/api/ping`, { headers: { origin: "https://ui.example" } });
     expect(without.status).toBe(401);
     expect(without.headers.get("access-control-allow-origin")).toBe("https://ui.example");
@@ -212,7 +213,8 @@ describe("a plain fetch handler under http.mount_prefix, behind --api-key", () =
     const result = (await new Client({ apiUrl: server.url, apiKey: "secret", defaultHeaders: { "x-user-id": "u" } }).runs.wait(null, "agent", {
       input: { text: "plain" },
     })) as { headers: Record<string, unknown> };
-    expect(result.headers).toEqual({});
+    // The vendor's JS server copies every x-* header but its credentials when nothing is configured.
+    expect(result.headers).toEqual({ "x-user-id": "u" });
   });
 });
 

@@ -1,5 +1,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { RunCompletion } from "../../src/agentserver/runs/completion.ts";
+import { RunLifecycle } from "../../src/agentserver/runs/lifecycle.ts";
+import { subscribeRunParts } from "../../src/agentserver/runs/lifecycle-listeners.ts";
 import { claimNextRun } from "../../src/agentserver/runs/repository.ts";
 import type { RunCreate } from "../../src/agentserver/runs/schemas.ts";
 import { RunService } from "../../src/agentserver/runs/service.ts";
@@ -49,9 +51,12 @@ describe.each(["interrupt", "rollback"] as const)("%s of a run claimed meanwhile
     const assistantId = crypto.randomUUID();
     await base.query(`INSERT INTO assistants (assistant_id, graph_id, name) VALUES ($1, 'g', 'n')`, [assistantId]);
     const aborted: string[] = [];
+    const log = { debug: () => undefined, warn: (obj: unknown, msg: string) => console.warn(msg, obj) };
+    const lifecycle = new RunLifecycle(log);
+    subscribeRunParts(lifecycle, { db, broker: new StreamBroker(), completion, webhookPolicy: { allowHosts: [], onlyAllowed: false }, log });
     const runs = new RunService({
       db,
-      broker: new StreamBroker(),
+      lifecycle,
       completion,
       assistants: { get: async () => ({ assistant_id: assistantId, graph_id: "g", config: {}, context: {} }) },
       refreshThread: async () => undefined,

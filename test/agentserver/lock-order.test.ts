@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { finishRunWithSnapshot, requestCancel } from "../../src/agentserver/runs/repository.ts";
-import { lockThread } from "../../src/agentserver/runs/thread-queue.ts";
+import { lockThread } from "../../src/agentserver/threads/repository.ts";
 import type { Database } from "../../src/storage/database.ts";
 import { openDatabase } from "../../src/storage/open.ts";
 import { freshBackend } from "../support/backends.ts";

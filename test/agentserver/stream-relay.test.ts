@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { afterEach, describe, expect, it } from "vitest";
-import { runDoneChannel } from "../../src/agentserver/runs/announcements.ts";
+import { runDoneChannel, streamChannel } from "../../src/agentserver/runs/announcements.ts";
 import { RunCompletion } from "../../src/agentserver/runs/completion.ts";
 import { StreamBroker, type RunEvent } from "../../src/agentserver/stream/broker.ts";
 import { StreamRelay } from "../../src/agentserver/stream/relay.ts";
@@ -30,7 +30,7 @@ describe("stream relay between processes on one PostgreSQL", () => {
       const broker = new StreamBroker();
       const completion = new RunCompletion(db);
       await completion.start();
-      const relay = new StreamRelay(db, broker, completion, { askEveryMs: 100, endGraceMs: 400, gapPatienceMs: 3_000, silenceMs: 300, ...options });
+      const relay = new StreamRelay(db, streamChannel(db.schema), broker, completion, { askEveryMs: 100, endGraceMs: 400, gapPatienceMs: 3_000, silenceMs: 300, ...options });
       await relay.start();
       nodes.push({ db, relay });
       made.push({ db, broker, completion, relay, schema: target.schema });
@@ -194,13 +194,13 @@ describe("stream relay between processes on one PostgreSQL", () => {
     // A stream opened later reads the run's record as ended (stream-response.ts).
     follower.broker.endFollowed(runId);
     await until(() => stream.isEnded());
-    expect(follower.broker.endedForGood(runId)).toBe(true);
+    expect(follower.broker.stateOf(runId)).toBe("ended");
 
     // A channel that no stream follows (a run created here) ends at once.
     const unstreamed = randomUUID();
     follower.broker.follow(unstreamed, THREAD);
     follower.broker.endFollowed(unstreamed);
-    expect(follower.broker.endedForGood(unstreamed)).toBe(true);
+    expect(follower.broker.stateOf(unstreamed)).toBe("ended");
   });
 
   it("lets the tail through after the run is recorded as ended, and ends a follower whose executor went silent", async () => {
@@ -244,7 +244,7 @@ describe("stream relay between processes on one PostgreSQL", () => {
     executor.broker.end(unstreamed);
     await executor.completion.announce(unstreamed);
     // Announcements arrive in order: once the second run is forgotten, the first was heard.
-    await until(() => !follower.broker.has(unstreamed));
+    await until(() => follower.broker.stateOf(unstreamed) === undefined);
     expect(follower.broker.eventsAfter(streamed, 0)).toHaveLength(1);
   });
 });

@@ -3,6 +3,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { queueAnnouncement, runsChannel } from "../../src/agentserver/runs/announcements.ts";
 import { StreamBroker } from "../../src/agentserver/stream/broker.ts";
 import { followThreadRuns } from "../../src/agentserver/stream/thread-follow.ts";
+import { threadRunFeed } from "../../src/agentserver/runs/run-feed.ts";
 import type { Database } from "../../src/storage/database.ts";
 import { openDatabase } from "../../src/storage/open.ts";
 import { freshBackend } from "../support/backends.ts";
@@ -20,7 +21,7 @@ describe("thread stream following runs of other processes, on PostgreSQL", () =>
     const broker = new StreamBroker();
     // Not a uuid: the query of the thread's active runs fails after the listener is set up.
     const thread = "not-a-uuid";
-    await expect(followThreadRuns(db, broker, thread)).rejects.toThrow(/uuid/);
+    await expect(followThreadRuns(threadRunFeed(db), broker, thread)).rejects.toThrow(/uuid/);
 
     // A run announced on that thread afterwards must not be followed by the failed stream.
     const runId = randomUUID();
@@ -29,6 +30,6 @@ describe("thread stream following runs of other processes, on PostgreSQL", () =>
     await db.notify(runsChannel(db.schema), queueAnnouncement(runId, 0, thread));
     await db.notify(runsChannel(db.schema), queueAnnouncement(marker, 0, thread));
     await heard;
-    expect(broker.has(runId)).toBe(false);
+    expect(broker.stateOf(runId)).toBeUndefined();
   });
 });

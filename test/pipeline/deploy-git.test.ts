@@ -1,12 +1,13 @@
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { Client } from "@langchain/langgraph-sdk";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { BACKENDS } from "../support/backends.ts";
 import type { ControlPlaneProcess } from "../support/control-plane-process.ts";
 import { startPipelineControlPlane } from "./control-plane.ts";
 import { startGitDaemon, TestRepository, type GitServer } from "../support/git-server.ts";
+import { callSocket, listeningSockets } from "./agent-socket.ts";
 import { api, type Api } from "./api.ts";
 import { sampleFiles, writeSampleProject } from "./sample-project.ts";
 
@@ -88,10 +89,11 @@ describe.each(BACKENDS)("a deployment from git, on %s", (backend) => {
       for await (const part of client.runs.joinStream(other.thread_id, background.run_id, { streamMode: ["values"] })) joined.push(part.event);
       expect(joined).toContain("values");
 
-      // The agent processes listen on loopback and take only the router's key.
-      const processUrl = /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(deployLog.join("\n"))?.[1];
-      expect(processUrl).toBeDefined();
-      expect((await fetch(`${processUrl}/threads/search`, { method: "POST", headers: { "x-api-key": cp.apiKey!, "content-type": "application/json" }, body: "{}" })).status).toBe(403);
+      // The agent processes listen on private Unix sockets and take only the router's key.
+      const processSocket = listeningSockets(deployLog.join("\n"))[0];
+      expect(processSocket).toBeDefined();
+      expect(statSync(dirname(processSocket)).mode & 0o777).toBe(0o700);
+      expect((await callSocket(processSocket, "/threads/search", { method: "POST", headers: { "x-api-key": cp.apiKey!, "content-type": "application/json" }, body: "{}" })).status).toBe(403);
       expect((await fetch(`${deployment.url}/threads/search`, { method: "POST", headers: { "content-type": "application/json" }, body: "{}" })).status).toBe(401);
 
       // ── a new commit, deployed while clients keep calling ─────────────────────────
@@ -169,14 +171,14 @@ describe.each(BACKENDS)("a deployment from git, on %s", (backend) => {
       expect(await client.runs.wait(null, "whoami", { input: {} })).toMatchObject({ version: "v1" });
 
       // ── delete: 204, the URL 404s, the processes stop ─────────────────────────────
-      const lastProcess = /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec((await cpApi.logs(deployment.id, third.id, "deploy")).join("\n"))![1];
+      const lastProcess = listeningSockets((await cpApi.logs(deployment.id, third.id, "deploy")).join("\n"))[0];
       expect((await cpApi.call("DELETE", `/v2/deployments/${deployment.id}`)).status).toBe(204);
       expect((await fetch(`${deployment.url}/ok`, { headers: { "x-api-key": cp.apiKey! } })).status).toBe(404);
       for (let i = 0; i < 120 && (await cpApi.call("GET", `/v2/deployments/${deployment.id}`)).status !== 404; i++) {
         await new Promise((resolve) => setTimeout(resolve, 250));
       }
       expect((await cpApi.call("GET", `/v2/deployments/${deployment.id}`)).status).toBe(404);
-      await expect(fetch(`${lastProcess}/ok`)).rejects.toThrow();
+      await expect(callSocket(lastProcess, "/ok")).rejects.toThrow();
     },
     SLOW,
   );

@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { BACKENDS } from "../support/backends.ts";
 import type { ControlPlaneProcess } from "../support/control-plane-process.ts";
 import { startPipelineControlPlane } from "./control-plane.ts";
+import { callSocket, listeningSockets } from "./agent-socket.ts";
 import { api, type Api } from "./api.ts";
 import { sampleFiles, writeSampleProject } from "./sample-project.ts";
 
@@ -88,9 +89,9 @@ describe.each(BACKENDS)("a deployment from an uploaded directory, on %s", (backe
       expect(who.heap_mb).toBeGreaterThanOrEqual(256);
       expect(who.heap_mb).toBeLessThan(400);
       // min_scale 2: two processes of the revision, on the deployment's one database.
-      const listening = [...(await cpApi.logs(deploymentId, firstRevision.id, "deploy")).join("\n").matchAll(/listening on (http:\/\/127\.0\.0\.1:\d+)/g)].map((m) => m[1]);
+      const listening = listeningSockets((await cpApi.logs(deploymentId, firstRevision.id, "deploy")).join("\n"));
       expect(new Set(listening).size).toBe(2);
-      for (const process of listening) expect((await fetch(`${process}/ok`)).status).toBe(200);
+      for (const process of listening) expect((await callSocket(process, "/ok")).status).toBe(200);
       const thread = await client.threads.create();
       await client.runs.wait(thread.thread_id, "agent", { input: { messages: [{ role: "human", content: "kept" }] } });
 

@@ -1,5 +1,8 @@
 import { Client } from "@langchain/langgraph-sdk";
 import type { FastifyInstance } from "fastify";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildControlPlaneApp } from "../../src/controlplane/app.ts";
 import { routeModules } from "../../src/controlplane/routes.ts";
@@ -12,12 +15,13 @@ import { freshBackend } from "../support/backends.ts";
 import { FIXTURE_CONFIG } from "../support/agent-server.ts";
 import { openHarness, type Harness } from "../controlplane/tenancy-harness.ts";
 import { githubDeployment } from "../controlplane/deployments-fixture.ts";
+import { callSocket } from "../pipeline/agent-socket.ts";
 
 /**
  * The router in front of a deployment, over real parts: the control plane's app and
- * tenancy tables on PGlite, and a real agent server that accepts only the router's key.
- * The pipeline's supervised process is stood in for by the server's address (the
- * pipeline tests run the whole thing).
+ * tenancy tables on PGlite, and a real agent server on a Unix socket (as the pipeline
+ * starts them) that accepts only the router's key. The pipeline's supervised process is
+ * stood in for by the server's socket (the pipeline tests run the whole thing).
  */
 const INTERNAL_KEY = "internal-router-key-0123456789";
 
@@ -30,11 +34,13 @@ describe("the deployment router", () => {
   let deploymentId: string;
   let serving: RevisionGroup | undefined;
   let router: DeploymentRouter;
+  let sockets: string;
 
   beforeAll(async () => {
     harness = await openHarness("pglite", { modules: routeModules });
     const target = freshBackend("pglite", "router");
-    agent = await startAgentServer({ configPath: FIXTURE_CONFIG, port: 0, dataDir: target.dataDir, schema: target.schema, apiKey: INTERNAL_KEY, logLevel: "error" });
+    sockets = mkdtempSync(join(tmpdir(), "slipway-router-test-"));
+    agent = await startAgentServer({ configPath: FIXTURE_CONFIG, socketPath: join(sockets, "agent.sock"), dataDir: target.dataDir, schema: target.schema, apiKey: INTERNAL_KEY, logLevel: "error" });
     router = createDeploymentRouter({ db: harness.db, authenticator: harness.authenticator, target: () => serving, holdMs: 300 });
     app = await buildControlPlaneApp({ deps: harness.deps, authenticator: harness.authenticator, router, services: [], logLevel: "error" });
     await app.listen({ port: 0, host: "127.0.0.1" });
@@ -49,12 +55,13 @@ describe("the deployment router", () => {
     await app?.close();
     await agent?.close();
     await harness?.close();
+    if (sockets) rmSync(sockets, { recursive: true, force: true });
   });
 
   const url = (path = "") => `${base}/deployments/${deploymentId}${path}`;
   const serve = () => {
     const log = new LogWriter(harness.db, { workspaceId: owner.workspace_id, deploymentId, revisionId: deploymentId, type: "deploy" }, []);
-    serving = new RevisionGroup(deploymentId, "revision", [{ url: agent.url } as AgentProcess], INTERNAL_KEY, log);
+    serving = new RevisionGroup(deploymentId, "revision", [{ endpoint: { socketPath: agent.socketPath!, basePath: agent.basePath } } as AgentProcess], INTERNAL_KEY, log);
   };
 
   it("answers 503 with the latest revision's status while nothing is deployed", async () => {
@@ -80,7 +87,8 @@ describe("the deployment router", () => {
     expect((await fetch(url("/ok"), { headers: { "x-api-key": siblingKey.api_key } })).status).toBe(403);
     expect((await fetch(`${base}/deployments/${harness.deps.newId()}/ok`, { headers: { "x-api-key": owner.api_key } })).status).toBe(404);
     // The agent itself refuses the user's key: only the router's goes in.
-    expect((await fetch(`${agent.url}/threads/search`, { method: "POST", headers: { "x-api-key": owner.api_key, "content-type": "application/json" }, body: "{}" })).status).toBe(403);
+    expect((await callSocket(agent.socketPath!, "/threads/search", { method: "POST", headers: { "x-api-key": owner.api_key, "content-type": "application/json" }, body: "{}" })).status).toBe(403);
+    expect((await callSocket(agent.socketPath!, "/threads/search", { method: "POST", headers: { "x-api-key": INTERNAL_KEY, "content-type": "application/json" }, body: "{}" })).status).toBe(200);
   });
 
   it("passes a browser preflight through without credentials, and the control plane's own routes are untouched", async () => {
@@ -114,6 +122,19 @@ describe("the deployment router", () => {
     expect(all.filter((event) => event === "values").length).toBeGreaterThanOrEqual(3);
   });
 
+  it("answers whole, small ones collected and large ones streamed (bodies of several chunks both ways)", async () => {
+    serve();
+    const client = new Client({ apiUrl: url(), apiKey: owner.api_key });
+    for (const size of [100_000, 600_000]) {
+      const note = "n".repeat(size);
+      const thread = await client.threads.create({ metadata: { note } });
+      const answer = await fetch(url(`/threads/${thread.thread_id}`), { headers: { "x-api-key": owner.api_key } });
+      expect(answer.status).toBe(200);
+      expect(Number(answer.headers.get("content-length") ?? size)).toBeGreaterThan(size);
+      expect((await answer.json()).metadata.note).toBe(note);
+    }
+  });
+
   it("passes a client's disconnect to the agent: a run with on_disconnect=cancel stops", async () => {
     serve();
     const client = new Client({ apiUrl: url(), apiKey: owner.api_key });
@@ -140,7 +161,7 @@ describe("the deployment router", () => {
   });
 
   it("holds a request briefly while no process listens, then answers 503", async () => {
-    serving = new RevisionGroup(deploymentId, "revision", [{ url: undefined } as AgentProcess], INTERNAL_KEY, new LogWriter(harness.db, { workspaceId: owner.workspace_id, deploymentId, revisionId: deploymentId, type: "deploy" }, []));
+    serving = new RevisionGroup(deploymentId, "revision", [{ endpoint: undefined } as AgentProcess], INTERNAL_KEY, new LogWriter(harness.db, { workspaceId: owner.workspace_id, deploymentId, revisionId: deploymentId, type: "deploy" }, []));
     const answer = await fetch(url("/ok"), { headers: { "x-api-key": owner.api_key } });
     expect(answer.status).toBe(503);
     expect((await answer.json()).detail).toMatch(/is starting/);

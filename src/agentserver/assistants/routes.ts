@@ -1,24 +1,33 @@
-import type { FastifyInstance, FastifyRequest } from "fastify";
+import type { FastifyRequest } from "fastify";
 import { invalidField } from "../../http/errors.ts";
 import type { GraphRegistry } from "../graphs/registry.ts";
 import type { AssistantService } from "./service.ts";
 import * as S from "./schemas.ts";
+import { errorResponses } from "../route-helpers.ts";
+import type { HttpApp } from "../../http/server.ts";
 
 /**
  * The /assistants API as the vendor's agent server and its SDKs speak it. HTTP only:
  * parsing, status codes and pagination headers; the service holds the rules. Every
  * `{assistant_id}` also accepts a graph id, meaning that graph's system assistant.
  */
-export function registerAssistantRoutes(app: FastifyInstance, deps: { assistants: AssistantService; graphs: GraphRegistry }): void {
+export interface AssistantRouteDeps {
+  assistants: AssistantService;
+  graphs: GraphRegistry;
+  /** For DELETE ?delete_threads=true: the threads domain deletes an assistant's threads. */
+  deleteThreadsOf?: (assistantId: string) => Promise<unknown>;
+}
+
+export function registerAssistantRoutes(app: HttpApp, deps: AssistantRouteDeps): void {
   const { assistants } = deps;
   const tags = ["Assistants"];
-  const errors = { 404: S.ErrorResponse, 422: S.ErrorResponse };
+  const errors = errorResponses(404, 422);
   // Search, count, versions and latest have nothing required in their body: a bare POST means "{}".
   const emptyBodyIsObject = async (request: FastifyRequest) => {
     if (request.body === undefined || request.body === null) request.body = {};
   };
 
-  app.post<{ Body: S.AssistantCreate }>(
+  app.post(
     "/assistants",
     {
       schema: {
@@ -33,7 +42,9 @@ export function registerAssistantRoutes(app: FastifyInstance, deps: { assistants
     async (request) => assistants.create(request.body),
   );
 
-  app.post<{ Body: S.AssistantSearchRequest }>(
+  // `select` projects rows to some fields, which the vendor's list schema requires: the
+  // reply is typed as what it is, a projection, and written without that schema.
+  app.post<{ Body: S.AssistantSearchRequest; Reply: Array<Partial<S.Assistant>> }>(
     "/assistants/search",
     {
       preValidation: emptyBodyIsObject,
@@ -56,7 +67,7 @@ export function registerAssistantRoutes(app: FastifyInstance, deps: { assistants
     },
   );
 
-  app.post<{ Body: S.AssistantCountRequest }>(
+  app.post(
     "/assistants/count",
     {
       preValidation: emptyBodyIsObject,
@@ -72,7 +83,7 @@ export function registerAssistantRoutes(app: FastifyInstance, deps: { assistants
     async (request) => assistants.count(request.body),
   );
 
-  app.get<{ Params: S.AssistantIdParams }>(
+  app.get(
     "/assistants/:assistant_id",
     {
       schema: {
@@ -86,7 +97,7 @@ export function registerAssistantRoutes(app: FastifyInstance, deps: { assistants
     async (request) => assistants.get(request.params.assistant_id),
   );
 
-  app.patch<{ Params: S.AssistantIdParams; Body: S.AssistantPatch }>(
+  app.patch(
     "/assistants/:assistant_id",
     {
       schema: {
@@ -102,7 +113,7 @@ export function registerAssistantRoutes(app: FastifyInstance, deps: { assistants
     async (request) => assistants.patch(request.params.assistant_id, request.body),
   );
 
-  app.delete<{ Params: S.AssistantIdParams; Querystring: S.DeleteQuery }>(
+  app.delete(
     "/assistants/:assistant_id",
     {
       schema: {
@@ -116,12 +127,12 @@ export function registerAssistantRoutes(app: FastifyInstance, deps: { assistants
       },
     },
     async (request) => {
-      await assistants.delete(request.params.assistant_id, { deleteThreads: request.query.delete_threads });
+      await assistants.delete(request.params.assistant_id, { deleteThreads: request.query.delete_threads, deleteThreadsOf: deps.deleteThreadsOf });
       return {};
     },
   );
 
-  app.get<{ Params: S.AssistantIdParams; Querystring: S.XrayQuery }>(
+  app.get(
     "/assistants/:assistant_id/graph",
     {
       schema: {
@@ -137,7 +148,7 @@ export function registerAssistantRoutes(app: FastifyInstance, deps: { assistants
     async (request) => assistants.drawGraph(request.params.assistant_id, request.query.xray ?? false),
   );
 
-  app.get<{ Params: S.AssistantIdParams }>(
+  app.get(
     "/assistants/:assistant_id/schemas",
     {
       schema: {
@@ -152,7 +163,7 @@ export function registerAssistantRoutes(app: FastifyInstance, deps: { assistants
     async (request) => assistants.schemas(request.params.assistant_id),
   );
 
-  app.get<{ Params: S.AssistantIdParams; Querystring: S.RecurseQuery }>(
+  app.get(
     "/assistants/:assistant_id/subgraphs",
     {
       schema: {
@@ -167,7 +178,7 @@ export function registerAssistantRoutes(app: FastifyInstance, deps: { assistants
     async (request) => assistants.subgraphs(request.params.assistant_id, undefined, request.query.recurse ?? false),
   );
 
-  app.get<{ Params: S.NamespaceParams; Querystring: S.RecurseQuery }>(
+  app.get(
     "/assistants/:assistant_id/subgraphs/:namespace",
     {
       schema: {
@@ -183,7 +194,7 @@ export function registerAssistantRoutes(app: FastifyInstance, deps: { assistants
     async (request) => assistants.subgraphs(request.params.assistant_id, request.params.namespace, request.query.recurse ?? false),
   );
 
-  app.post<{ Params: S.AssistantIdParams; Body: S.AssistantVersionsSearchRequest }>(
+  app.post(
     "/assistants/:assistant_id/versions",
     {
       preValidation: emptyBodyIsObject,
@@ -200,7 +211,7 @@ export function registerAssistantRoutes(app: FastifyInstance, deps: { assistants
     async (request) => assistants.versions(request.params.assistant_id, request.body),
   );
 
-  app.post<{ Params: S.AssistantIdParams; Body: S.AssistantVersionChange; Querystring: { version?: number } }>(
+  app.post(
     "/assistants/:assistant_id/latest",
     {
       preValidation: emptyBodyIsObject,

@@ -23,10 +23,7 @@ export const SELECT_FIELDS = ["assistant_id", "graph_id", "name", "description",
 export type SortField = (typeof SORT_FIELDS)[number];
 export type SelectField = (typeof SELECT_FIELDS)[number];
 
-export const ErrorResponse = Type.Object(
-  { detail: Type.String({ description: "Human-readable error message" }) },
-  { title: "ErrorResponse", description: "Error response returned from the server" },
-);
+export { ErrorResponse } from "../route-helpers.ts";
 
 const Config = Type.Object(
   {

@@ -21,12 +21,6 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 export interface AssistantServiceOptions {
   /**
-   * Deletes the threads (with their runs and checkpoints) whose `metadata.assistant_id`
-   * is the given assistant: the threads domain supplies it. Without it,
-   * `delete_threads=true` is refused rather than ignored.
-   */
-  deleteThreadsOf?: (assistantId: string) => Promise<void>;
-  /**
    * Schemas the TypeScript compiler reads from the project's graph types, by graph id
    * and namespace (graph-schemas/static-schemas.ts). Without it, graphs without zod
    * schemas list their channel names only.
@@ -162,13 +156,19 @@ export class AssistantService {
     return toWire(row);
   }
 
-  async delete(idOrGraphId: string, options: { deleteThreads?: boolean } = {}): Promise<void> {
+  /**
+   * `deleteThreadsOf` deletes the threads (with their runs and checkpoints) whose
+   * `metadata.assistant_id` is the assistant: the threads domain supplies it. Without
+   * it, `deleteThreads` is refused rather than ignored.
+   */
+  async delete(idOrGraphId: string, options: { deleteThreads?: boolean; deleteThreadsOf?: (assistantId: string) => Promise<unknown> } = {}): Promise<void> {
     const id = this.resolveId(idOrGraphId);
-    if (options.deleteThreads && !this.options.deleteThreadsOf) {
+    const { deleteThreadsOf } = options;
+    if (options.deleteThreads && !deleteThreadsOf) {
       throw invalidField(["query", "delete_threads"], "deleting an assistant's threads is not supported by this server");
     }
     if (!(await sql.findAssistant(this.db, id))) throw notFound(`Assistant "${idOrGraphId}" not found`);
-    if (options.deleteThreads) await this.options.deleteThreadsOf!(id);
+    if (options.deleteThreads) await deleteThreadsOf!(id);
     if (!(await sql.deleteAssistant(this.db, id))) throw notFound(`Assistant "${idOrGraphId}" not found`);
   }
 

@@ -11,7 +11,7 @@ import type { Database } from "../../storage/database.ts";
 import { freshBackend, type BackendName } from "../../../test/support/backends.ts";
 import { readLanggraphConfig } from "../graphs/langgraph-config.ts";
 import { loadGraphs, type GraphRegistry } from "../graphs/registry.ts";
-import { registerAssistantRoutes } from "./routes.ts";
+import { registerAssistantRoutes, type AssistantRouteDeps } from "./routes.ts";
 import { AssistantService, type AssistantServiceOptions } from "./service.ts";
 
 /**
@@ -60,7 +60,7 @@ export interface AssistantTestServer {
   url: string;
   client: Client;
   /** Another app on the same database, with its own service options. */
-  startApp(options: AssistantServiceOptions): Promise<{ url: string; assistants: AssistantService }>;
+  startApp(options: AssistantServiceOptions & Pick<AssistantRouteDeps, "deleteThreadsOf">): Promise<{ url: string; assistants: AssistantService }>;
   close(): Promise<void>;
 }
 
@@ -71,10 +71,10 @@ export async function startAssistantServer(backend: BackendName): Promise<Assist
   // Strictly increasing, so "newest first" never depends on two writes in one millisecond.
   let last = 0;
   const clock = () => new Date((last = Math.max(Date.now(), last + 1)));
-  const startApp = async (options: AssistantServiceOptions) => {
+  const startApp = async ({ deleteThreadsOf, ...options }: AssistantServiceOptions & Pick<AssistantRouteDeps, "deleteThreadsOf">) => {
     const assistants = new AssistantService(db, graphs, clock, options);
     const app = await createHttpServer({ title: "assistants test", version: "0", validationStyle: "message" });
-    registerAssistantRoutes(app, { assistants, graphs });
+    registerAssistantRoutes(app, { assistants, graphs, deleteThreadsOf });
     await app.listen({ host: "127.0.0.1", port: 0 });
     apps.push(app);
     return { app, assistants, url: `http://127.0.0.1:${(app.server.address() as AddressInfo).port}` };

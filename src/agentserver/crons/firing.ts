@@ -2,7 +2,7 @@ import type { Database, Queryable } from "../../storage/database.ts";
 import { queueAnnouncement, runsChannel } from "../runs/announcements.ts";
 import { activeRunsOfThread, enqueueRunFast, insertRun, type RunRow } from "../runs/repository.ts";
 import type { MultitaskStrategy } from "../runs/schemas.ts";
-import { lockThread, markThreadBusy } from "../runs/thread-queue.ts";
+import { lockThread, markThreadBusy } from "../threads/repository.ts";
 import { advanceCron, claimDueCron, recordFiring, type DueCron } from "./repository.ts";
 import { runKwargsOf } from "./run-kwargs.ts";
 import { Schedule } from "./schedule.ts";

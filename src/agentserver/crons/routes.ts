@@ -1,6 +1,5 @@
-import type { FastifyInstance, FastifyRequest } from "fastify";
+import type { FastifyRequest } from "fastify";
 import { Type } from "@sinclair/typebox";
-import { ErrorResponseSchema } from "../runs/schemas.ts";
 import { openCronAccess, type CronAuthorizer } from "./access.ts";
 import {
   CronCountSchema,
@@ -11,13 +10,13 @@ import {
   CronSearchSchema,
   ThreadCronCreateSchema,
   ThreadIdParams,
-  type CronCount,
-  type CronCreate,
-  type CronPatch,
+  type Cron,
   type CronSearch,
 } from "./schemas.ts";
 import type { CronService } from "./service.ts";
 import { selectFields, toCron } from "./wire.ts";
+import { errorResponses } from "../route-helpers.ts";
+import type { HttpApp } from "../../http/server.ts";
 
 export interface CronRouteDeps {
   crons: CronService;
@@ -26,11 +25,10 @@ export interface CronRouteDeps {
 }
 
 const tags = ["Crons"];
-const errors = { 404: ErrorResponseSchema, 422: ErrorResponseSchema };
-type CronParams = { cron_id: string };
+const errors = errorResponses(404, 422);
 
 /** The crons API as the vendor's agent server and its SDKs speak it. HTTP only. */
-export function registerCronRoutes(app: FastifyInstance, deps: CronRouteDeps): void {
+export function registerCronRoutes(app: HttpApp, deps: CronRouteDeps): void {
   const { crons } = deps;
   const authorize = deps.authorize ?? openCronAccess;
   // Search and count have nothing required: a bare POST means "{}".
@@ -38,7 +36,7 @@ export function registerCronRoutes(app: FastifyInstance, deps: CronRouteDeps): v
     if (request.body === undefined || request.body === null) request.body = {};
   };
 
-  app.post<{ Body: CronCreate }>(
+  app.post(
     "/runs/crons",
     {
       schema: {
@@ -55,7 +53,7 @@ export function registerCronRoutes(app: FastifyInstance, deps: CronRouteDeps): v
     },
   );
 
-  app.post<{ Params: { thread_id: string }; Body: CronCreate }>(
+  app.post(
     "/threads/:thread_id/runs/crons",
     {
       schema: {
@@ -73,7 +71,9 @@ export function registerCronRoutes(app: FastifyInstance, deps: CronRouteDeps): v
     },
   );
 
-  app.post<{ Body: CronSearch }>(
+  // `select` projects rows to some fields, which the cron schema requires: the reply is
+  // typed as what it is, a projection, and written without that schema.
+  app.post<{ Body: CronSearch; Reply: Array<Partial<Cron>> }>(
     "/runs/crons/search",
     {
       preValidation: emptyBodyIsObject,
@@ -96,7 +96,7 @@ export function registerCronRoutes(app: FastifyInstance, deps: CronRouteDeps): v
     },
   );
 
-  app.post<{ Body: CronCount }>(
+  app.post(
     "/runs/crons/count",
     {
       preValidation: emptyBodyIsObject,
@@ -105,13 +105,13 @@ export function registerCronRoutes(app: FastifyInstance, deps: CronRouteDeps): v
     async (request) => crons.count(request.body, await authorize(request, "search", request.body)),
   );
 
-  app.get<{ Params: CronParams }>(
+  app.get(
     "/runs/crons/:cron_id",
     { schema: { tags, summary: "Get Cron", params: CronIdParams, response: { 200: CronSchema, ...errors } } },
     async (request) => toCron(await crons.get(request.params.cron_id, await authorize(request, "read", { cron_id: request.params.cron_id }))),
   );
 
-  app.patch<{ Params: CronParams; Body: CronPatch }>(
+  app.patch(
     "/runs/crons/:cron_id",
     {
       schema: {
@@ -120,7 +120,7 @@ export function registerCronRoutes(app: FastifyInstance, deps: CronRouteDeps): v
         description: "Changes the given fields; `metadata` merges. A new schedule, timezone, end_time or enabled counts the next firing from now.",
         params: CronIdParams,
         body: CronPatchSchema,
-        response: { 200: CronSchema, 400: ErrorResponseSchema, ...errors },
+        response: { 200: CronSchema, ...errorResponses(400, 404, 422) },
       },
     },
     async (request) => {
@@ -129,7 +129,7 @@ export function registerCronRoutes(app: FastifyInstance, deps: CronRouteDeps): v
     },
   );
 
-  app.delete<{ Params: CronParams }>(
+  app.delete(
     "/runs/crons/:cron_id",
     { schema: { tags, summary: "Delete Cron", params: CronIdParams, response: { 200: Type.Null(), ...errors } } },
     async (request) => {

@@ -8,6 +8,9 @@ import { ROUTE_GUARDS } from "./route-guards.ts";
 /** Routes that answer without authentication, as on the vendor's server: health, info, the API description. */
 const OPEN_PATHS = new Set(["/ok", "/info", "/openapi.json"]);
 
+/** Routes of no resource: any authenticated user may call them, as on the vendor's server, whose `on` handlers cover no ui action. */
+const AUTHENTICATED_ONLY = new Set(["POST /ui/:graph_id"]);
+
 export interface CustomAuthDeps {
   db: Queryable;
   resolveAssistant(idOrGraphId: string): string | undefined;
@@ -31,7 +34,7 @@ export function registerCustomAuth(app: FastifyInstance, cache: HandlerCache, de
 
   app.addHook("onRequest", async (request, reply) => {
     const path = request.url.split("?")[0]!;
-    if (request.method === "OPTIONS" || isOpen(path)) return;
+    if (isOpenRequest(request.method, path)) return;
     try {
       const context = await authenticate(cache, toFetchRequest(request));
       if (context) contexts.set(request, context);
@@ -49,7 +52,7 @@ export function registerCustomAuth(app: FastifyInstance, cache: HandlerCache, de
     const guard = ROUTE_GUARDS[`${method} ${route}`];
     try {
       if (!guard) {
-        if (isOpen(route)) return;
+        if (isOpen(route) || AUTHENTICATED_ONLY.has(`${method} ${route}`)) return;
         // A route added later without a rule here must not be open to every user.
         throw new AuthRefusal(403, `Custom auth has no rule for ${method} ${route}`);
       }
@@ -66,6 +69,15 @@ export function registerCustomAuth(app: FastifyInstance, cache: HandlerCache, de
       throw error;
     }
   });
+}
+
+/**
+ * Whether a request answers without authentication: preflights, the open paths, and the
+ * ui's files, as on the vendor's server (a page loads them with <script> and <link>
+ * tags, which send no token).
+ */
+export function isOpenRequest(method: string, path: string): boolean {
+  return method === "OPTIONS" || isOpen(path) || (method === "GET" && path.startsWith("/ui/"));
 }
 
 /** Whether a path answers without authentication (health, info, the API description). */

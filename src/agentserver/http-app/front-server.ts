@@ -102,7 +102,10 @@ function toRequest(req: IncomingMessage, signal: AbortSignal): Request {
     if (value === undefined) continue;
     for (const item of Array.isArray(value) ? value : [value]) headers.append(name, item);
   }
-  const bodyless = req.method === "GET" || req.method === "HEAD";
+  // A request has a body only when it announces one (RFC 9112 6.3). A DELETE without
+  // one must reach the built-in routes bodiless: an empty stream there answers 415.
+  const announced = req.headers["transfer-encoding"] !== undefined || Number(req.headers["content-length"] ?? 0) > 0;
+  const bodyless = req.method === "GET" || req.method === "HEAD" || !announced;
   return new Request(url, {
     method: req.method,
     headers,

@@ -2,7 +2,7 @@ import type { FastifyInstance, FastifyServerFactory } from "fastify";
 import { corsResponseHeaders } from "../../http/cors.ts";
 import { apiKeyRefusal } from "../api-key.ts";
 import { AuthRefusal, authenticate, type HandlerCache } from "../custom-auth/handlers.ts";
-import { isOpen } from "../custom-auth/register.ts";
+import { isOpenRequest } from "../custom-auth/register.ts";
 import type { LanggraphConfig } from "../graphs/langgraph-config.ts";
 import { registerConfigurableHeaders } from "../runs/configurable-headers.ts";
 import { bundleUi, type UiAsset } from "../ui/bundle.ts";
@@ -53,7 +53,7 @@ export async function prepareProjectHttp(config: LanggraphConfig): Promise<Proje
       // The vendor's custom auth covers the project's own routes too.
       if (customAuth) {
         front.authenticate = async (request, path) => {
-          if (request.method === "OPTIONS" || isOpen(path)) return undefined;
+          if (isOpenRequest(request.method, path)) return undefined;
           try {
             await authenticate(customAuth, request);
             return undefined;

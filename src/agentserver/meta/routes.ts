@@ -1,8 +1,8 @@
-import type { FastifyInstance } from "fastify";
-import { createRequire } from "node:module";
 import { Type } from "@sinclair/typebox";
+import type { HttpApp } from "../../http/server.ts";
+import { LANGGRAPH_JS_VERSION } from "../../config/version.ts";
 
-const LANGGRAPH_VERSION: string = createRequire(import.meta.url)("@langchain/langgraph/package.json").version;
+
 
 export interface ServerInfo {
   version: string;
@@ -11,7 +11,7 @@ export interface ServerInfo {
 }
 
 /** Health and server facts; open even when an API key is required. */
-export function registerMetaRoutes(app: FastifyInstance, info: ServerInfo): void {
+export function registerMetaRoutes(app: HttpApp, info: ServerInfo): void {
   app.get("/ok", { schema: { tags: ["System"], response: { 200: Type.Object({ ok: Type.Boolean() }) } } }, async () => ({ ok: true }));
 
   app.get(
@@ -34,8 +34,8 @@ export function registerMetaRoutes(app: FastifyInstance, info: ServerInfo): void
       version: info.version,
       // Clients require langgraph_py_version; this server runs LangGraph.js and reports
       // that library's version in both fields.
-      langgraph_py_version: LANGGRAPH_VERSION,
-      langgraph_js_version: LANGGRAPH_VERSION,
+      langgraph_py_version: LANGGRAPH_JS_VERSION,
+      langgraph_js_version: LANGGRAPH_JS_VERSION,
       flags: { assistants: true, crons: true, langsmith: false, langsmith_tracing_replicas: false },
       metadata: { server: "slipway", storage: info.storage, graphs: info.graphIds },
     }),

@@ -25,3 +25,21 @@ export function schemaChannel(base: string, schema: string): string {
 export function queueAnnouncement(runId: string, delaySeconds: number, threadId: string): string {
   return `${runId} ${delaySeconds} ${threadId}`;
 }
+
+export interface QueueAnnouncement {
+  /** Undefined for a change of the thread's queue ("-"). */
+  runId: string | undefined;
+  delaySeconds: number;
+  threadId: string | undefined;
+}
+
+/** Reads what `queueAnnouncement` wrote; tolerant of a missing part, as older senders may omit the thread. */
+export function readQueueAnnouncement(payload: string): QueueAnnouncement {
+  const [runId, delayText, threadId] = payload.split(" ");
+  const delay = Number(delayText ?? 0);
+  return {
+    runId: runId && runId !== "-" ? runId : undefined,
+    delaySeconds: Number.isFinite(delay) && delay > 0 ? delay : 0,
+    threadId: threadId || undefined,
+  };
+}

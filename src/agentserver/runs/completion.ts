@@ -1,9 +1,11 @@
 import type { Database } from "../../storage/database.ts";
 import { runDoneChannel } from "./announcements.ts";
+import { stillActiveRunIds } from "./repository.ts";
+import type { RunStatus } from "./schemas.ts";
 
 export interface RunResult {
   run_id: string;
-  status: string;
+  status: RunStatus;
   /** Final values of the run's thread (or of the run, for a temporary thread). */
   values?: unknown;
   error?: { error: string; message: string };
@@ -23,7 +25,11 @@ export class RunCompletion {
    */
   private readonly recentlyEnded = new Set<string>();
 
-  constructor(private readonly db: Database, private readonly rememberEnded = 10_000) {}
+  constructor(
+    private readonly db: Database,
+    private readonly log?: { warn(obj: unknown, msg: string): void },
+    private readonly rememberEnded = 10_000,
+  ) {}
 
   private readonly endedListeners = new Set<(runId: string) => void>();
 
@@ -34,7 +40,7 @@ export class RunCompletion {
       for (const listener of this.endedListeners) listener(runId);
     });
     this.db.onReconnect(() => {
-      this.recheck().catch(() => undefined);
+      this.recheck().catch((error) => this.log?.warn({ err: error }, "re-reading awaited runs after a reconnect failed"));
     });
   }
 
@@ -45,11 +51,7 @@ export class RunCompletion {
   async recheck(): Promise<void> {
     const ids = [...this.waiters.keys()];
     if (!ids.length) return;
-    const live = await this.db.query<{ run_id: string }>(
-      `SELECT run_id FROM runs WHERE run_id = ANY($1::uuid[]) AND status IN ('pending', 'running')`,
-      [ids],
-    );
-    const stillRunning = new Set(live.map((row) => row.run_id));
+    const stillRunning = new Set(await stillActiveRunIds(this.db, ids));
     for (const runId of ids) if (!stillRunning.has(runId)) this.settle(runId, undefined);
   }
 

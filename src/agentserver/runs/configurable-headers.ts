@@ -12,6 +12,9 @@ const RUN_ROUTES = new Set([
   "/runs/batch",
 ]);
 
+/** What the vendor's JS server copies when nothing is configured (its utils/run-auth). */
+export const VENDOR_DEFAULT_HEADERS: HeaderPatterns = { includes: ["x-*", "user-agent"], excludes: ["x-api-key", "x-tenant-id", "x-service-key"] };
+
 /** Never copied unless named exactly in `includes`: they are credentials. */
 const SECRET = new Set(["x-api-key", "authorization", "cookie"]);
 
@@ -20,10 +23,10 @@ const SECRET = new Set(["x-api-key", "authorization", "cookie"]);
  * `config.configurable`, under their lower-case names, so that a graph reads (say)
  * `x-user-id` set by a proxy in front. Excludes are checked first; without `includes`,
  * every `x-*` header goes. A header overrides a key of the same name in the body: the
- * header is what a trusted proxy sets. Without the setting, no header is copied.
+ * header is what a trusted proxy sets. Without the setting, the vendor's JS server's
+ * rule: every `x-*` header but its credentials, and `user-agent`.
  */
-export function registerConfigurableHeaders(app: FastifyInstance, patterns: HeaderPatterns | undefined): void {
-  if (!patterns) return;
+export function registerConfigurableHeaders(app: FastifyInstance, patterns: HeaderPatterns = VENDOR_DEFAULT_HEADERS): void {
   const pick = headerPicker(patterns);
   app.addHook("preHandler", async (request: FastifyRequest) => {
     if (request.method !== "POST" || !RUN_ROUTES.has(request.routeOptions.url ?? "")) return;
@@ -40,7 +43,7 @@ export function registerConfigurableHeaders(app: FastifyInstance, patterns: Head
 
 export function headerPicker(patterns: HeaderPatterns): (headers: Record<string, string | string[] | undefined>) => Record<string, string> {
   const excludes = patterns.excludes.map(wildcard);
-  const includes = (patterns.includes ?? ["x-*"]).map(wildcard);
+  const includes = (patterns.includes ?? ["x-*", "user-agent"]).map(wildcard);
   const named = new Set(patterns.includes ?? []);
   return (headers) => {
     const picked: Record<string, string> = {};

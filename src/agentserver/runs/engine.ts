@@ -1,24 +1,22 @@
 import type { Database } from "../../storage/database.ts";
 import type { GraphRegistry } from "../graphs/registry.ts";
-import type { RunCompletion, RunResult } from "../runs/completion.ts";
 import type { StreamBroker } from "../stream/broker.ts";
+import { deleteThreadRow, threadValues, type SnapshotWrite } from "../threads/repository.ts";
 import type { AssistantHandoff } from "./assistant-handoff.ts";
+import type { RunResult } from "./completion.ts";
 import { executeRun, type RunAssistant } from "./executor.ts";
-import type { SnapshotWrite } from "../threads/repository.ts";
-import { queueAnnouncement, runsChannel } from "./announcements.ts";
-import { cancelActionOf, deleteRun, finishRunWithSnapshot, runEndOf, saveRunResult, toRun, type RunRow } from "./repository.ts";
+import type { RunLifecycle, RunLifecycleEvents } from "./lifecycle.ts";
+import { cancelActionOf, deleteRun, finishRunWithSnapshot, handBackRun, runEndOf, saveRunResult, type RunRow } from "./repository.ts";
+import { persistRunEvents } from "./run-events.ts";
 
 /** Attempts after which a run that keeps failing to finish ends in error. */
 export const MAX_RUN_ATTEMPTS = 5;
-import { deleteThreadRow, threadValues } from "./thread-queue.ts";
-import { sendWebhook, type WebhookPolicy } from "./webhook.ts";
-import { persistRunEvents } from "./run-events.ts";
 
 export interface RunEngineDeps {
   db: Database;
   graphs: GraphRegistry;
   broker: StreamBroker;
-  completion: RunCompletion;
+  lifecycle: RunLifecycle;
   assistants: { get(idOrGraphId: string): Promise<RunAssistant> };
   checkpointer: {
     latestCheckpointMeta(threadId: string): Promise<{ checkpoint_id: string; metadata: Record<string, unknown> } | undefined>;
@@ -29,9 +27,6 @@ export interface RunEngineDeps {
   snapshotOf(threadId: string, outcome?: { runError?: unknown }): Promise<SnapshotWrite | undefined>;
   /** Rewrites the thread's snapshot; returns the values written (undefined: thread gone). */
   refreshThread(threadId: string, outcome?: { runError?: unknown }): Promise<{ values: unknown } | undefined>;
-  webhookPolicy: WebhookPolicy;
-  /** Resolves once the stream relay sent what it queued (PostgreSQL; see relay.ts `sent`). */
-  relaySent?: () => Promise<void>;
   /** Assistants of runs created in this process (saves reading them again). */
   handoff?: AssistantHandoff;
   log: { warn(obj: unknown, msg: string): void; error(obj: unknown, msg: string): void };
@@ -39,12 +34,13 @@ export interface RunEngineDeps {
 
 /**
  * Takes one claimed run from start to its recorded end: stream events, final status,
- * thread snapshot, waiters, webhook, and removal of a stateless run's thread.
+ * thread snapshot and removal of a stateless run's thread; its lifecycle events tell
+ * everyone else (waiters, streams, webhook).
  */
 export function createRunProcessor(deps: RunEngineDeps) {
   return async function processRun(run: RunRow, control: { signal: AbortSignal; workerId: string }): Promise<void> {
-    const { broker } = deps;
-    broker.open(run.run_id, run.thread_id, run.attempt);
+    const { broker, lifecycle } = deps;
+    await lifecycle.emit("claimed", { run });
     const events: Array<{ id: number; event: string; data: unknown }> = [];
     const emit = (event: string, data: unknown) => {
       const record = broker.publish(run.run_id, event, data, run.attempt);
@@ -68,31 +64,26 @@ export function createRunProcessor(deps: RunEngineDeps) {
       return;
     }
     const resumeFromCheckpoint = run.attempt > 1 && (await wroteCheckpoint(deps, run));
+    await lifecycle.emit("started", { run });
     const outcome = await executeRun({ graphs: deps.graphs, assistant, run, signal: control.signal, emit, resumeFromCheckpoint });
 
     if (outcome.status === "cancelled") {
       const action = await cancelActionOf(deps.db, run.run_id);
       if (action === undefined) {
         // The run (or its thread) was deleted while executing.
-        return tellEnded(run, undefined);
+        return ended(run, undefined, "removed");
       }
       if (action === null) {
-        // Aborted by shutdown, not by a client: hand it back to the queue.
-        await deps.db.query(
-          `UPDATE runs SET status = 'pending', lease_owner = NULL, lease_expires_at = NULL WHERE run_id = $1 AND lease_owner = $2 AND attempt = $3`,
-          [run.run_id, control.workerId, run.attempt],
-        );
-        // Streams followed from other processes stay open for the next attempt.
-        broker.end(run.run_id, { attempt: run.attempt, handedOver: true });
-        // Workers of other processes learn of it as of a new run (we are stopping).
-        await deps.db.notify(runsChannel(deps.db.schema), queueAnnouncement(run.run_id, 0, run.thread_id)).catch(() => undefined);
-        return;
+        // Aborted by shutdown, not by a client: hand it back to the queue. When it is no
+        // longer ours, the lease was lost and another worker has it: nothing to requeue.
+        const requeued = await handBackRun(deps.db, run.run_id, { workerId: control.workerId, attempt: run.attempt });
+        return lifecycle.emit("handedBack", { run, requeued });
       }
       if (action === "rollback") {
         await deps.checkpointer.deleteCheckpointsOfRun(run.thread_id, run.run_id);
         await deleteRun(deps.db, run.run_id);
         await deps.refreshThread(run.thread_id).catch((e) => deps.log.warn({ err: e }, "thread refresh failed"));
-        return tellEnded(run, { run_id: run.run_id, status: "interrupted" });
+        return ended(run, { run_id: run.run_id, status: "interrupted" }, "stopped");
       }
       await finish(run, control, { status: "interrupted" }, emit, events);
       return;
@@ -135,13 +126,8 @@ export function createRunProcessor(deps: RunEngineDeps) {
     throw failure;
   }
 
-  /** Tells of the run's end: waiters here, its streams, then (after the relay sent its tail) other processes. */
-  async function tellEnded(run: RunRow, result: RunResult | undefined): Promise<void> {
-    deps.completion.settle(run.run_id, result);
-    deps.broker.end(run.run_id);
-    // Followers in other processes get the run's last events before they hear it ended.
-    await deps.relaySent?.();
-    await deps.completion.announce(run.run_id).catch(() => undefined);
+  function ended(run: RunRow, result: RunResult | undefined, cause: RunLifecycleEvents["ended"]["cause"]): Promise<void> {
+    return deps.lifecycle.emit("ended", { run, result, cause });
   }
 
   async function finish(
@@ -164,13 +150,12 @@ export function createRunProcessor(deps: RunEngineDeps) {
     const owned = await recordEnd(run, control.workerId, { status: outcome.status, error }, snapshot);
     if (owned === "gone") {
       // The run (or its thread) was deleted while it executed: its waiters still hear of it.
-      return tellEnded(run, { run_id: run.run_id, status: "interrupted" });
+      return ended(run, { run_id: run.run_id, status: "interrupted" }, "removed");
     }
     if (owned === "taken") {
       // Our lease expired and another worker has this run now: its outcome counts, not ours.
       deps.log.warn({ run_id: run.run_id, attempt: run.attempt }, "run finished after losing its lease; outcome dropped");
-      deps.broker.end(run.run_id, { attempt: run.attempt, handedOver: true });
-      return;
+      return deps.lifecycle.emit("handedBack", { run, requeued: false });
     }
     if (run.kwargs.stream_resumable && events.length) {
       await persistRunEvents(deps.db, run.run_id, events).catch((e) => deps.log.warn({ err: e }, "persisting run events failed"));
@@ -187,16 +172,10 @@ export function createRunProcessor(deps: RunEngineDeps) {
         );
       }
       // A stateless run's thread (and its checkpoints) leave with it, before anyone is told it ended.
-      await deleteThreadRow(deps.db, run.thread_id).catch(() => undefined);
-      await deps.checkpointer.deleteThread(run.thread_id).catch(() => undefined);
+      await deleteThreadRow(deps.db, run.thread_id).catch((e) => deps.log.warn({ err: e, thread_id: run.thread_id }, "removing a stateless run's thread failed"));
+      await deps.checkpointer.deleteThread(run.thread_id).catch((e) => deps.log.warn({ err: e, thread_id: run.thread_id }, "removing a stateless run's checkpoints failed"));
     }
-    await tellEnded(run, { run_id: run.run_id, status: outcome.status, values, error });
-    if (run.kwargs.webhook) {
-      const record = { ...toRun({ ...run, status: outcome.status, updated_at: new Date() }), values: values ?? null, error: error ?? null };
-      sendWebhook(run.kwargs.webhook, record, deps.webhookPolicy).catch((e) =>
-        deps.log.warn({ err: e, run_id: run.run_id }, "webhook delivery failed"),
-      );
-    }
+    await ended(run, { run_id: run.run_id, status: outcome.status, values, error }, "finished");
   }
 }
 

@@ -4,6 +4,7 @@ import { describeError, toWire } from "../serialize.ts";
 import { MessagesModeTracker } from "../stream/messages-mode.ts";
 import { emitChunk, planStream, type Emit } from "../stream/modes.ts";
 import type { RunRow } from "./repository.ts";
+import { LANGGRAPH_JS_VERSION } from "../../config/version.ts";
 
 /** The assistant fields a run needs. */
 export interface RunAssistant {
@@ -97,6 +98,9 @@ async function streamWithEvents(
 }
 
 /** The RunnableConfig: assistant config under the run's, plus the ids LangGraph reads. */
+/** What the vendor's JS server tags every run's metadata with (tracing and graphs may read it). */
+const PLATFORM_METADATA = { langgraph_version: LANGGRAPH_JS_VERSION, langgraph_plan: "developer", langgraph_host: "self-hosted" };
+
 export function buildConfig(run: RunRow, assistant: RunAssistant): Record<string, unknown> {
   const base = assistant.config ?? {};
   const own = run.kwargs.config ?? {};
@@ -123,7 +127,7 @@ export function buildConfig(run: RunRow, assistant: RunAssistant): Record<string
       ...(run.kwargs.checkpoint_ns ? { checkpoint_ns: run.kwargs.checkpoint_ns } : {}),
     },
     // Checkpoint metadata inherits these: rollback and crash recovery find a run's checkpoints by run_id.
-    metadata: { ...run.metadata, ...ids, run_attempt: run.attempt },
+    metadata: { ...run.metadata, ...ids, run_attempt: run.attempt, ...PLATFORM_METADATA, langgraph_api_url: process.env.LANGGRAPH_API_URL },
     context: { ...(assistant.context ?? {}), ...(run.kwargs.context ?? {}) },
   };
 }

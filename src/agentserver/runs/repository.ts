@@ -1,5 +1,6 @@
 import type { Queryable } from "../../storage/database.ts";
 import type { MultitaskStrategy, Run, RunStatus } from "./schemas.ts";
+import { activeStatusSql } from "../run-statuses.ts";
 
 /** A run row as stored; `toRun` shapes it for the wire. */
 export interface RunRow {
@@ -93,7 +94,7 @@ export async function listRuns(
 /** Runs of a thread still waiting or executing, oldest first. */
 export async function activeRunsOfThread(db: Queryable, threadId: string): Promise<RunRow[]> {
   return db.query<RunRow>(
-    `SELECT ${RUN_COLUMNS} FROM runs WHERE thread_id = $1 AND status IN ('pending', 'running') ORDER BY seq`,
+    `SELECT ${RUN_COLUMNS} FROM runs WHERE thread_id = $1 AND ${activeStatusSql()} ORDER BY seq`,
     [threadId],
   );
 }
@@ -107,7 +108,7 @@ export async function deleteRun(db: Queryable, runId: string): Promise<void> {
 export async function requestCancel(db: Queryable, runId: string, action: "interrupt" | "rollback"): Promise<RunRow | undefined> {
   const rows = await db.query<RunRow>(
     `UPDATE runs SET cancel_action = $2, updated_at = now()
-     WHERE run_id = $1 AND status IN ('pending', 'running') RETURNING ${RUN_COLUMNS}`,
+     WHERE run_id = $1 AND ${activeStatusSql()} RETURNING ${RUN_COLUMNS}`,
     [runId, action],
   );
   return rows[0];
@@ -348,4 +349,29 @@ export async function findRunsToCancel(
      ORDER BY seq`,
     [statuses, filter.runIds ?? null, filter.threadId ?? null],
   );
+}
+
+/**
+ * Gives a run this worker holds back to the queue (a shutdown aborted it), fenced by
+ * worker and attempt: false when the run is no longer ours.
+ */
+export async function handBackRun(db: Queryable, runId: string, fence: { workerId: string; attempt: number }): Promise<boolean> {
+  const rows = await db.query(
+    `UPDATE runs SET status = 'pending', lease_owner = NULL, lease_expires_at = NULL
+     WHERE run_id = $1 AND lease_owner = $2 AND attempt = $3 RETURNING run_id`,
+    [runId, fence.workerId, fence.attempt],
+  );
+  return rows.length > 0;
+}
+
+/** Which of these runs are still pending or running. */
+export async function stillActiveRunIds(db: Queryable, runIds: string[]): Promise<string[]> {
+  const rows = await db.query<{ run_id: string }>(`SELECT run_id FROM runs WHERE run_id = ANY($1::uuid[]) AND ${activeStatusSql()}`, [runIds]);
+  return rows.map((row) => row.run_id);
+}
+
+/** Ids of a thread's runs still waiting or executing, oldest first. */
+export async function activeRunIdsOfThread(db: Queryable, threadId: string): Promise<string[]> {
+  const rows = await db.query<{ run_id: string }>(`SELECT run_id FROM runs WHERE thread_id = $1 AND ${activeStatusSql()} ORDER BY seq`, [threadId]);
+  return rows.map((row) => row.run_id);
 }

@@ -1,4 +1,5 @@
-import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import type { FastifyReply, FastifyRequest } from "fastify";
+import type { HttpApp } from "../../http/server.ts";
 import { Type } from "@sinclair/typebox";
 import type { Database } from "../../storage/database.ts";
 import { QueryBoolean, parseQueryBoolean } from "../../http/query.ts";
@@ -7,15 +8,14 @@ import { toRun, type RunRow } from "./repository.ts";
 import {
   AnyValue,
   CancelQuery,
-  ErrorResponseSchema,
   JoinStreamQuery,
   ListRunsQuery,
   RunCreateStatefulSchema,
   RunIdParams,
   RunSchema,
   ThreadIdParams,
-  type RunCreate,
 } from "./schemas.ts";
+import { cancelOnDisconnect, clientGone, errorResponses, sseResponse } from "../route-helpers.ts";
 import type { RunService } from "./service.ts";
 import { parseLastEventId, streamRun } from "./stream-response.ts";
 import { createAndWaitResponse } from "./wait-response.ts";
@@ -27,19 +27,16 @@ export interface RunRouteDeps {
   heartbeatMs?: number;
 }
 
-const errors = { 404: ErrorResponseSchema, 409: ErrorResponseSchema, 422: ErrorResponseSchema };
-const sseResponse = { 200: { description: "Server-sent events", content: { "text/event-stream": { schema: Type.String() } } } };
+const errors = errorResponses(404, 409, 422);
 const tags = ["Thread Runs"];
 
-type ThreadParams = { thread_id: string };
-type RunParams = { thread_id: string; run_id: string };
 
 /** Runs on a thread: create, stream, wait, list, get, delete, join, join stream, cancel. */
-export function registerThreadRunRoutes(app: FastifyInstance, deps: RunRouteDeps): void {
+export function registerThreadRunRoutes(app: HttpApp, deps: RunRouteDeps): void {
   const { runs } = deps;
   const runPath = (run: RunRow) => `/threads/${run.thread_id}/runs/${run.run_id}`;
 
-  app.post<{ Params: ThreadParams; Body: RunCreate }>(
+  app.post(
     "/threads/:thread_id/runs",
     { schema: { tags, params: ThreadIdParams, body: RunCreateStatefulSchema, response: { 200: RunSchema, ...errors } } },
     async (request, reply) => {
@@ -49,7 +46,7 @@ export function registerThreadRunRoutes(app: FastifyInstance, deps: RunRouteDeps
     },
   );
 
-  app.post<{ Params: ThreadParams; Body: RunCreate }>(
+  app.post(
     "/threads/:thread_id/runs/stream",
     { schema: { tags, params: ThreadIdParams, body: RunCreateStatefulSchema, response: { ...sseResponse, ...errors } } },
     async (request, reply) => {
@@ -61,20 +58,20 @@ export function registerThreadRunRoutes(app: FastifyInstance, deps: RunRouteDeps
         runPath: runPath(run),
         fromStart: true,
         heartbeatMs: deps.heartbeatMs,
-        onDisconnect: cancelOnDisconnect(runs, run),
+        onDisconnect: run.kwargs.on_disconnect === "cancel" ? cancelOnDisconnect(runs, run, request.log) : undefined,
       });
     },
   );
 
-  app.post<{ Params: ThreadParams; Body: RunCreate }>(
+  app.post(
     "/threads/:thread_id/runs/wait",
     { schema: { tags, params: ThreadIdParams, body: RunCreateStatefulSchema, response: { 200: AnyValue, ...errors } } },
     async (request, reply) => {
-      return createAndWaitResponse(reply, runs, { threadId: request.params.thread_id, body: request.body, defaults: { onDisconnect: "continue" } }, runPath);
+      return createAndWaitResponse(request, reply, runs, { threadId: request.params.thread_id, body: request.body, defaults: { onDisconnect: "continue" } }, runPath);
     },
   );
 
-  app.get<{ Params: ThreadParams; Querystring: { limit?: number; offset?: number; status?: RunRow["status"] } }>(
+  app.get(
     "/threads/:thread_id/runs",
     { schema: { tags, params: ThreadIdParams, querystring: ListRunsQuery, response: { 200: Type.Array(RunSchema), ...errors } } },
     async (request) => {
@@ -83,13 +80,13 @@ export function registerThreadRunRoutes(app: FastifyInstance, deps: RunRouteDeps
     },
   );
 
-  app.get<{ Params: RunParams }>(
+  app.get(
     "/threads/:thread_id/runs/:run_id",
     { schema: { tags, params: RunIdParams, response: { 200: RunSchema, ...errors } } },
     async (request) => toRun(await runs.get(request.params.thread_id, request.params.run_id)),
   );
 
-  app.delete<{ Params: RunParams }>(
+  app.delete(
     "/threads/:thread_id/runs/:run_id",
     { schema: { tags, params: RunIdParams, response: { 200: AnyValue, ...errors } } },
     async (request) => {
@@ -98,7 +95,7 @@ export function registerThreadRunRoutes(app: FastifyInstance, deps: RunRouteDeps
     },
   );
 
-  app.get<{ Params: RunParams; Querystring: { cancel_on_disconnect?: boolean | string } }>(
+  app.get(
     "/threads/:thread_id/runs/:run_id/join",
     {
       schema: {
@@ -110,19 +107,14 @@ export function registerThreadRunRoutes(app: FastifyInstance, deps: RunRouteDeps
     },
     async (request, reply) => {
       const run = await runs.get(request.params.thread_id, request.params.run_id);
-      const abort = new AbortController();
-      reply.raw.on("close", () => {
-        if (!reply.raw.writableEnded) abort.abort();
-      });
-      if (parseQueryBoolean(request.query.cancel_on_disconnect)) {
-        abort.signal.addEventListener("abort", () => void runs.cancel(run.thread_id, run.run_id, { wait: false, action: "interrupt" }).catch(() => undefined));
-      }
-      const result = await runs.waitForEnd(run.run_id, abort.signal);
+      const gone = clientGone(reply);
+      if (parseQueryBoolean(request.query.cancel_on_disconnect)) gone.addEventListener("abort", cancelOnDisconnect(runs, run, request.log));
+      const result = await runs.waitForEnd(run.run_id, gone);
       return result.values ?? null;
     },
   );
 
-  app.get<{ Params: RunParams; Querystring: { cancel_on_disconnect?: boolean | string; stream_mode?: string | string[] } }>(
+  app.get(
     "/threads/:thread_id/runs/:run_id/stream",
     { schema: { tags, params: RunIdParams, querystring: JoinStreamQuery, response: { ...sseResponse, ...errors } } },
     async (request, reply) => {
@@ -137,14 +129,12 @@ export function registerThreadRunRoutes(app: FastifyInstance, deps: RunRouteDeps
         fromStart: false,
         modes: modes === undefined ? undefined : Array.isArray(modes) ? modes : [modes],
         heartbeatMs: deps.heartbeatMs,
-        onDisconnect: parseQueryBoolean(request.query.cancel_on_disconnect)
-          ? () => void runs.cancel(run.thread_id, run.run_id, { wait: false, action: "interrupt" }).catch(() => undefined)
-          : undefined,
+        onDisconnect: parseQueryBoolean(request.query.cancel_on_disconnect) ? cancelOnDisconnect(runs, run, request.log) : undefined,
       });
     },
   );
 
-  app.post<{ Params: RunParams; Querystring: { wait?: boolean | string; action?: "interrupt" | "rollback" } }>(
+  app.post(
     "/threads/:thread_id/runs/:run_id/cancel",
     { schema: { tags, params: RunIdParams, querystring: CancelQuery, response: { 200: AnyValue, ...errors } } },
     async (request) => {
@@ -154,12 +144,6 @@ export function registerThreadRunRoutes(app: FastifyInstance, deps: RunRouteDeps
       return null;
     },
   );
-}
-
-/** on_disconnect "cancel": a client that stops listening stops the run too. */
-export function cancelOnDisconnect(runs: RunService, run: RunRow): (() => void) | undefined {
-  if (run.kwargs.on_disconnect !== "cancel") return undefined;
-  return () => void runs.cancel(run.thread_id, run.run_id, { wait: false, action: "interrupt" }).catch(() => undefined);
 }
 
 export type { FastifyReply, FastifyRequest };

@@ -116,7 +116,7 @@ export const RunSchema = Type.Object({
 });
 export type Run = Static<typeof RunSchema>;
 
-export const ErrorResponseSchema = Type.Object({ detail: Type.String() });
+export { ErrorResponse as ErrorResponseSchema } from "../route-helpers.ts";
 
 export const ThreadIdParams = Type.Object({ thread_id: Type.String({ format: "uuid" }) });
 export const RunIdParams = Type.Object({

@@ -1,9 +1,10 @@
 import type { Database, Queryable } from "../../storage/database.ts";
 import { SlipwayError, conflict, invalidField, notFound } from "../../http/errors.ts";
-import type { RunCompletion, RunResult } from "../runs/completion.ts";
+import { insertBusyThread, lockThread, markThreadBusy, threadExists, threadValues } from "../threads/repository.ts";
 import { queueAnnouncement, runCancelChannel, runsChannel } from "./announcements.ts";
-import type { StreamBroker } from "../stream/broker.ts";
+import type { RunCompletion, RunResult } from "./completion.ts";
 import type { RunAssistant } from "./executor.ts";
+import type { RunLifecycle } from "./lifecycle.ts";
 import {
   activeRunsOfThread,
   deletePendingRun,
@@ -20,13 +21,13 @@ import {
   type RunRow,
 } from "./repository.ts";
 import type { MultitaskStrategy, RunCreate, RunStatus } from "./schemas.ts";
-import { insertThread, lockThread, markThreadBusy, threadValues } from "./thread-queue.ts";
+import { isTerminal } from "../run-statuses.ts";
 import type { AssistantHandoff } from "./assistant-handoff.ts";
 import { checkWebhookUrl, type WebhookPolicy } from "./webhook.ts";
 
 export interface RunServiceDeps {
   db: Database;
-  broker: StreamBroker;
+  lifecycle: RunLifecycle;
   completion: RunCompletion;
   assistants: { get(idOrGraphId: string): Promise<RunAssistant> };
   refreshThread(threadId: string, outcome?: { runError?: unknown }): Promise<unknown>;
@@ -37,8 +38,6 @@ export interface RunServiceDeps {
   /** Hands the assistant read here to this process's worker (see assistant-handoff.ts). */
   handoff?: AssistantHandoff;
 }
-
-const TERMINAL: RunStatus[] = ["success", "error", "timeout", "interrupted"];
 
 /** Rules of runs: creation with multitask strategies, cancellation, waiting. */
 export class RunService {
@@ -84,7 +83,7 @@ export class RunService {
       const thread = threadId ? await lockThread(tx, id) : undefined;
       if (!thread) {
         if (threadId && body.if_not_exists !== "create") throw notFound(`Thread ${threadId} not found`);
-        await insertThread(tx, id, newThreadMeta, kwargs.temporary);
+        await insertBusyThread(tx, id, newThreadMeta, kwargs.temporary);
       } else {
         const active = await activeRunsOfThread(tx, id);
         if (active.length && strategy === "reject") {
@@ -97,21 +96,15 @@ export class RunService {
       }
       return insertRun(tx, { ...fields, thread_id: id });
     });
-    // Its streams subscribe from now on; whichever worker claims it (here or elsewhere) feeds them.
-    deps.broker.follow(run.run_id, run.thread_id);
     deps.handoff?.put(run.run_id, assistant);
     beforeAnnounce?.(run);
-    // Committed: now tell the waiters of the pending runs that stopped (here and, by the
-    // notification, in other processes), and the workers of the running ones.
+    // Committed: now the pending runs that stopped have ended (they never start), and
+    // the workers of the running ones are told to stop them.
     for (const { run: stopped, wasPending } of toStop) {
-      if (wasPending) {
-        deps.completion.settle(stopped.run_id, { run_id: stopped.run_id, status: "interrupted" });
-        // It never starts: its streams here end now (other processes' when they hear of it).
-        deps.broker.end(stopped.run_id);
-        await deps.completion.announce(stopped.run_id);
-      } else await this.signalCancel(stopped.run_id);
+      if (wasPending) await deps.lifecycle.emit("ended", { run: stopped, result: { run_id: stopped.run_id, status: "interrupted" }, cause: "stopped" });
+      else await this.signalCancel(stopped.run_id);
     }
-    await deps.db.notify(runsChannel(deps.db.schema), queueAnnouncement(run.run_id, body.after_seconds ?? 0, run.thread_id));
+    await deps.lifecycle.emit("queued", { run, delaySeconds: body.after_seconds ?? 0 });
     return run;
   }
 
@@ -158,14 +151,13 @@ export class RunService {
   }
 
   async list(threadId: string, options: { limit: number; offset: number; status?: RunStatus }): Promise<RunRow[]> {
-    const exists = await this.deps.db.query("SELECT 1 FROM threads WHERE thread_id = $1", [threadId]);
-    if (!exists.length) throw notFound(`Thread ${threadId} not found`);
+    if (!(await threadExists(this.deps.db, threadId))) throw notFound(`Thread ${threadId} not found`);
     return listRuns(this.deps.db, threadId, options);
   }
 
   async delete(threadId: string, runId: string): Promise<void> {
     const run = await this.get(threadId, runId);
-    if (!TERMINAL.includes(run.status)) {
+    if (!isTerminal(run.status)) {
       throw conflict(`Run ${runId} is ${run.status}; cancel it before deleting it`);
     }
     await deleteRun(this.deps.db, runId);
@@ -174,7 +166,7 @@ export class RunService {
   /** Cancels one run. Pending runs end at once; running ones are aborted by their worker. */
   async cancel(threadId: string | undefined, runId: string, options: { wait: boolean; action: "interrupt" | "rollback" }): Promise<void> {
     const run = await this.get(threadId, runId);
-    if (TERMINAL.includes(run.status)) throw conflict(`Run ${runId} already ended with status ${run.status}`);
+    if (isTerminal(run.status)) throw conflict(`Run ${runId} already ended with status ${run.status}`);
     await this.cancelRow(run, options.action);
     if (options.wait) await this.waitForEnd(run.run_id);
   }
@@ -196,9 +188,7 @@ export class RunService {
     const { db } = this.deps;
     if (run.status === "pending") {
       if (await this.stopPending(db, run.run_id, action)) {
-        this.deps.completion.settle(run.run_id, { run_id: run.run_id, status: "interrupted" });
-        this.deps.broker.end(run.run_id);
-        await this.deps.completion.announce(run.run_id);
+        await this.deps.lifecycle.emit("ended", { run, result: { run_id: run.run_id, status: "interrupted" }, cause: "stopped" });
         await this.deps.refreshThread(run.thread_id);
         // Runs queued behind it may be claimable now (it may have been a delayed run
         // whose timer would otherwise be their next wake-up).
@@ -235,7 +225,7 @@ export class RunService {
       this.deps.completion.settle(runId, undefined);
       return (await waiting) ?? { run_id: runId, status: "interrupted" };
     }
-    if (TERMINAL.includes(current.status)) this.deps.completion.settle(runId, undefined);
+    if (isTerminal(current.status)) this.deps.completion.settle(runId, undefined);
     return (await waiting) ?? this.resultFromRecords(runId);
   }
 

@@ -1,18 +1,19 @@
-import type { FastifyInstance } from "fastify";
 import { Type } from "@sinclair/typebox";
 import { toRun, type RunRow } from "./repository.ts";
-import { cancelOnDisconnect, type RunRouteDeps } from "./routes.ts";
-import { AnyValue, ErrorResponseSchema, RunCreateStatelessSchema, RunSchema, RunsCancelSchema, type RunCreate } from "./schemas.ts";
+import { cancelOnDisconnect, errorResponses, sseResponse } from "../route-helpers.ts";
+import type { RunRouteDeps } from "./routes.ts";
+import { AnyValue, RunCreateStatelessSchema, RunSchema, RunsCancelSchema,  } from "./schemas.ts";
 import { parseLastEventId, streamRun } from "./stream-response.ts";
 import { createAndWaitResponse } from "./wait-response.ts";
 import { invalidField } from "../../http/errors.ts";
+import type { HttpApp } from "../../http/server.ts";
 
-const errors = { 404: ErrorResponseSchema, 409: ErrorResponseSchema, 422: ErrorResponseSchema };
+const errors = errorResponses(404, 409, 422);
 const tags = ["Stateless Runs"];
 const MAX_BATCH = 1000;
 
 /** Runs without a thread of the caller's: POST /runs, /runs/stream, /runs/wait, /runs/batch, /runs/cancel. */
-export function registerStatelessRunRoutes(app: FastifyInstance, deps: RunRouteDeps): void {
+export function registerStatelessRunRoutes(app: HttpApp, deps: RunRouteDeps): void {
   const { runs } = deps;
   // Stateless runs are reachable by id alone; the SDK accepts both path shapes.
   const runPath = (run: RunRow) => `/runs/${run.run_id}`;
@@ -20,7 +21,7 @@ export function registerStatelessRunRoutes(app: FastifyInstance, deps: RunRouteD
   // client leaves is cancelled unless the caller asked to continue.
   const statelessDefaults = { onDisconnect: "cancel" as const };
 
-  app.post<{ Body: RunCreate }>(
+  app.post(
     "/runs",
     { schema: { tags, body: RunCreateStatelessSchema, response: { 200: RunSchema, ...errors } } },
     async (request, reply) => {
@@ -30,13 +31,13 @@ export function registerStatelessRunRoutes(app: FastifyInstance, deps: RunRouteD
     },
   );
 
-  app.post<{ Body: RunCreate }>(
+  app.post(
     "/runs/stream",
     {
       schema: {
         tags,
         body: RunCreateStatelessSchema,
-        response: { 200: { description: "Server-sent events", content: { "text/event-stream": { schema: Type.String() } } }, ...errors },
+        response: { ...sseResponse, ...errors },
       },
     },
     async (request, reply) => {
@@ -48,20 +49,20 @@ export function registerStatelessRunRoutes(app: FastifyInstance, deps: RunRouteD
         runPath: runPath(run),
         fromStart: true,
         heartbeatMs: deps.heartbeatMs,
-        onDisconnect: cancelOnDisconnect(runs, run),
+        onDisconnect: run.kwargs.on_disconnect === "cancel" ? cancelOnDisconnect(runs, run, request.log) : undefined,
       });
     },
   );
 
-  app.post<{ Body: RunCreate }>(
+  app.post(
     "/runs/wait",
     { schema: { tags, body: RunCreateStatelessSchema, response: { 200: AnyValue, ...errors } } },
     async (request, reply) => {
-      return createAndWaitResponse(reply, runs, { threadId: null, body: request.body, defaults: statelessDefaults }, runPath);
+      return createAndWaitResponse(request, reply, runs, { threadId: null, body: request.body, defaults: statelessDefaults }, runPath);
     },
   );
 
-  app.post<{ Body: RunCreate[] }>(
+  app.post(
     "/runs/batch",
     {
       schema: {
@@ -81,7 +82,7 @@ export function registerStatelessRunRoutes(app: FastifyInstance, deps: RunRouteD
     },
   );
 
-  app.post<{ Body: { status?: "pending" | "running" | "all"; thread_id?: string; run_ids?: string[] }; Querystring: { action?: "interrupt" | "rollback" } }>(
+  app.post(
     "/runs/cancel",
     {
       schema: {
@@ -94,17 +95,17 @@ export function registerStatelessRunRoutes(app: FastifyInstance, deps: RunRouteD
     async (request, reply) => {
       const { status, thread_id, run_ids } = request.body;
       await runs.cancelMany({ runIds: run_ids, threadId: thread_id, status }, request.query.action ?? "interrupt");
-      return reply.status(204).send();
+      return reply.status(204).send(null);
     },
   );
 
-  app.get<{ Params: { run_id: string } }>(
+  app.get(
     "/runs/:run_id",
     { schema: { hide: true, params: Type.Object({ run_id: Type.String({ format: "uuid" }) }), response: { 200: RunSchema, ...errors } } },
     async (request) => toRun(await runs.get(undefined, request.params.run_id)),
   );
 
-  app.get<{ Params: { run_id: string } }>(
+  app.get(
     "/runs/:run_id/stream",
     { schema: { hide: true, params: Type.Object({ run_id: Type.String({ format: "uuid" }) }) } },
     async (request, reply) => {

@@ -1,10 +1,12 @@
 import type { FastifyReply, FastifyRequest } from "fastify";
 import type { Database } from "../../storage/database.ts";
-import type { RunEvent, StreamBroker } from "../stream/broker.ts";
+import { isOpen, isOver, type RunEvent, type StreamBroker } from "../stream/broker.ts";
 import { storedEventId, wireEventId } from "../stream/event-ids.ts";
+import { eventInModes } from "../stream/modes.ts";
 import { SseWriter } from "../stream/sse.ts";
 import { loadRunEvents } from "./run-events.ts";
 import type { RunRow } from "./repository.ts";
+import { isTerminal } from "../run-statuses.ts";
 
 export interface StreamRunOptions {
   db: Database;
@@ -43,19 +45,19 @@ export async function streamRun(request: FastifyRequest, reply: FastifyReply, op
 
 async function streamTo(sse: SseWriter, options: StreamRunOptions): Promise<void> {
   const { run, broker } = options;
-  const wanted = (event: string) => !options.modes?.length || event === "metadata" || event === "error" || options.modes.some((m) => event === m || event.startsWith(`${m}|`) || event.startsWith(`${m}/`) || (m === "messages-tuple" && event.startsWith("messages")));
   const send = async (e: RunEvent) => {
-    if (wanted(e.event)) await sse.send(e.event, e.data, wireEventId(e.id));
+    if (eventInModes(e.event, options.modes)) await sse.send(e.event, e.data, wireEventId(e.id));
   };
   const afterId = options.lastEventId !== undefined ? storedEventId(options.lastEventId) : undefined;
 
   const id = run.run_id;
-  const finished = run.status !== "pending" && run.status !== "running";
-  if (!finished && !broker.isActive(id) && !broker.endedForGood(id)) {
+  const finished = isTerminal(run.status);
+  const state = broker.stateOf(id);
+  if (!finished && !isOpen(state) && !isOver(state)) {
     // A run queued before a restart, executing in another process, or handed back by
     // this one (it goes on elsewhere): follow it here.
     broker.follow(id, run.thread_id);
-  } else if (!broker.has(id)) {
+  } else if (state === undefined) {
     // Ended a while ago: a resumable run's saved events are replayed.
     if (run.kwargs.stream_resumable && afterId !== undefined) {
       for (const event of await loadRunEvents(options.db, id, afterId)) await send(event);
@@ -70,7 +72,7 @@ async function streamTo(sse: SseWriter, options: StreamRunOptions): Promise<void
   // may be lost): it ends once what the executor still holds came, or nothing more comes.
   if (finished) broker.endFollowed(id);
   sse.onClose(() => {
-    if (broker.isActive(id)) options.onDisconnect?.();
+    if (isOpen(broker.stateOf(id))) options.onDisconnect?.();
   });
   try {
     // Over when the run ends, the client leaves, or shutdown ends every open stream; each

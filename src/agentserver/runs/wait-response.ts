@@ -1,4 +1,5 @@
-import type { FastifyReply } from "fastify";
+import type { FastifyReply, FastifyRequest } from "fastify";
+import { cancelOnDisconnect, clientGone } from "../route-helpers.ts";
 import type { RunCreate } from "./schemas.ts";
 import type { RunRow } from "./repository.ts";
 import type { RunService } from "./service.ts";
@@ -9,24 +10,17 @@ import type { RunService } from "./service.ts";
  * disconnects first cancels the run when it was created with on_disconnect "cancel".
  */
 export async function createAndWaitResponse(
+  request: FastifyRequest,
   reply: FastifyReply,
   runs: RunService,
   create: { threadId: string | null; body: RunCreate; defaults: { onDisconnect: "cancel" | "continue" } },
   runPath: (run: RunRow) => string,
 ): Promise<unknown> {
-  const abort = new AbortController();
-  const { run, ended } = await runs.createAndWait(create.threadId, create.body, create.defaults, abort.signal);
+  const gone = clientGone(reply);
+  const { run, ended } = await runs.createAndWait(create.threadId, create.body, create.defaults, gone);
   reply.header("Content-Location", runPath(run));
-  // The response closing before we answered means the client left.
-  const onClose = () => {
-    if (!reply.raw.writableEnded) abort.abort();
-  };
-  reply.raw.on("close", onClose);
-  if (run.kwargs.on_disconnect === "cancel") {
-    abort.signal.addEventListener("abort", () => void runs.cancel(run.thread_id, run.run_id, { wait: false, action: "interrupt" }).catch(() => undefined));
-  }
+  if (run.kwargs.on_disconnect === "cancel") gone.addEventListener("abort", cancelOnDisconnect(runs, run, request.log));
   const result = await ended;
-  reply.raw.off("close", onClose);
   if (result.status === "error" && result.error) return { __error__: result.error };
   return result.values ?? null;
 }

@@ -3,7 +3,7 @@ import { getHeapStatistics } from "node:v8";
 import type { Database } from "../../storage/database.ts";
 import type { RunAssistant } from "./executor.ts";
 import { claimNextRun, renewLeases, requeueExpiredLeases, secondsUntilNextDueRun, type RunRow } from "./repository.ts";
-import { queueAnnouncement, runCancelChannel, runsChannel } from "./announcements.ts";
+import { queueAnnouncement, readQueueAnnouncement, runCancelChannel, runsChannel } from "./announcements.ts";
 
 /** The longest delay setTimeout keeps (beyond it, Node fires at once). */
 const MAX_TIMER_MS = 2_147_483_647;
@@ -99,8 +99,7 @@ export class WorkerPool {
    */
   private onRunQueued(payload: string): void {
     this.signals++;
-    const [, delayText, threadId] = payload.split(" ");
-    const delay = Number(delayText ?? 0);
+    const { delaySeconds: delay, threadId } = readQueueAnnouncement(payload);
     if (delay > 0) this.wakeAt(Date.now() + delay * 1000);
     if (threadId && this.activeThreads.has(threadId)) {
       this.waitingThreads.add(threadId);

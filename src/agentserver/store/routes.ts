@@ -1,5 +1,5 @@
 import { Type } from "@sinclair/typebox";
-import type { FastifyInstance, FastifyRequest } from "fastify";
+import type { FastifyRequest } from "fastify";
 import type { Item } from "@langchain/langgraph-checkpoint";
 import { invalidField, notFound } from "../../http/errors.ts";
 import { matches } from "../custom-auth/filters.ts";
@@ -7,17 +7,19 @@ import { requestFilters } from "../custom-auth/request-filters.ts";
 import { SEPARATOR, keyProblem, namespaceProblem } from "./namespace.ts";
 import type { SlipwayStore } from "./store.ts";
 import * as S from "./schemas.ts";
+import { errorResponses } from "../route-helpers.ts";
+import type { HttpApp } from "../../http/server.ts";
 
 /**
  * The /store API (long-term memory), as the vendor's agent server and its SDKs
  * speak it. HTTP only: parsing, the namespace rules with the field that broke
  * them, and item records in wire form; the store does the rest.
  */
-export function registerStoreRoutes(app: FastifyInstance, deps: { store: SlipwayStore }): void {
+export function registerStoreRoutes(app: HttpApp, deps: { store: SlipwayStore }): void {
   const { store } = deps;
-  const errors = { 422: S.ErrorResponse };
+  const errors = errorResponses(422);
 
-  app.put<{ Body: S.StorePutRequest }>(
+  app.put(
     "/store/items",
     {
       schema: {
@@ -34,11 +36,11 @@ export function registerStoreRoutes(app: FastifyInstance, deps: { store: Slipway
       requireKey(key, ["body", "key"]);
       await refuseHiddenItem(store, request, namespace, key);
       await store.put(namespace, key, value, index ?? undefined, { ttl });
-      return reply.status(204).send();
+      return reply.status(204).send(null);
     },
   );
 
-  app.get<{ Querystring: S.StoreGetQuery }>(
+  app.get(
     "/store/items",
     {
       schema: {
@@ -65,7 +67,7 @@ export function registerStoreRoutes(app: FastifyInstance, deps: { store: Slipway
     },
   );
 
-  app.delete<{ Body: S.StoreDeleteRequest }>(
+  app.delete(
     "/store/items",
     {
       schema: {
@@ -82,11 +84,11 @@ export function registerStoreRoutes(app: FastifyInstance, deps: { store: Slipway
       requireKey(request.body.key, ["body", "key"]);
       await refuseHiddenItem(store, request, namespace, request.body.key);
       await store.delete(namespace, request.body.key);
-      return reply.status(204).send();
+      return reply.status(204).send(null);
     },
   );
 
-  app.post<{ Body: S.StoreSearchRequest }>(
+  app.post(
     "/store/items/search",
     {
       schema: {
@@ -108,7 +110,7 @@ export function registerStoreRoutes(app: FastifyInstance, deps: { store: Slipway
     },
   );
 
-  app.post<{ Body: S.StoreListNamespacesRequest }>(
+  app.post(
     "/store/namespaces",
     {
       schema: {

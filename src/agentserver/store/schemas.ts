@@ -89,7 +89,7 @@ export const ListNamespaceResponse = Type.Object(
   { namespaces: Type.Array(Type.Array(Type.String())) },
   { title: "ListNamespaceResponse" },
 );
-export const ErrorResponse = Type.Object({ detail: Type.String() }, { title: "ErrorResponse" });
+export { ErrorResponse } from "../route-helpers.ts";
 export const NoContent = Type.Null({ description: "Success" });
 
 export type StorePutRequest = Static<typeof StorePutRequest>;

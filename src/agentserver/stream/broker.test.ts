@@ -35,6 +35,26 @@ describe("stream broker", () => {
     broker.end(RUN, { attempt: 1 });
     broker.publish(RUN, "values", { done: 2 }, 2);
     expect(got.map((event) => `${event.id}:${event.event}`)).toEqual(["1:metadata", "2:metadata", "3:values"]);
-    expect(broker.isActive(RUN)).toBe(true);
+    expect(broker.stateOf(RUN)).toBe("executing");
+  });
+
+  it("moves a channel through its states: followed, executed here, over, handed over", () => {
+    const broker = new StreamBroker();
+    broker.follow(RUN, THREAD);
+    expect(broker.stateOf(RUN)).toBe("following");
+    broker.end(RUN);
+    expect(broker.stateOf(RUN)).toBe("ended");
+    broker.follow(RUN, THREAD);
+    expect(broker.stateOf(RUN)).toBe("following");
+    broker.open(RUN, THREAD, 1);
+    expect(broker.stateOf(RUN)).toBe("executing");
+    broker.end(RUN, { attempt: 1, handedOver: true });
+    expect(broker.stateOf(RUN)).toBe("handedOver");
+    // Claimed again here: the next attempt's events continue the same stream.
+    broker.open(RUN, THREAD, 2);
+    expect(broker.stateOf(RUN)).toBe("executing");
+    broker.end(RUN, { attempt: 2 });
+    expect(broker.stateOf(RUN)).toBe("executed");
+    expect(broker.stateOf("no-such-run")).toBeUndefined();
   });
 });

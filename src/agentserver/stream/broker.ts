@@ -35,20 +35,31 @@ export interface BrokerRelay {
   ended(runId: string): void;
 }
 
+/**
+ * Where a run's channel stands:
+ * - `following`: open; its events come from another process (relay.ts);
+ * - `executing`: open; the run executes in this process;
+ * - `ended`: over for good, followed from elsewhere;
+ * - `executed`: over for good, executed here;
+ * - `handedOver`: executed here until it went back to the queue (it goes on elsewhere).
+ */
+export type ChannelState = "following" | "executing" | "ended" | "executed" | "handedOver";
+
+/** Events still come (the run is queued or executing). */
+export const isOpen = (state: ChannelState | undefined): state is "following" | "executing" => state === "following" || state === "executing";
+/** The run itself is over (not only its attempt here). */
+export const isOver = (state: ChannelState | undefined): state is "ended" | "executed" => state === "ended" || state === "executed";
+
 interface RunChannel {
   threadId: string;
   events: RunEvent[];
   /** Id of the last event, buffered or not (the buffer is bounded, the count goes on). */
   lastId: number;
   listeners: Set<Listener>;
-  ended: boolean;
-  /** The run executes in this process; otherwise its events come from another one (relay.ts). */
-  executing: boolean;
+  state: ChannelState;
   /** The attempt whose events come now, and the id of the last event before its first. */
   attempt: number;
   attemptStart: number;
-  /** Ended because the run went back to the queue (it goes on elsewhere), not because it ended. */
-  handedOver: boolean;
 }
 
 const MAX_BUFFERED_EVENTS = 50_000;
@@ -67,8 +78,8 @@ export class StreamBroker {
    */
   open(runId: string, threadId: string, attempt = 1): void {
     const existing = this.runs.get(runId);
-    const channel = existing && !existing.ended ? existing : this.newChannel(threadId, existing);
-    channel.executing = true;
+    const channel = existing && isOpen(existing.state) ? existing : this.newChannel(threadId, existing);
+    channel.state = "executing";
     this.beginAttempt(channel, attempt);
     this.runs.set(runId, channel);
     for (const listener of this.executeListeners) listener(runId);
@@ -80,11 +91,9 @@ export class StreamBroker {
       events: previous?.events ?? [],
       lastId: previous?.lastId ?? 0,
       listeners: previous?.listeners ?? new Set(),
-      ended: false,
-      executing: false,
+      state: "following",
       attempt: previous?.attempt ?? 0,
       attemptStart: previous?.attemptStart ?? 0,
-      handedOver: false,
     };
   }
 
@@ -105,7 +114,7 @@ export class StreamBroker {
   /** A followed run's events now come from a later attempt (executing in another process). */
   followAttempt(runId: string, attempt: number): void {
     const channel = this.runs.get(runId);
-    if (channel && !channel.executing && !channel.ended && attempt > channel.attempt) this.beginAttempt(channel, attempt);
+    if (channel?.state === "following" && attempt > channel.attempt) this.beginAttempt(channel, attempt);
   }
 
   /**
@@ -115,7 +124,7 @@ export class StreamBroker {
    */
   follow(runId: string, threadId: string): void {
     const existing = this.runs.get(runId);
-    if (existing && !existing.ended) return;
+    if (existing && isOpen(existing.state)) return;
     this.runs.set(runId, this.newChannel(threadId, existing));
   }
 
@@ -125,7 +134,7 @@ export class StreamBroker {
    */
   dropFollowed(runId: string): void {
     const channel = this.runs.get(runId);
-    if (channel && !channel.executing && !channel.ended && channel.listeners.size === 0) this.runs.delete(runId);
+    if (channel?.state === "following" && channel.listeners.size === 0) this.runs.delete(runId);
   }
 
   private relay?: BrokerRelay;
@@ -141,7 +150,7 @@ export class StreamBroker {
    * still bringing events to streams here, once they stopped coming.
    */
   endFollowed(runId: string): void {
-    if (!this.isFollowing(runId)) return;
+    if (this.stateOf(runId) !== "following") return;
     if (this.relay) this.relay.ended(runId);
     else this.end(runId);
   }
@@ -151,7 +160,7 @@ export class StreamBroker {
    * executing process is asked for the events. Returns what to call when the stream ends.
    */
   streamFromElsewhere(runId: string): () => void {
-    return this.relay && this.isFollowing(runId) ? this.relay.follow(runId) : () => undefined;
+    return this.relay && this.stateOf(runId) === "following" ? this.relay.follow(runId) : () => undefined;
   }
 
   /** Called whenever a run starts executing in this process. */
@@ -162,28 +171,15 @@ export class StreamBroker {
   /** An event of a run executing elsewhere, with the id it has there; repeats are dropped. */
   inject(runId: string, record: RunEvent): void {
     const channel = this.runs.get(runId);
-    if (!channel || channel.ended || channel.executing) return;
-    if (record.id <= channel.lastId) return;
+    if (channel?.state !== "following" || record.id <= channel.lastId) return;
     this.record(channel, record);
     for (const listener of channel.listeners) listener(record);
     for (const listener of this.threadListeners.get(channel.threadId) ?? []) listener(runId, record);
   }
 
-  /** Whether the run is executing in this process now. */
-  isExecuting(runId: string): boolean {
-    const channel = this.runs.get(runId);
-    return !!channel && channel.executing && !channel.ended;
-  }
-
-  /** Whether the run executed (or executes) here and its events are still held. */
-  executedHere(runId: string): boolean {
-    return this.runs.get(runId)?.executing === true;
-  }
-
-  /** Whether the run's channel is open here to receive another process's events. */
-  isFollowing(runId: string): boolean {
-    const channel = this.runs.get(runId);
-    return !!channel && !channel.executing && !channel.ended;
+  /** Where the run's channel stands; undefined: no channel here (never, or no longer, held). */
+  stateOf(runId: string): ChannelState | undefined {
+    return this.runs.get(runId)?.state;
   }
 
   /** The id of the run's last event held here (0: none). */
@@ -202,7 +198,7 @@ export class StreamBroker {
    */
   publish(runId: string, event: string, data: unknown, attempt?: number): RunEvent | undefined {
     const channel = this.runs.get(runId);
-    if (!channel || channel.ended || !channel.executing) return undefined;
+    if (channel?.state !== "executing") return undefined;
     if (attempt !== undefined && attempt !== channel.attempt) return undefined;
     const record: RunEvent = { id: channel.lastId + 1, event, data };
     this.record(channel, record);
@@ -224,32 +220,16 @@ export class StreamBroker {
    */
   end(runId: string, options: { attempt?: number; handedOver?: boolean } = {}): void {
     const channel = this.runs.get(runId);
-    if (!channel || channel.ended) return;
+    if (!channel || !isOpen(channel.state)) return;
     if (options.attempt !== undefined && channel.attempt !== options.attempt) return;
-    channel.ended = true;
-    channel.handedOver = options.handedOver === true;
+    const executedHere = channel.state === "executing";
+    channel.state = !options.handedOver ? (executedHere ? "executed" : "ended") : "handedOver";
     for (const listener of channel.listeners) listener("end");
     for (const listener of this.threadListeners.get(channel.threadId) ?? []) listener(runId, "end");
     channel.listeners.clear();
     setTimeout(() => {
       if (this.runs.get(runId) === channel) this.runs.delete(runId);
     }, this.retainMs).unref();
-  }
-
-  /** The run ended (not only its attempt here: see `end`). */
-  endedForGood(runId: string): boolean {
-    const channel = this.runs.get(runId);
-    return !!channel && channel.ended && !channel.handedOver;
-  }
-
-  /** The run's events are still held here (active, or ended within `retainMs`). */
-  has(runId: string): boolean {
-    return this.runs.has(runId);
-  }
-
-  isActive(runId: string): boolean {
-    const channel = this.runs.get(runId);
-    return !!channel && !channel.ended;
   }
 
   /**
@@ -264,7 +244,7 @@ export class StreamBroker {
     }
     const from = options.afterId ?? (options.replay ? 0 : Number.POSITIVE_INFINITY);
     for (const event of channel.events) if (event.id > from) listener(event);
-    if (channel.ended) {
+    if (!isOpen(channel.state)) {
       listener("end");
       return () => undefined;
     }

@@ -33,6 +33,17 @@ export function planStream(apiModes: string[], subgraphs: boolean): StreamPlan {
   return { apiModes: modes, libraryModes: [...library], useEvents: modes.has("events") || modes.has("messages"), subgraphs };
 }
 
+/**
+ * Whether a stream filtered to `modes` (a join stream's stream_mode) sends an event:
+ * `metadata` and `error` always; `<mode>`, a subgraph's `<mode>|<namespace>` and the
+ * legacy messages' `<mode>/<part>`; messages-tuple covers every `messages` event.
+ * No modes: everything.
+ */
+export function eventInModes(event: string, modes: readonly string[] | undefined): boolean {
+  if (!modes?.length || event === "metadata" || event === "error") return true;
+  return modes.some((mode) => event === mode || event.startsWith(`${mode}|`) || event.startsWith(`${mode}/`) || (mode === "messages-tuple" && event.startsWith("messages")));
+}
+
 export type Emit = (event: string, data: unknown) => void;
 
 /** One chunk of graph.stream(...): [mode, data] or [namespace, mode, data] with subgraphs. */

@@ -1,6 +1,13 @@
-import type { Database } from "../../storage/database.ts";
-import { runsChannel } from "../runs/announcements.ts";
-import type { StreamBroker } from "./broker.ts";
+import { isOpen, isOver, type StreamBroker } from "./broker.ts";
+
+/** The runs of a thread, in every process sharing the database (runs/run-feed.ts). */
+export interface ThreadRunFeed {
+  /** Whether other processes may execute runs (false: every run executes here). */
+  shared: boolean;
+  activeRunIds(threadId: string): Promise<string[]>;
+  /** Calls `listener` for each run queued (or handed back to the queue) from now on; returns how to stop. */
+  onQueued(listener: (runId: string, threadId: string) => void): Promise<() => Promise<void>>;
+}
 
 /**
  * Lets a thread stream see the runs of its thread that execute in another process (a
@@ -9,16 +16,17 @@ import type { StreamBroker } from "./broker.ts";
  * lets go of each as it ends. With one process (PGlite) every run executes here already.
  * Returns what to call when the stream closes.
  */
-export async function followThreadRuns(db: Database, broker: StreamBroker, threadId: string): Promise<() => void> {
-  if (!db.shared) return () => undefined;
+export async function followThreadRuns(feed: ThreadRunFeed, broker: StreamBroker, threadId: string): Promise<() => void> {
+  if (!feed.shared) return () => undefined;
   const following = new Map<string, () => void>();
   let closed = false;
   const followRun = (runId: string) => {
     if (closed || following.has(runId)) return;
     // A channel that ended here because the run was handed back is reopened (it is queued
     // again); one that ended for good stays ended (the run ended since it was read as active).
-    if (broker.endedForGood(runId)) return;
-    if (!broker.isActive(runId)) broker.follow(runId, threadId);
+    const state = broker.stateOf(runId);
+    if (isOver(state)) return;
+    if (!isOpen(state)) broker.follow(runId, threadId);
     following.set(runId, broker.streamFromElsewhere(runId));
   };
   const letGo = broker.subscribeThread(threadId, (runId, event) => {
@@ -26,7 +34,7 @@ export async function followThreadRuns(db: Database, broker: StreamBroker, threa
     following.get(runId)?.();
     following.delete(runId);
     // Handed back (shutdown, or a lease this process lost): the run goes on elsewhere.
-    if (!broker.endedForGood(runId)) followRun(runId);
+    if (!isOver(broker.stateOf(runId))) followRun(runId);
   });
   let stopListening: (() => Promise<void>) | undefined;
   const close = () => {
@@ -37,16 +45,10 @@ export async function followThreadRuns(db: Database, broker: StreamBroker, threa
     following.clear();
   };
   try {
-    // Every run queued (or handed back to the queue) is announced with its thread.
-    stopListening = await db.listen(runsChannel(db.schema), (payload) => {
-      const [runId, , announcedThread] = payload.split(" ");
-      if (announcedThread === threadId && runId && runId !== "-") followRun(runId);
+    stopListening = await feed.onQueued((runId, announcedThread) => {
+      if (announcedThread === threadId) followRun(runId);
     });
-    const active = await db.query<{ run_id: string }>(
-      "SELECT run_id FROM runs WHERE thread_id = $1 AND status IN ('pending', 'running') ORDER BY seq",
-      [threadId],
-    );
-    for (const row of active) followRun(row.run_id);
+    for (const runId of await feed.activeRunIds(threadId)) followRun(runId);
   } catch (error) {
     // Nobody would call the cleanup of a stream that failed to open: do it here.
     close();

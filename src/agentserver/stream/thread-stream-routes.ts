@@ -1,11 +1,18 @@
-import type { FastifyInstance } from "fastify";
 import { Type } from "@sinclair/typebox";
-import type { Database } from "../../storage/database.ts";
 import { invalidField, notFound } from "../../http/errors.ts";
+import { errorResponses, sseResponse } from "../route-helpers.ts";
 import type { StreamBroker } from "./broker.ts";
 import { wireEventId } from "./event-ids.ts";
 import { SseWriter } from "./sse.ts";
-import { followThreadRuns } from "./thread-follow.ts";
+import { followThreadRuns, type ThreadRunFeed } from "./thread-follow.ts";
+import type { HttpApp } from "../../http/server.ts";
+
+export interface ThreadStreamDeps {
+  broker: StreamBroker;
+  runFeed: ThreadRunFeed;
+  threadExists(threadId: string): Promise<boolean>;
+  heartbeatMs?: number;
+}
 
 const THREAD_STREAM_MODES = ["lifecycle", "run_modes", "state_update"] as const;
 const ModeList = Type.Union([
@@ -19,19 +26,15 @@ const ModeList = Type.Union([
  * of other processes come through the relay). Events are live: there is no replay
  * across runs yet, so a Last-Event-ID is refused rather than ignored.
  */
-export function registerThreadStreamRoutes(app: FastifyInstance, deps: { db: Database; broker: StreamBroker; heartbeatMs?: number }): void {
-  app.get<{ Params: { thread_id: string }; Querystring: { stream_modes?: string | string[]; stream_mode?: string | string[] } }>(
+export function registerThreadStreamRoutes(app: HttpApp, deps: ThreadStreamDeps): void {
+  app.get(
     "/threads/:thread_id/stream",
     {
       schema: {
         tags: ["Threads"],
         params: Type.Object({ thread_id: Type.String({ format: "uuid" }) }),
         querystring: Type.Object({ stream_modes: Type.Optional(ModeList), stream_mode: Type.Optional(ModeList) }),
-        response: {
-          200: { description: "Server-sent events", content: { "text/event-stream": { schema: Type.String() } } },
-          404: Type.Object({ detail: Type.String() }),
-          422: Type.Object({ detail: Type.String() }),
-        },
+        response: { ...sseResponse, ...errorResponses(404, 422) },
       },
     },
     async (request, reply) => {
@@ -44,12 +47,11 @@ export function registerThreadStreamRoutes(app: FastifyInstance, deps: { db: Dat
       if (lastEventId !== undefined && lastEventId !== "") {
         throw invalidField(["header", "Last-Event-ID"], "resuming a thread stream is not supported yet; join a run's stream to resume");
       }
-      const exists = await deps.db.query("SELECT 1 FROM threads WHERE thread_id = $1", [threadId]);
-      if (!exists.length) throw notFound(`Thread ${threadId} not found`);
+      if (!(await deps.threadExists(threadId))) throw notFound(`Thread ${threadId} not found`);
 
       const sse = new SseWriter(request, reply, { heartbeatMs: deps.heartbeatMs });
       const events = deps.broker.joinThread(threadId, sse.signal);
-      const stopFollowing = followThreadRuns(deps.db, deps.broker, threadId).catch((error) => {
+      const stopFollowing = followThreadRuns(deps.runFeed, deps.broker, threadId).catch((error) => {
         request.log.warn({ err: error, thread_id: threadId }, "thread stream cannot follow runs of other processes");
         return () => undefined;
       });

@@ -1,5 +1,6 @@
 import type { Queryable } from "../../storage/database.ts";
 import type { ThreadStatus } from "./schemas.ts";
+import { activeStatusSql } from "../run-statuses.ts";
 
 /** SQL of the threads group. No policy here: the service decides, these statements do. */
 
@@ -146,9 +147,39 @@ export async function existingThreadIds(db: Queryable, ids: string[]): Promise<s
   return rows.map((r) => r.thread_id);
 }
 
-export async function hasActiveRun(db: Queryable, threadId: string): Promise<boolean> {
-  const rows = await db.query(`SELECT 1 FROM runs WHERE thread_id = $1 AND status IN ('pending', 'running') LIMIT 1`, [threadId]);
+export async function threadExists(db: Queryable, threadId: string): Promise<boolean> {
+  const rows = await db.query(`SELECT 1 FROM threads WHERE thread_id = $1`, [threadId]);
   return rows.length > 0;
+}
+
+export async function hasActiveRun(db: Queryable, threadId: string): Promise<boolean> {
+  const rows = await db.query(`SELECT 1 FROM runs WHERE thread_id = $1 AND ${activeStatusSql()} LIMIT 1`, [threadId]);
+  return rows.length > 0;
+}
+
+/**
+ * Inserts the thread a run creates (stateless, or `if_not_exists: "create"`): busy from
+ * the start, as its run is queued in the same transaction.
+ */
+export async function insertBusyThread(tx: Queryable, threadId: string, metadata: Record<string, unknown>, temporary: boolean): Promise<void> {
+  await tx.query(`INSERT INTO threads (thread_id, status, metadata, temporary) VALUES ($1, 'busy', $2::jsonb, $3)`, [
+    threadId,
+    JSON.stringify(metadata),
+    temporary,
+  ]);
+}
+
+/** A run was queued: the thread is busy and remembers which graph it runs. */
+export async function markThreadBusy(tx: Queryable, threadId: string, metadata: Record<string, unknown>): Promise<void> {
+  await tx.query(`UPDATE threads SET status = 'busy', metadata = metadata || $2::jsonb, updated_at = now() WHERE thread_id = $1`, [
+    threadId,
+    JSON.stringify(metadata),
+  ]);
+}
+
+export async function threadValues(db: Queryable, threadId: string): Promise<unknown> {
+  const rows = await db.query<{ values: unknown }>(`SELECT "values" FROM threads WHERE thread_id = $1`, [threadId]);
+  return rows[0]?.values ?? null;
 }
 
 /** Locks the thread row until the transaction ends (run creation takes the same lock). */
@@ -174,7 +205,7 @@ export interface SnapshotWrite {
 export async function writeSnapshot(tx: Queryable, threadId: string, snapshot: SnapshotWrite): Promise<void> {
   await tx.query(
     `UPDATE threads SET "values" = $2::jsonb, interrupts = $3::jsonb, error = $4::jsonb,
-       status = CASE WHEN EXISTS (SELECT 1 FROM runs r WHERE r.thread_id = threads.thread_id AND r.status IN ('pending', 'running'))
+       status = CASE WHEN EXISTS (SELECT 1 FROM runs r WHERE r.thread_id = threads.thread_id AND ${activeStatusSql("r.status")})
                      THEN 'busy' ELSE $5 END,
        expires_at = CASE WHEN ttl IS NULL THEN expires_at ELSE $6::timestamptz + make_interval(secs => (ttl->>'ttl_minutes')::float8 * 60) END,
        state_updated_at = now(), updated_at = now()
@@ -200,7 +231,7 @@ export async function claimExpiredThreads(
      WHERE thread_id IN (
        SELECT thread_id FROM threads t
        WHERE t.expires_at <= $1 AND t.ttl IS NOT NULL
-         AND NOT EXISTS (SELECT 1 FROM runs r WHERE r.thread_id = t.thread_id AND r.status IN ('pending', 'running'))
+         AND NOT EXISTS (SELECT 1 FROM runs r WHERE r.thread_id = t.thread_id AND ${activeStatusSql("r.status")})
        ORDER BY t.expires_at LIMIT $2 FOR UPDATE SKIP LOCKED)
      RETURNING thread_id, ttl`,
     [now, limit, leaseSeconds],

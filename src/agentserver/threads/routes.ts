@@ -1,11 +1,9 @@
-import type { FastifyInstance } from "fastify";
 import { Type } from "@sinclair/typebox";
 import { SlipwayError } from "../../http/errors.ts";
 import type { Database } from "../../storage/database.ts";
 import { SlipwaySaver } from "../checkpointer/index.ts";
 import type { GraphRegistry } from "../graphs/registry.ts";
 import {
-  ErrorResponseSchema,
   GetThreadQuery,
   ThreadCountSchema,
   ThreadCreateSchema,
@@ -15,15 +13,13 @@ import {
   ThreadPruneSchema,
   ThreadSchema,
   ThreadSearchSchema,
-  type ThreadCount,
-  type ThreadCreate,
-  type ThreadPatch,
-  type ThreadSearch,
 } from "./schemas.ts";
 import type { ThreadCheckpointer, ThreadService } from "./service.ts";
 import { registerThreadStateRoutes } from "./state-routes.ts";
 import { ThreadStateService } from "./state-service.ts";
 import { toThread } from "./wire.ts";
+import { errorResponses } from "../route-helpers.ts";
+import type { HttpApp } from "../../http/server.ts";
 
 export interface ThreadRouteDeps {
   threads: ThreadService;
@@ -36,38 +32,37 @@ export interface ThreadRouteDeps {
 }
 
 const tags = ["Threads"];
-const errors = { 404: ErrorResponseSchema, 409: ErrorResponseSchema, 422: ErrorResponseSchema };
-type ThreadParams = { thread_id: string };
+const errors = errorResponses(404, 409, 422);
 
 /** The threads group: CRUD, search, count, copy, prune, and (state-routes.ts) state and history. */
-export function registerThreadRoutes(app: FastifyInstance, deps: ThreadRouteDeps): void {
+export function registerThreadRoutes(app: HttpApp, deps: ThreadRouteDeps): void {
   const { threads } = deps;
 
-  app.post<{ Body: ThreadCreate }>(
+  app.post(
     "/threads",
     { schema: { tags, summary: "Create Thread", body: ThreadCreateSchema, response: { 200: ThreadSchema, ...errors } } },
     async (request) => toThread(await threads.create(request.body)),
   );
 
-  app.post<{ Body: ThreadSearch }>(
+  app.post(
     "/threads/search",
     { schema: { tags, summary: "Search Threads", body: ThreadSearchSchema, response: { 200: Type.Array(ThreadSchema), ...errors } } },
     async (request) => threads.search(request.body),
   );
 
-  app.post<{ Body: ThreadCount }>(
+  app.post(
     "/threads/count",
     { schema: { tags, summary: "Count Threads", body: ThreadCountSchema, response: { 200: Type.Integer(), ...errors } } },
     async (request) => threads.count(request.body),
   );
 
-  app.post<{ Body: { thread_ids: string[]; strategy?: "delete" | "keep_latest" } }>(
+  app.post(
     "/threads/prune",
     { schema: { tags, summary: "Prune Threads", body: ThreadPruneSchema, response: { 200: ThreadPruneResponseSchema, ...errors } } },
     async (request) => ({ pruned_count: await threads.prune(request.body.thread_ids, request.body.strategy ?? "delete") }),
   );
 
-  app.get<{ Params: ThreadParams; Querystring: { include?: string | string[] } }>(
+  app.get(
     "/threads/:thread_id",
     { schema: { tags, summary: "Get Thread", params: ThreadIdParams, querystring: GetThreadQuery, response: { 200: ThreadSchema, ...errors } } },
     async (request) => {
@@ -76,7 +71,7 @@ export function registerThreadRoutes(app: FastifyInstance, deps: ThreadRouteDeps
     },
   );
 
-  app.patch<{ Params: ThreadParams; Body: ThreadPatch }>(
+  app.patch(
     "/threads/:thread_id",
     {
       schema: {
@@ -90,12 +85,12 @@ export function registerThreadRoutes(app: FastifyInstance, deps: ThreadRouteDeps
     },
     async (request, reply) => {
       const row = await threads.patch(request.params.thread_id, request.body);
-      if (/\breturn=minimal\b/.test(String(request.headers.prefer ?? ""))) return reply.status(204).send();
+      if (/\breturn=minimal\b/.test(String(request.headers.prefer ?? ""))) return reply.status(204).send(null);
       return toThread(row, { includeTtl: !!request.body.ttl });
     },
   );
 
-  app.delete<{ Params: ThreadParams }>(
+  app.delete(
     "/threads/:thread_id",
     { schema: { tags, summary: "Delete Thread", params: ThreadIdParams, response: { 200: Type.Null(), ...errors } } },
     async (request) => {
@@ -104,7 +99,7 @@ export function registerThreadRoutes(app: FastifyInstance, deps: ThreadRouteDeps
     },
   );
 
-  app.post<{ Params: ThreadParams }>(
+  app.post(
     "/threads/:thread_id/copy",
     { schema: { tags, summary: "Copy Thread", params: ThreadIdParams, response: { 200: ThreadSchema, ...errors } } },
     async (request) => toThread(await threads.copy(request.params.thread_id)),

@@ -27,7 +27,7 @@ const Maybe = <T extends TSchema>(schema: T) => Type.Optional(Type.Union([schema
 const JsonObject = Type.Record(Type.String(), Type.Unknown());
 const Uuid = Type.String({ format: "uuid" });
 
-export const ErrorResponseSchema = Type.Object({ detail: Type.String() });
+export { ErrorResponse as ErrorResponseSchema } from "../route-helpers.ts";
 export const ThreadIdParams = Type.Object({ thread_id: Uuid });
 export const CheckpointParams = Type.Object({ thread_id: Uuid, checkpoint_id: Uuid });
 

@@ -1,4 +1,3 @@
-import type { FastifyInstance } from "fastify";
 import { Type } from "@sinclair/typebox";
 import { parseQueryBoolean } from "../../http/query.ts";
 import {
@@ -14,22 +13,17 @@ import {
   ThreadIdParams,
   ThreadStateSchema,
   ThreadStorageSchema,
-  type CheckpointConfig,
-  type HistoryRequest,
-  type StatePatch,
-  type StateUpdate,
 } from "./schemas.ts";
 import { projectState } from "./state.ts";
 import type { ThreadStateService } from "./state-service.ts";
+import type { HttpApp } from "../../http/server.ts";
 
 const tags = ["Threads"];
 const errors = { 404: ErrorResponseSchema, 409: ErrorResponseSchema, 422: ErrorResponseSchema };
-type ThreadParams = { thread_id: string };
-type StateQueryString = { subgraphs?: boolean | string; select?: string[] };
 
 /** Thread state and history: read through the thread's graph, update, patch metadata. */
-export function registerThreadStateRoutes(app: FastifyInstance, state: ThreadStateService): void {
-  app.get<{ Params: ThreadParams; Querystring: StateQueryString }>(
+export function registerThreadStateRoutes(app: HttpApp, state: ThreadStateService): void {
+  app.get(
     "/threads/:thread_id/state",
     { schema: { tags, summary: "Get Thread State", params: ThreadIdParams, querystring: StateQuery, response: { 200: ThreadStateSchema, ...errors } } },
     async (request) => {
@@ -38,7 +32,7 @@ export function registerThreadStateRoutes(app: FastifyInstance, state: ThreadSta
     },
   );
 
-  app.post<{ Params: ThreadParams; Body: StateUpdate }>(
+  app.post(
     "/threads/:thread_id/state",
     {
       schema: {
@@ -52,7 +46,7 @@ export function registerThreadStateRoutes(app: FastifyInstance, state: ThreadSta
     async (request) => state.update(request.params.thread_id, request.body),
   );
 
-  app.patch<{ Params: ThreadParams; Body: StatePatch }>(
+  app.patch(
     "/threads/:thread_id/state",
     {
       schema: {
@@ -66,11 +60,11 @@ export function registerThreadStateRoutes(app: FastifyInstance, state: ThreadSta
     },
     async (request, reply) => {
       await state.patchMetadata(request.params.thread_id, request.body);
-      return reply.status(204).send();
+      return reply.status(204).send(null);
     },
   );
 
-  app.get<{ Params: { thread_id: string; checkpoint_id: string }; Querystring: StateQueryString }>(
+  app.get(
     "/threads/:thread_id/state/:checkpoint_id",
     {
       schema: {
@@ -88,7 +82,7 @@ export function registerThreadStateRoutes(app: FastifyInstance, state: ThreadSta
     },
   );
 
-  app.post<{ Params: ThreadParams; Body: { checkpoint: CheckpointConfig; subgraphs?: boolean | null; select?: string[] | null } }>(
+  app.post(
     "/threads/:thread_id/state/checkpoint",
     {
       schema: {
@@ -105,7 +99,7 @@ export function registerThreadStateRoutes(app: FastifyInstance, state: ThreadSta
     },
   );
 
-  app.get<{ Params: ThreadParams; Querystring: { limit?: number; before?: string } }>(
+  app.get(
     "/threads/:thread_id/history",
     {
       schema: {
@@ -119,7 +113,7 @@ export function registerThreadStateRoutes(app: FastifyInstance, state: ThreadSta
     async (request) => state.history(request.params.thread_id, { limit: request.query.limit ?? 10, before: request.query.before }),
   );
 
-  app.post<{ Params: ThreadParams; Body: HistoryRequest }>(
+  app.post(
     "/threads/:thread_id/history",
     {
       schema: {
@@ -137,7 +131,7 @@ export function registerThreadStateRoutes(app: FastifyInstance, state: ThreadSta
     },
   );
 
-  app.get<{ Params: ThreadParams }>(
+  app.get(
     "/threads/:thread_id/storage",
     {
       schema: {

@@ -16,7 +16,7 @@ const ALWAYS_SHARED = ["react", "react-dom", "@langchain/langgraph-sdk", "@langc
  * with characters an identifier cannot hold replaced by "_".
  */
 export function uiGlobalName(graphId: string): string {
-  return `__LGUI_${graphId.replace(/[^A-Za-z0-9_$]/g, "_")}`;
+  return `__LGUI_${graphId.replace(/[^A-Za-z0-9]/g, "_")}`;
 }
 
 /**

@@ -1,32 +1,33 @@
 import { extname } from "node:path";
 import { Type } from "@sinclair/typebox";
-import type { FastifyInstance } from "fastify";
 import { notFound } from "../../http/errors.ts";
 import { uiGlobalName, type UiAsset } from "./bundle.ts";
+import type { HttpApp } from "../../http/server.ts";
 
 const MIME: Record<string, string> = { ".js": "application/javascript; charset=utf-8", ".css": "text/css; charset=utf-8", ".map": "application/json" };
 
 /**
- * Generative UI, in the vendor's shapes. `POST /ui/{graph_id}` with `{name,
- * shadowRootId}` answers an HTML fragment: a stylesheet link per CSS file, then a
- * script tag for the bundle whose onload renders component `name` into the shadow root.
- * The SDK's LoadExternalComponent inserts it as it is. `GET /ui/{graph_id}/{file}`
+ * Generative UI, in the vendor's shapes. `POST /ui/{graph_id}` with `{name}` answers
+ * an HTML fragment: a stylesheet link per CSS file, then a script tag for the bundle
+ * whose onload renders component `name` into the shadow root "{{shadowRootId}}". That
+ * placeholder stays literal: the SDK's LoadExternalComponent sends only the name and
+ * puts its own shadow root's id in place of it, as with the vendor's server. `GET /ui/{graph_id}/{file}`
  * serves the bundle's files. Absolute URLs, built from the request's Host (and the
  * mount prefix), as the vendor builds them.
  */
-export function registerUiRoutes(app: FastifyInstance, assets: Map<string, UiAsset[]>, mountPrefix = ""): void {
+export function registerUiRoutes(app: HttpApp, assets: Map<string, UiAsset[]>, mountPrefix = ""): void {
   app.post(
     "/ui/:graph_id",
     {
       schema: {
         tags: ["UI"],
         params: Type.Object({ graph_id: Type.String() }),
-        body: Type.Object({ name: Type.String(), shadowRootId: Type.String() }, { additionalProperties: true }),
+        body: Type.Object({ name: Type.String() }, { additionalProperties: true }),
       },
     },
     async (request, reply) => {
       const { graph_id: graphId } = request.params as { graph_id: string };
-      const { name, shadowRootId } = request.body as { name: string; shadowRootId: string };
+      const { name } = request.body as { name: string };
       const files = assets.get(graphId);
       if (!files?.length) throw notFound(`UI not found for graph "${graphId}"`);
       const forwarded = request.headers["x-forwarded-proto"];
@@ -39,8 +40,8 @@ export function registerUiRoutes(app: FastifyInstance, assets: Map<string, UiAss
       const js = files.find((file) => extname(file.basename) === ".js");
       if (js) {
         // JSON strings inside a single-quoted attribute: a quote in them would end it.
-        const args = [name, shadowRootId].map((value) => JSON.stringify(value).replaceAll("'", "\\u0027")).join(", ");
-        lines.push(`<script src="${base}/${js.basename}" onload='${uiGlobalName(graphId)}.render(${args})'></script>`);
+        const quoted = JSON.stringify(name).replaceAll("'", "\\u0027");
+        lines.push(`<script src="${base}/${js.basename}" onload='${uiGlobalName(graphId)}.render(${quoted}, "{{shadowRootId}}")'></script>`);
       }
       return reply.type("text/html").send(lines.join("\n"));
     },

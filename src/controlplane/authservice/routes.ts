@@ -1,5 +1,4 @@
 import { Type } from "@sinclair/typebox";
-import type { FastifyInstance } from "fastify";
 import { requireTenant, type ControlPlaneDeps } from "../context.ts";
 import { DETAIL_RESPONSES } from "../openapi.ts";
 import { registerPendingAuthRoutes } from "./pending-routes.ts";
@@ -9,16 +8,14 @@ import {
   OAuthProviderResponse,
   OAuthProviderUpdateRequest,
   ProviderParams,
-  type OAuthProviderCreateRequest as CreateBody,
-  type OAuthProviderUpdateRequest as UpdateBody,
-  type ProviderParams as Params,
 } from "./schemas.ts";
 import { createOAuthProviderService } from "./service.ts";
+import type { HttpApp } from "../../http/server.ts";
 
 const TAGS = ["Auth Service (v2)"];
 
 /** Auth service (v2): OAuth provider configuration CRUD; the OAuth flows answer 501 for now. */
-export function registerAuthServiceRoutes(app: FastifyInstance, deps: ControlPlaneDeps): void {
+export function registerAuthServiceRoutes(app: HttpApp, deps: ControlPlaneDeps): void {
   const providers = createOAuthProviderService(deps);
 
   app.get(
@@ -34,7 +31,7 @@ export function registerAuthServiceRoutes(app: FastifyInstance, deps: ControlPla
     async (request) => providers.list(requireTenant(request)),
   );
 
-  app.post<{ Body: CreateBody }>(
+  app.post(
     "/v2/auth/providers",
     {
       schema: {
@@ -49,7 +46,7 @@ export function registerAuthServiceRoutes(app: FastifyInstance, deps: ControlPla
     async (request) => providers.create(requireTenant(request), request.body),
   );
 
-  app.get<{ Params: Params }>(
+  app.get(
     "/v2/auth/providers/:provider_id",
     {
       schema: {
@@ -63,7 +60,7 @@ export function registerAuthServiceRoutes(app: FastifyInstance, deps: ControlPla
     async (request) => providers.get(requireTenant(request), request.params.provider_id),
   );
 
-  app.patch<{ Params: Params; Body: UpdateBody }>(
+  app.patch(
     "/v2/auth/providers/:provider_id",
     {
       schema: {
@@ -78,7 +75,7 @@ export function registerAuthServiceRoutes(app: FastifyInstance, deps: ControlPla
     async (request) => providers.update(requireTenant(request), request.params.provider_id, request.body),
   );
 
-  app.delete<{ Params: Params }>(
+  app.delete(
     "/v2/auth/providers/:provider_id",
     {
       schema: {

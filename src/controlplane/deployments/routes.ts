@@ -1,4 +1,4 @@
-import { Type, type Static } from "@sinclair/typebox";
+import { Type } from "@sinclair/typebox";
 import { invalidField, notFound } from "../../http/errors.ts";
 import { requireTenant, type RegisterRoutes } from "../context.ts";
 import {
@@ -15,7 +15,6 @@ import * as service from "./service.ts";
 import { errorResponses, isUuid, pageOf } from "./wire.ts";
 
 const tags = ["Deployments (v2)"];
-type Params = Static<typeof DeploymentIdParams>;
 
 /** /v2/deployments: HTTP only; the rules are in service.ts and rules.ts. */
 export const registerDeploymentRoutes: RegisterRoutes = (app, deps) => {
@@ -31,7 +30,7 @@ export const registerDeploymentRoutes: RegisterRoutes = (app, deps) => {
       },
     },
     async (request) => {
-      const query = request.query as Static<typeof DeploymentListQuery>;
+      const query = request.query;
       return service.listDeployments(deps, requireTenant(request).workspaceId, {
         nameContains: query.name_contains,
         status: query.status,
@@ -58,7 +57,7 @@ export const registerDeploymentRoutes: RegisterRoutes = (app, deps) => {
       },
     },
     async (request, reply) => {
-      const deployment = await service.createDeployment(deps, requireTenant(request), request.body as Static<typeof DeploymentCreateRequest>);
+      const deployment = await service.createDeployment(deps, requireTenant(request), request.body);
       return reply.status(201).send(deployment);
     },
   );
@@ -76,7 +75,7 @@ export const registerDeploymentRoutes: RegisterRoutes = (app, deps) => {
       },
     },
     async (request, reply) => {
-      const { deployment_ids } = request.query as Static<typeof BulkDeleteQuery>;
+      const { deployment_ids } = request.query;
       const result = await service.deleteDeployments(deps, requireTenant(request).workspaceId, deployment_ids);
       if (result.deleted_deployment_ids.length === 0) throw notFound(result.failed[0].detail);
       return reply.status(result.failed.length ? 207 : 200).send(result);
@@ -94,7 +93,7 @@ export const registerDeploymentRoutes: RegisterRoutes = (app, deps) => {
         response: { 200: Deployment, ...errorResponses(401, 404, 422) },
       },
     },
-    async (request) => service.getDeployment(deps, requireTenant(request).workspaceId, (request.params as Params).deployment_id),
+    async (request) => service.getDeployment(deps, requireTenant(request).workspaceId, request.params.deployment_id),
   );
 
   app.patch(
@@ -116,8 +115,8 @@ export const registerDeploymentRoutes: RegisterRoutes = (app, deps) => {
       service.patchDeployment(
         deps,
         requireTenant(request).workspaceId,
-        (request.params as Params).deployment_id,
-        request.body as Static<typeof DeploymentPatchRequest>,
+        request.params.deployment_id,
+        request.body,
       ),
   );
 
@@ -138,8 +137,8 @@ export const registerDeploymentRoutes: RegisterRoutes = (app, deps) => {
       },
     },
     async (request, reply) => {
-      await service.deleteDeployment(deps, requireTenant(request).workspaceId, (request.params as Params).deployment_id);
-      return reply.status(204).send();
+      await service.deleteDeployment(deps, requireTenant(request).workspaceId, request.params.deployment_id);
+      return reply.status(204).send(null);
     },
   );
 };

@@ -1,5 +1,4 @@
 import { Type } from "@sinclair/typebox";
-import type { FastifyInstance } from "fastify";
 import { requireTenant, type ControlPlaneDeps } from "../context.ts";
 import { DETAIL_RESPONSES } from "../openapi.ts";
 import {
@@ -7,15 +6,14 @@ import {
   GithubRepository,
   InstallIntegrationRequest,
   IntegrationIdParams,
-  type IntegrationIdParams as IdParams,
-  type InstallIntegrationRequest as InstallBody,
 } from "./schemas.ts";
 import { createIntegrationsService } from "./service.ts";
+import type { HttpApp } from "../../http/server.ts";
 
 const TAGS = ["Integrations (v1)"];
 
 /** Integrations (v1): the vendor's GitHub listing routes, plus install/delete for any git host. */
-export function registerIntegrationRoutes(app: FastifyInstance, deps: ControlPlaneDeps): void {
+export function registerIntegrationRoutes(app: HttpApp, deps: ControlPlaneDeps): void {
   const integrations = createIntegrationsService(deps);
 
   app.get(
@@ -32,7 +30,7 @@ export function registerIntegrationRoutes(app: FastifyInstance, deps: ControlPla
     async (request) => integrations.list(requireTenant(request).workspaceId),
   );
 
-  app.post<{ Body: InstallBody }>(
+  app.post(
     "/v1/integrations/github/install",
     {
       schema: {
@@ -53,7 +51,7 @@ export function registerIntegrationRoutes(app: FastifyInstance, deps: ControlPla
     },
   );
 
-  app.get<{ Params: IdParams }>(
+  app.get(
     "/v1/integrations/github/:integration_id/repos",
     {
       schema: {
@@ -70,7 +68,7 @@ export function registerIntegrationRoutes(app: FastifyInstance, deps: ControlPla
     async (request) => integrations.listRepositories(requireTenant(request).workspaceId, request.params.integration_id),
   );
 
-  app.delete<{ Params: IdParams }>(
+  app.delete(
     "/v1/integrations/github/:integration_id",
     {
       schema: {
@@ -84,7 +82,7 @@ export function registerIntegrationRoutes(app: FastifyInstance, deps: ControlPla
     },
     async (request, reply) => {
       await integrations.remove(requireTenant(request).workspaceId, request.params.integration_id);
-      return reply.status(204).send();
+      return reply.status(204).send(null);
     },
   );
 
@@ -106,7 +104,7 @@ export function registerIntegrationRoutes(app: FastifyInstance, deps: ControlPla
     },
   );
 
-  app.get<{ Params: IdParams }>(
+  app.get(
     "/v1/integrations/forge/github/:integration_id/repos",
     {
       schema: {

@@ -1,4 +1,4 @@
-import { Type, type Static } from "@sinclair/typebox";
+import { Type } from "@sinclair/typebox";
 import { requireTenant, type RegisterRoutes } from "../context.ts";
 import { errorResponses, pageOf } from "../deployments/wire.ts";
 import {
@@ -12,7 +12,6 @@ import {
 import * as service from "./service.ts";
 
 const tags = ["Listeners (v2)"];
-type Params = Static<typeof ListenerIdParams>;
 
 /** /v2/listeners: HTTP only; the rules (plan, uniqueness, immutability) are in service.ts. */
 export const registerListenerRoutes: RegisterRoutes = (app, deps) => {
@@ -27,7 +26,7 @@ export const registerListenerRoutes: RegisterRoutes = (app, deps) => {
         response: { 200: ListenersList, ...errorResponses(401, 422) },
       },
     },
-    async (request) => service.listListeners(deps, requireTenant(request), pageOf(request.query as Static<typeof ListenerListQuery>)),
+    async (request) => service.listListeners(deps, requireTenant(request), pageOf(request.query)),
   );
 
   app.post(
@@ -43,7 +42,7 @@ export const registerListenerRoutes: RegisterRoutes = (app, deps) => {
       },
     },
     async (request, reply) => {
-      const listener = await service.createListener(deps, requireTenant(request), request.body as Static<typeof ListenerCreateRequest>);
+      const listener = await service.createListener(deps, requireTenant(request), request.body);
       return reply.status(201).send(listener);
     },
   );
@@ -59,7 +58,7 @@ export const registerListenerRoutes: RegisterRoutes = (app, deps) => {
         response: { 200: Listener, ...errorResponses(401, 403, 404, 422) },
       },
     },
-    async (request) => service.getListener(deps, requireTenant(request), (request.params as Params).listener_id),
+    async (request) => service.getListener(deps, requireTenant(request), request.params.listener_id),
   );
 
   app.patch(
@@ -76,7 +75,7 @@ export const registerListenerRoutes: RegisterRoutes = (app, deps) => {
       },
     },
     async (request) =>
-      service.patchListener(deps, requireTenant(request), (request.params as Params).listener_id, request.body as Static<typeof ListenerPatchRequest>),
+      service.patchListener(deps, requireTenant(request), request.params.listener_id, request.body),
   );
 
   app.delete(
@@ -91,8 +90,8 @@ export const registerListenerRoutes: RegisterRoutes = (app, deps) => {
       },
     },
     async (request, reply) => {
-      await service.deleteListener(deps, requireTenant(request), (request.params as Params).listener_id);
-      return reply.status(204).send();
+      await service.deleteListener(deps, requireTenant(request), request.params.listener_id);
+      return reply.status(204).send(null);
     },
   );
 };

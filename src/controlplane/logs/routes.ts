@@ -60,8 +60,8 @@ export const registerLogRoutes: RegisterRoutes = (app, deps) => {
       },
     },
     async (request, reply) => {
-      const params = request.params as Static<typeof ProjectRevisionParams>;
-      const query = request.query as Static<typeof RevisionLogsQuery>;
+      const params = request.params;
+      const query = request.query;
       const workspaceId = requireTenant(request).workspaceId;
       const type = query.type ?? "build";
       if (!query.follow) {

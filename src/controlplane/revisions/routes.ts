@@ -1,4 +1,3 @@
-import type { Static } from "@sinclair/typebox";
 import { requireTenant, type RegisterRoutes } from "../context.ts";
 import { Deployment, DeploymentIdParams } from "../deployments/schemas.ts";
 import { getDeployment } from "../deployments/service.ts";
@@ -9,7 +8,6 @@ import * as service from "./service.ts";
 import { REVISION_STATUSES, type RevisionStatus } from "./state-machine.ts";
 
 const tags = ["Deployments (v2)"];
-type Params = Static<typeof RevisionParams>;
 
 /** /v2/deployments/{deployment_id}/revisions: HTTP only; the rules are in service.ts and state-machine.ts. */
 export const registerRevisionRoutes: RegisterRoutes = (app, deps) => {
@@ -27,8 +25,8 @@ export const registerRevisionRoutes: RegisterRoutes = (app, deps) => {
       },
     },
     async (request) => {
-      const query = request.query as Static<typeof RevisionListQuery>;
-      const { deployment_id } = request.params as Static<typeof DeploymentIdParams>;
+      const query = request.query;
+      const { deployment_id } = request.params;
       return service.listRevisions(deps, requireTenant(request).workspaceId, deployment_id, {
         statuses: query.status === undefined ? undefined : statusList(query.status),
         remote: query.remote_reconciled,
@@ -49,7 +47,7 @@ export const registerRevisionRoutes: RegisterRoutes = (app, deps) => {
       },
     },
     async (request) => {
-      const { deployment_id, revision_id } = request.params as Params;
+      const { deployment_id, revision_id } = request.params;
       return service.getRevision(deps, requireTenant(request).workspaceId, deployment_id, revision_id);
     },
   );
@@ -67,7 +65,7 @@ export const registerRevisionRoutes: RegisterRoutes = (app, deps) => {
       },
     },
     async (request) => {
-      const { deployment_id, revision_id } = request.params as Params;
+      const { deployment_id, revision_id } = request.params;
       const workspaceId = requireTenant(request).workspaceId;
       await service.redeployRevision(deps, workspaceId, deployment_id, revision_id);
       return getDeployment(deps, workspaceId, deployment_id);
@@ -89,7 +87,7 @@ export const registerRevisionRoutes: RegisterRoutes = (app, deps) => {
       },
     },
     async (request) => {
-      const { deployment_id, revision_id } = request.params as Params;
+      const { deployment_id, revision_id } = request.params;
       return service.interruptRevision(deps, requireTenant(request).workspaceId, deployment_id, revision_id);
     },
   );

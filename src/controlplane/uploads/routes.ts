@@ -1,5 +1,4 @@
 import { Readable } from "node:stream";
-import { Type, type Static } from "@sinclair/typebox";
 import { requireTenant, type RegisterRoutes } from "../context.ts";
 import { DeploymentIdParams } from "../deployments/schemas.ts";
 import { errorResponses } from "../deployments/wire.ts";
@@ -30,7 +29,7 @@ export const registerUploadRoutes: RegisterRoutes = (app, deps) => {
       },
     },
     async (request) =>
-      createUploadUrl(deps, requireTenant(request).workspaceId, (request.params as Static<typeof DeploymentIdParams>).deployment_id),
+      createUploadUrl(deps, requireTenant(request).workspaceId, request.params.deployment_id),
   );
 
   app.put(
@@ -52,8 +51,8 @@ export const registerUploadRoutes: RegisterRoutes = (app, deps) => {
       },
     },
     async (request) => {
-      const params = request.params as Static<typeof UploadParams>;
-      const query = request.query as Static<typeof UploadQuery>;
+      const params = request.params;
+      const query = request.query;
       const body = request.body instanceof Readable ? request.body : request.raw;
       return receiveUpload(deps, { deploymentId: params.deployment_id, uploadId: params.upload_id, expires: query.expires, signature: query.signature }, body);
     },

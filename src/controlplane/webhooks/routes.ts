@@ -1,5 +1,5 @@
 import { Readable } from "node:stream";
-import { Type, type Static } from "@sinclair/typebox";
+import { Type,  } from "@sinclair/typebox";
 import type { RegisterRoutes } from "../context.ts";
 import { errorResponses, Uuid } from "../deployments/wire.ts";
 import { receivePush } from "./service.ts";
@@ -36,7 +36,7 @@ export const registerWebhookRoutes: RegisterRoutes = (app, deps) => {
       },
     },
     async (request, reply) => {
-      const { integration_id } = request.params as Static<typeof Params>;
+      const { integration_id } = request.params;
       const event = String(request.headers["x-github-event"] ?? request.headers["x-gitea-event"] ?? "push");
       const signature = request.headers["x-hub-signature-256"];
       const raw = (request as { rawBody?: Buffer }).rawBody ?? Buffer.alloc(0);

@@ -1,6 +1,9 @@
 import { spawn, type ChildProcess } from "node:child_process";
+import { rmSync } from "node:fs";
+import { request } from "node:http";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
+import { describeEndpoint, endpointOfListening, type AgentEndpoint } from "../../router/endpoint.ts";
 import type { LogWriter } from "../log-writer.ts";
 
 const SLIPWAY_BIN = fileURLToPath(new URL("../../../bin/slipway.js", import.meta.url));
@@ -10,6 +13,9 @@ export interface AgentProcessSpec {
   /** For logs: `<revision>#<n>`. */
   name: string;
   cwd: string;
+  /** Where it listens (`--socket`): a path in the runtime's private directory. */
+  socketPath: string;
+  /** Its other arguments. */
   args: string[];
   env: NodeJS.ProcessEnv;
   /** The revision's deploy log: what the process prints, and its starts, crashes and restarts. */
@@ -21,11 +27,11 @@ export interface AgentProcessSpec {
 /**
  * One `slipway agent` process of a revision, supervised: started with an IPC channel
  * (it exits when the control plane goes away, even killed), its output sent to the
- * deploy log, restarted with backoff (1 s up to 30 s) when it dies unasked. `url` is its
- * loopback address while it listens.
+ * deploy log, restarted with backoff (1 s up to 30 s) when it dies unasked. `endpoint`
+ * is where it listens (its Unix socket), set while it does.
  */
 export class AgentProcess {
-  url: string | undefined;
+  endpoint: AgentEndpoint | undefined;
   private child: ChildProcess | undefined;
   private stopping = false;
   private crashes = 0;
@@ -40,7 +46,9 @@ export class AgentProcess {
 
   start(): void {
     const { spec } = this;
-    const child = spawn(process.execPath, [SLIPWAY_BIN, "agent", ...spec.args], {
+    // A socket file left by a process that was killed would make the new one fail to listen.
+    if (process.platform !== "win32") rmSync(spec.socketPath, { force: true });
+    const child = spawn(process.execPath, [SLIPWAY_BIN, "agent", "--socket", spec.socketPath, ...spec.args], {
       cwd: spec.cwd,
       env: spec.env,
       stdio: ["ignore", "pipe", "pipe", "ipc"],
@@ -50,8 +58,8 @@ export class AgentProcess {
     createInterface({ input: child.stdout! }).on("line", (line) => {
       const listening = parseListening(line);
       if (listening) {
-        this.url = listening;
-        spec.log.info(`[${spec.name}] listening on ${listening}.`);
+        this.endpoint = listening;
+        spec.log.info(`[${spec.name}] listening on ${describeEndpoint(listening)}.`);
         return;
       }
       spec.log.info(line);
@@ -60,7 +68,7 @@ export class AgentProcess {
     child.on("error", (error) => spec.log.error(`[${spec.name}] could not start: ${error.message}`));
     this.exited = new Promise((resolve) => {
       child.once("exit", (code, signal) => {
-        this.url = undefined;
+        this.endpoint = undefined;
         this.child = undefined;
         resolve();
         if (this.stopping) {
@@ -82,15 +90,21 @@ export class AgentProcess {
   }
 
   /** Answers 200 on /ok now. */
-  async healthy(timeoutMs = 1_000): Promise<boolean> {
-    if (!this.url) return false;
-    try {
-      const response = await fetch(`${this.url}/ok`, { signal: AbortSignal.timeout(timeoutMs) });
-      await response.body?.cancel();
-      return response.ok;
-    } catch {
-      return false;
-    }
+  healthy(timeoutMs = 1_000): Promise<boolean> {
+    const { endpoint } = this;
+    if (!endpoint) return Promise.resolve(false);
+    return new Promise((resolve) => {
+      const probe = request(
+        { socketPath: endpoint.socketPath, host: endpoint.host, port: endpoint.port, path: `${endpoint.basePath}/ok`, timeout: timeoutMs, agent: false },
+        (answer) => {
+          answer.resume();
+          resolve(answer.statusCode === 200);
+        },
+      );
+      probe.once("timeout", () => probe.destroy());
+      probe.once("error", () => resolve(false));
+      probe.end();
+    });
   }
 
   /** Stops claiming new runs; requests and runs in progress go on. */
@@ -114,11 +128,11 @@ export class AgentProcess {
   }
 }
 
-function parseListening(line: string): string | undefined {
+function parseListening(line: string): AgentEndpoint | undefined {
   if (!line.startsWith("{")) return undefined;
   try {
-    const parsed = JSON.parse(line) as { event?: string; url?: string };
-    return parsed.event === "listening" && typeof parsed.url === "string" ? parsed.url : undefined;
+    const parsed = JSON.parse(line) as { event?: string; socket?: unknown; base_path?: unknown; url?: unknown };
+    return parsed.event === "listening" ? endpointOfListening(parsed) : undefined;
   } catch {
     return undefined;
   }

@@ -1,4 +1,7 @@
 import { randomBytes } from "node:crypto";
+import { chmodSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { childEnv } from "../child-env.ts";
 import type { PipelineDeps } from "../context.ts";
 import type { LogWriter } from "../log-writer.ts";
@@ -27,7 +30,9 @@ interface Serving {
 }
 
 /**
- * Runs deployments as local `slipway agent` processes on loopback ports, and says which
+ * Runs deployments as local `slipway agent` processes, each on a Unix socket in a
+ * directory only this user may enter (cheaper to proxy to than loopback TCP, and out of
+ * reach of other local users: docs/decisions/0018), and says which
  * processes serve each deployment now (the router asks `target`). A new revision is
  * launched beside the serving one; `promote` switches new requests to it at once and
  * retires the previous one: it stops claiming runs, keeps its requests (streams of
@@ -37,6 +42,8 @@ export class LocalRuntime {
   private readonly serving = new Map<string, Serving>();
   private readonly retiring = new Set<Promise<void>>();
   private readonly launched = new Set<RevisionGroup>();
+  private socketDir: string | undefined;
+  private sockets = 0;
 
   constructor(
     private readonly deps: PipelineDeps,
@@ -81,12 +88,11 @@ export class LocalRuntime {
       // resource_spec's memory bounds the heap; the author's own NODE_OPTIONS are kept.
       NODE_OPTIONS: memory ? [spec.secrets.NODE_OPTIONS, `--max-old-space-size=${memory}`].filter(Boolean).join(" ") : spec.secrets.NODE_OPTIONS,
     });
-    const args = ["--config", spec.build.config_file, "--host", "127.0.0.1", "--port", "0", ...storage.args];
-    const processes = Array.from(
-      { length: count },
-      (_, index) =>
-        new AgentProcess({ name: `${spec.revisionId.slice(0, 8)}#${index + 1}`, cwd: spec.build.directory, args, env, log: spec.log, serverLog: this.deps.log }),
-    );
+    const args = ["--config", spec.build.config_file, ...storage.args];
+    const processes = Array.from({ length: count }, (_, index) => {
+      const name = `${spec.revisionId.slice(0, 8)}#${index + 1}`;
+      return new AgentProcess({ name, cwd: spec.build.directory, socketPath: this.socketPath(name), args, env, log: spec.log, serverLog: this.deps.log });
+    });
     const group = new RevisionGroup(spec.deploymentId, spec.revisionId, processes, internalKey, spec.log);
     this.launched.add(group);
     for (const process_ of processes) process_.start();
@@ -122,6 +128,23 @@ export class LocalRuntime {
     this.serving.clear();
     await Promise.all(groups.map((g) => this.stopGroup(g)));
     await Promise.all([...this.retiring]);
+    if (this.socketDir) rmSync(this.socketDir, { recursive: true, force: true });
+    this.socketDir = undefined;
+  }
+
+  /**
+   * A new socket path for a process: in a directory of this runtime's own, mode 0700, in
+   * the temp folder (a socket path must fit in about 100 bytes; data directories can be
+   * deep). On Windows, a named pipe.
+   */
+  private socketPath(name: string): string {
+    const file = `${++this.sockets}-${name.replace("#", "-")}`;
+    if (process.platform === "win32") return `\\\\.\\pipe\\slipway-${process.pid}-${randomBytes(6).toString("hex")}-${file}`;
+    if (!this.socketDir) {
+      this.socketDir = mkdtempSync(join(tmpdir(), "slipway-agents-"));
+      chmodSync(this.socketDir, 0o700);
+    }
+    return join(this.socketDir, `${file}.sock`);
   }
 
   private retire(group: RevisionGroup): void {

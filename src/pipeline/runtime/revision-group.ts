@@ -25,7 +25,7 @@ export class RevisionGroup {
   pick(): AgentProcess | undefined {
     for (let i = 0; i < this.processes.length; i++) {
       const candidate = this.processes[(this.next + i) % this.processes.length];
-      if (candidate.url) {
+      if (candidate.endpoint) {
         this.next = (this.next + i + 1) % this.processes.length;
         return candidate;
       }

@@ -1,10 +1,10 @@
 import { InMemoryStore, MemorySaver } from "@langchain/langgraph";
-import { graphSources, schemaTimeoutMs, StaticGraphSchemas } from "../assistants/graph-schemas/static-schemas.ts";
-import { loadAuth } from "../custom-auth/handlers.ts";
-import { prepareProjectHttp } from "../http-app/project-http.ts";
-import { loadEmbeddings } from "../store/embeddings.ts";
-import { prepareProject } from "./project.ts";
-import { loadGraphs } from "./registry.ts";
+import { graphSources, schemaTimeoutMs, StaticGraphSchemas } from "./assistants/graph-schemas/static-schemas.ts";
+import { loadAuth } from "./custom-auth/handlers.ts";
+import { prepareProjectHttp } from "./http-app/project-http.ts";
+import { loadEmbeddings } from "./store/embeddings.ts";
+import { prepareProject } from "./graphs/project.ts";
+import { loadGraphs } from "./graphs/registry.ts";
 
 /**
  * `slipway agent --check`: what a start does up to serving, without storage or a port.
