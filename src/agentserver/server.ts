@@ -24,7 +24,7 @@ import { subscribeRunParts } from "./runs/lifecycle-listeners.ts";
 import { threadRunFeed } from "./runs/run-feed.ts";
 import { WorkerPool } from "./runs/worker-pool.ts";
 import { AssistantHandoff } from "./runs/assistant-handoff.ts";
-import { createRunProcessor } from "./runs/engine.ts";
+import { createAttemptRunner } from "./runs/attempt.ts";
 import { deleteOldRunResults } from "./runs/repository.ts";
 import { registerThreadRunRoutes } from "./runs/routes.ts";
 import { RunService } from "./runs/service.ts";
@@ -124,7 +124,7 @@ async function assemble(db: Database, project: PreparedProject, options: AgentSe
   subscribeRunParts(lifecycle, { db, broker, completion, relaySent: relay ? () => relay.sent() : undefined, webhookPolicy, log });
 
   const handoff = new AssistantHandoff();
-  const processor = createRunProcessor({
+  const runAttempt = createAttemptRunner({
     db,
     graphs,
     broker,
@@ -138,7 +138,7 @@ async function assemble(db: Database, project: PreparedProject, options: AgentSe
   });
   const pool = new WorkerPool(
     db,
-    processor,
+    runAttempt,
     {
       workers: options.workers ?? AGENT_DEFAULTS.workers,
       leaseSeconds: options.leaseSeconds ?? AGENT_DEFAULTS.leaseSeconds,

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { queueAnnouncement, runsChannel } from "../../src/agentserver/runs/announcements.ts";
-import { MAX_RUN_ATTEMPTS } from "../../src/agentserver/runs/engine.ts";
+import { MAX_RUN_ATTEMPTS } from "../../src/agentserver/runs/attempt.ts";
 import { BACKENDS } from "../support/backends.ts";
 import { startTestAgentServer, type TestAgentServer } from "../support/agent-server.ts";
 

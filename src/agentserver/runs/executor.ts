@@ -34,7 +34,7 @@ export interface ExecuteOptions {
  * says how it ended; a cancellation (abort) is reported as such and the caller
  * decides between `interrupted` and rollback.
  */
-export async function executeRun(options: ExecuteOptions): Promise<ExecutionOutcome> {
+export async function executeGraph(options: ExecuteOptions): Promise<ExecutionOutcome> {
   const { run, assistant, emit, signal } = options;
   const kwargs = run.kwargs;
   const config = buildConfig(run, assistant);

@@ -26,11 +26,11 @@ export interface WorkerPoolOptions {
   exclusiveStorage: boolean;
 }
 
-/** Executes one claimed run to its end; provided by the run engine. */
-export type RunProcessor = (run: RunRow, control: { signal: AbortSignal; workerId: string }) => Promise<void>;
+/** Executes one claimed run to its end; provided by runs/attempt.ts. */
+export type AttemptRunner = (run: RunRow, control: { signal: AbortSignal; workerId: string }) => Promise<void>;
 
 /**
- * Claims runs and hands them to the processor, up to `workers` at a time.
+ * Claims runs and runs an attempt of each (runs/attempt.ts), up to `workers` at a time.
  * Woken by NOTIFY on new runs (never sleep-polling), by a timer for runs scheduled
  * with after_seconds, and by a run finishing. Heartbeats renew the leases of the runs
  * it holds; a sweeper requeues runs whose lease expired (a crashed process's).
@@ -72,7 +72,7 @@ export class WorkerPool {
 
   constructor(
     private readonly db: Database,
-    private readonly process: RunProcessor,
+    private readonly runAttempt: AttemptRunner,
     private readonly options: WorkerPoolOptions,
     private readonly log: { warn(obj: unknown, msg: string): void; error(obj: unknown, msg: string): void },
   ) {}
@@ -214,7 +214,7 @@ export class WorkerPool {
     this.active.set(run.run_id, controller);
     this.activeThreads.set(threadId, (this.activeThreads.get(threadId) ?? 0) + 1);
     if (moreOnThread) this.waitingThreads.add(threadId);
-    const task = this.process(run, { signal: controller.signal, workerId: this.workerId })
+    const task = this.runAttempt(run, { signal: controller.signal, workerId: this.workerId })
       .catch((error) => this.log.error({ err: error, run_id: run.run_id }, "run processing failed"))
       .finally(() => {
         // An earlier attempt that lost its lease may end after the run was claimed again

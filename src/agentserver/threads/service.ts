@@ -23,7 +23,7 @@ export interface ThreadServiceDeps {
   checkpointer: ThreadCheckpointer;
   now?: () => Date;
   newId?: () => string;
-  /** Called before a thread is deleted: the run engine cancels the thread's active runs here. */
+  /** Called before a thread is deleted: the run service cancels the thread's active runs here. */
   beforeDelete?: (threadId: string) => Promise<void>;
 }
 
@@ -118,7 +118,7 @@ export class ThreadService {
   }
 
   /**
-   * Deletes every thread an assistant ran (`metadata.assistant_id`, set by the run engine),
+   * Deletes every thread an assistant ran (`metadata.assistant_id`, set when a run is created),
    * with runs and checkpoints: AssistantService's `deleteThreadsOf` for `delete_threads=true`.
    */
   async deleteOfAssistant(assistantId: string): Promise<number> {

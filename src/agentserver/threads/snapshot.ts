@@ -44,7 +44,7 @@ export function interruptMap(snapshot: StateSnapshotLike): Record<string, unknow
 /**
  * Computes a thread's snapshot (values, interrupts, error, settled status) from its
  * graph's latest state, without writing it; `undefined` when the thread is gone. The
- * run engine hands it to `finish_run` (repository), which writes it with the run's end.
+ * run attempt hands it to `finish_run` (repository), which writes it with the run's end.
  */
 export async function computeThreadSnapshot(
   deps: { db: Database; graphs: GraphRegistry; now?: () => Date },

@@ -23,7 +23,7 @@ const CLAIM_SECONDS = 300;
  * Applies thread TTLs: every thread whose `expires_at` has passed and that has no pending
  * or running run is deleted (strategy `delete`) or pruned to its latest checkpoint
  * (`keep_latest`, after which its TTL starts again). Safe to run from several processes at
- * once: threads are claimed with SKIP LOCKED. The run engine schedules it.
+ * once: threads are claimed with SKIP LOCKED. The run attempt schedules it.
  *
  * @example
  * setInterval(() => void sweepExpiredThreads(deps, new Date()), 60_000).unref();

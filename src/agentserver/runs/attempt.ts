@@ -4,7 +4,7 @@ import type { StreamBroker } from "../stream/broker.ts";
 import { deleteThreadRow, threadValues, type SnapshotWrite } from "../threads/repository.ts";
 import type { AssistantHandoff } from "./assistant-handoff.ts";
 import type { RunResult } from "./completion.ts";
-import { executeRun, type RunAssistant } from "./executor.ts";
+import { executeGraph, type RunAssistant } from "./executor.ts";
 import type { RunLifecycle, RunLifecycleEvents } from "./lifecycle.ts";
 import { cancelActionOf, deleteRun, finishRunWithSnapshot, handBackRun, runEndOf, saveRunResult, type RunRow } from "./repository.ts";
 import { persistRunEvents } from "./run-events.ts";
@@ -12,7 +12,7 @@ import { persistRunEvents } from "./run-events.ts";
 /** Attempts after which a run that keeps failing to finish ends in error. */
 export const MAX_RUN_ATTEMPTS = 5;
 
-export interface RunEngineDeps {
+export interface AttemptDeps {
   db: Database;
   graphs: GraphRegistry;
   broker: StreamBroker;
@@ -37,8 +37,8 @@ export interface RunEngineDeps {
  * thread snapshot and removal of a stateless run's thread; its lifecycle events tell
  * everyone else (waiters, streams, webhook).
  */
-export function createRunProcessor(deps: RunEngineDeps) {
-  return async function processRun(run: RunRow, control: { signal: AbortSignal; workerId: string }): Promise<void> {
+export function createAttemptRunner(deps: AttemptDeps) {
+  return async function runAttempt(run: RunRow, control: { signal: AbortSignal; workerId: string }): Promise<void> {
     const { broker, lifecycle } = deps;
     await lifecycle.emit("claimed", { run });
     const events: Array<{ id: number; event: string; data: unknown }> = [];
@@ -65,7 +65,7 @@ export function createRunProcessor(deps: RunEngineDeps) {
     }
     const resumeFromCheckpoint = run.attempt > 1 && (await wroteCheckpoint(deps, run));
     await lifecycle.emit("started", { run });
-    const outcome = await executeRun({ graphs: deps.graphs, assistant, run, signal: control.signal, emit, resumeFromCheckpoint });
+    const outcome = await executeGraph({ graphs: deps.graphs, assistant, run, signal: control.signal, emit, resumeFromCheckpoint });
 
     if (outcome.status === "cancelled") {
       const action = await cancelActionOf(deps.db, run.run_id);
@@ -181,7 +181,7 @@ export function createRunProcessor(deps: RunEngineDeps) {
 
 
 /** Did this run already write a checkpoint (so a retry must continue from it)? */
-async function wroteCheckpoint(deps: RunEngineDeps, run: RunRow): Promise<boolean> {
+async function wroteCheckpoint(deps: AttemptDeps, run: RunRow): Promise<boolean> {
   const latest = await deps.checkpointer.latestCheckpointMeta(run.thread_id);
   return latest?.metadata?.run_id === run.run_id;
 }
