@@ -6,14 +6,12 @@ export type Part = { event: string; data: unknown; id?: string };
 /**
  * Known differences in what a run carries, dropped before comparing streams and states
  * (each is listed in docs/decisions/0019-vendor-side-by-side.md):
- * - run metadata: the vendor merges the assistant's and the thread's metadata into the
- *   run's (`created_by`, `owner`); ours does not;
  * - configurable: the vendor puts the user's identity in `user_id`; and since its
  *   checkpointer copies the run's configurable into each checkpoint (below), the request
  *   headers a run got also show in the configs of states read back from checkpoints;
  * - subgraph configs: ours carries `run_name` (the subgraph's name) in debug payloads.
  */
-const VENDOR_RUN_METADATA = ["created_by", "owner"];
+const VENDOR_RUN_METADATA: string[] = [];
 const VENDOR_CONFIGURABLE = ["user_id", "user-agent", "x-user-from-middleware"];
 export function runAlike(value: unknown): unknown {
   let result = normalise(value);

@@ -138,13 +138,16 @@ async function queueRun(
   };
   const stateless = cron.thread_id === null;
   const threadId = cron.thread_id ?? newId();
-  const run = await enqueueRunFast(tx, { ...fields, thread_id: threadId, newThread: stateless, threadMetadata });
+  const assistantMetadata = cron.assistant_metadata ?? {};
+  const run = await enqueueRunFast(tx, { ...fields, thread_id: threadId, newThread: stateless, threadMetadata, assistantMetadata });
   if (run) return { run, strategy };
   if (stateless) throw new Error(`could not create a thread for cron ${cron.cron_id}`);
   // The thread is busy under reject / interrupt / rollback (or gone).
-  if (!(await lockThread(tx, threadId))) return { strategy };
+  const thread = await lockThread(tx, threadId);
+  if (!thread) return { strategy };
   const active = await activeRunsOfThread(tx, threadId);
   if (strategy === "reject" && active.length) return { strategy };
   await markThreadBusy(tx, threadId, threadMetadata);
-  return { run: await insertRun(tx, { ...fields, thread_id: threadId }), displaced: active, strategy };
+  const metadata = { ...assistantMetadata, ...thread.metadata, ...threadMetadata, ...fields.metadata };
+  return { run: await insertRun(tx, { ...fields, metadata, thread_id: threadId }), displaced: active, strategy };
 }

@@ -136,6 +136,8 @@ export async function countCrons(db: Queryable, filter: CronFilter): Promise<num
 export interface DueCron extends CronRow {
   /** Graph of the cron's assistant (a stateless firing's new thread records it). */
   graph_id: string;
+  /** Its assistant's metadata: the first layer of the firing run's metadata. */
+  assistant_metadata: Record<string, unknown>;
   /** The database's clock when the claim began: the reference for lateness. */
   db_now: Date;
 }
@@ -167,7 +169,7 @@ export interface DueCron extends CronRow {
  */
 export async function claimDueCron(tx: Queryable): Promise<DueCron | undefined> {
   const rows = await tx.query<DueCron>(
-    `SELECT ${COLUMNS.split(", ").map((c) => `c.${c}`).join(", ")}, a.graph_id, now() AS db_now
+    `SELECT ${COLUMNS.split(", ").map((c) => `c.${c}`).join(", ")}, a.graph_id, a.metadata AS assistant_metadata, now() AS db_now
      FROM crons c JOIN assistants a ON a.assistant_id = c.assistant_id
      WHERE c.enabled AND c.next_run_date <= now() AND (c.end_time IS NULL OR c.next_run_date <= c.end_time)
      ORDER BY c.next_run_date

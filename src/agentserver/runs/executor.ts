@@ -12,6 +12,8 @@ export interface RunAssistant {
   graph_id: string;
   config: Record<string, unknown>;
   context: Record<string, unknown>;
+  /** The first layer of a run's metadata (then the thread's, then the run's own). */
+  metadata?: Record<string, unknown>;
 }
 
 export type ExecutionOutcome =

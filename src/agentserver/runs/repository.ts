@@ -196,10 +196,12 @@ export async function enqueueRunFast(
     afterSeconds: number;
     newThread: boolean;
     threadMetadata: Record<string, unknown>;
+    /** The assistant's metadata: the run's metadata is it, then the thread's, then the run's own (migration 0021). */
+    assistantMetadata: Record<string, unknown>;
   },
 ): Promise<RunRow | undefined> {
   const rows = await db.query<RunRow>(
-    `SELECT ${RUN_COLUMNS} FROM enqueue_run($1, $2, $3, $4, $5::jsonb, $6, $7::jsonb, $8::jsonb, $9, $10)`,
+    `SELECT ${RUN_COLUMNS} FROM enqueue_run($1, $2, $3, $4, $5::jsonb, $6, $7::jsonb, $8::jsonb, $9, $10, $11::jsonb)`,
     [
       run.run_id,
       run.thread_id,
@@ -211,6 +213,7 @@ export async function enqueueRunFast(
       JSON.stringify(run.kwargs),
       run.multitask_strategy,
       run.afterSeconds,
+      JSON.stringify(run.assistantMetadata),
     ],
   );
   return rows[0];

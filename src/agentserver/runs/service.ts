@@ -77,14 +77,24 @@ export class RunService {
     const newThreadId = deps.newId();
 
     // One statement for the common case; the transaction below when strategies must decide.
-    const fast = await enqueueRunFast(deps.db, { ...fields, thread_id: threadId ?? newThreadId, newThread: threadId === null, threadMetadata: threadId === null ? newThreadMeta : threadMeta });
+    // The run's metadata layers the assistant's, the thread's and its own, as on the vendor's servers.
+    const assistantMetadata = assistant.metadata ?? {};
+    const fast = await enqueueRunFast(deps.db, {
+      ...fields,
+      thread_id: threadId ?? newThreadId,
+      newThread: threadId === null,
+      threadMetadata: threadId === null ? newThreadMeta : threadMeta,
+      assistantMetadata,
+    });
     const run = fast ?? await deps.db.transaction(async (tx) => {
       const id = threadId ?? newThreadId;
       const thread = threadId ? await lockThread(tx, id) : undefined;
+      let threadMetadata = newThreadMeta;
       if (!thread) {
         if (threadId && body.if_not_exists !== "create") throw notFound(`Thread ${threadId} not found`);
         await insertBusyThread(tx, id, newThreadMeta, kwargs.temporary);
       } else {
+        threadMetadata = { ...thread.metadata, ...threadMeta };
         const active = await activeRunsOfThread(tx, id);
         if (active.length && strategy === "reject") {
           throw conflict(`Thread ${id} is busy with run ${active[0].run_id}; multitask_strategy "reject" refuses new runs`);
@@ -94,7 +104,7 @@ export class RunService {
         }
         await markThreadBusy(tx, id, threadMeta);
       }
-      return insertRun(tx, { ...fields, thread_id: id });
+      return insertRun(tx, { ...fields, metadata: { ...assistantMetadata, ...threadMetadata, ...fields.metadata }, thread_id: id });
     });
     deps.handoff?.put(run.run_id, assistant);
     beforeAnnounce?.(run);
