@@ -10,7 +10,7 @@ import type { Listener, ListenerCreateRequest, ListenerPatchRequest } from "./sc
  * list answers 403 for the others, naming the workspace.
  */
 
-export const listenerNotFound = (id: string) => notFound(`Listener ID ${id} not found.`);
+const listenerNotFound = (id: string) => notFound(`Listener ID ${id} not found.`);
 
 function requireSelfHostedEnterprise(tenant: TenantContext): void {
   if (tenant.plan !== "self_hosted_enterprise") {
