@@ -31,7 +31,7 @@ export function clientGone(reply: FastifyReply): AbortSignal {
   return gone.signal;
 }
 
-export interface CancellableRun {
+interface CancellableRun {
   thread_id: string;
   run_id: string;
 }

@@ -16,10 +16,10 @@ import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
  *   parseApiKey(key)?.lookupId === lookupId;
  *   apiKeyMatches(key, hash) === true;
  */
-export const API_KEY_PREFIX = "slw_";
+const API_KEY_PREFIX = "slw_";
 const API_KEY_SHAPE = /^slw_([0-9a-f]{16})[A-Za-z0-9_-]{43}$/;
 
-export interface GeneratedApiKey {
+interface GeneratedApiKey {
   /** The full key, shown to its owner once and never stored. */
   key: string;
   lookupId: string;

@@ -29,7 +29,7 @@ export interface BearerConfig {
   clockToleranceSeconds?: number;
 }
 
-export interface BearerClaims {
+interface BearerClaims {
   subject: string;
   organizationId: string;
   workspaceId?: string;

@@ -123,7 +123,7 @@ export function registerAgentCommand(program: CommandType): void {
  * Whether `slipway agent` enforces rate limits: only when asked, with --rate-limit (the
  * built-in table) or --rate-limit-policy <file>; --no-rate-limit wins over both.
  */
-export function agentRateLimitEnabled(flags: { rateLimit?: boolean; rateLimitPolicy?: string }): boolean {
+function agentRateLimitEnabled(flags: { rateLimit?: boolean; rateLimitPolicy?: string }): boolean {
   if (flags.rateLimit === false) return false;
   return flags.rateLimit === true || typeof flags.rateLimitPolicy === "string";
 }

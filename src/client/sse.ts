@@ -1,5 +1,5 @@
 /** One server-sent event: `event:` (default "message"), `data:` lines joined by newlines, `id:`. */
-export interface ServerSentEvent {
+interface ServerSentEvent {
   event: string;
   data: string;
   id?: string;

@@ -26,10 +26,10 @@ export interface RetryEvent {
   reason: string;
 }
 
-export type Method = "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
-export type QueryValue = string | number | boolean | undefined | null | readonly string[];
+type Method = "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
+type QueryValue = string | number | boolean | undefined | null | readonly string[];
 
-export interface RequestSpec {
+interface RequestSpec {
   method: Method;
   /** Starts with `/`, relative to the control plane's address. */
   path: string;
@@ -148,7 +148,7 @@ export function createTransport(options: ClientOptions): Transport {
 }
 
 /** `?a=1&b=x&b=y`; undefined and null values are left out, arrays repeat the key. */
-export function queryString(query: Record<string, QueryValue> | undefined): string {
+function queryString(query: Record<string, QueryValue> | undefined): string {
   if (!query) return "";
   const params = new URLSearchParams();
   for (const [key, value] of Object.entries(query)) {

@@ -21,15 +21,15 @@ import { assertSchemaName } from "../storage/database.ts";
  * | bearer tokens  |                  | SLIPWAY_JWT_ISSUER, SLIPWAY_JWT_AUDIENCE, SLIPWAY_JWT_JWKS_URL / SLIPWAY_JWT_JWKS_FILE / SLIPWAY_JWT_SECRET | off |
  * | private git hosts | --allow-private-git-hosts | SLIPWAY_GIT_ALLOW_HOSTS | none (public hosts only) |
  */
-export type Region = "us" | "eu";
+type Region = "us" | "eu";
 type Env = Record<string, string | undefined>;
 
-export interface StorageFlags {
+interface StorageFlags {
   dataDir?: string;
   databaseUrl?: string;
 }
 
-export interface ServeFlags extends StorageFlags {
+interface ServeFlags extends StorageFlags {
   port?: string | number;
   host?: string;
   region?: string;
@@ -37,7 +37,7 @@ export interface ServeFlags extends StorageFlags {
   allowPrivateGitHosts?: string;
 }
 
-export interface StorageConfig {
+interface StorageConfig {
   /** Everything local to this installation: the embedded database, secrets.key, the lock file. */
   dataDir: string;
   /** postgres://... when running on a PostgreSQL server; undefined for embedded PGlite. */
@@ -47,7 +47,7 @@ export interface StorageConfig {
   pgliteDir: string;
 }
 
-export interface ControlPlaneConfig extends StorageConfig {
+interface ControlPlaneConfig extends StorageConfig {
   host: string;
   port: number;
   region: Region;
@@ -88,7 +88,7 @@ export function resolveControlPlaneConfig(flags: ServeFlags, env: Env = process.
 }
 
 /** A comma-separated list of host names or IP literals; a URL or a CIDR is refused at start. */
-export function hostList(value: string, setting: string): string[] {
+function hostList(value: string, setting: string): string[] {
   const hosts = value.split(",").map((h) => h.trim()).filter(Boolean);
   for (const host of hosts) {
     if (!canonicalIp(host) && !/^[a-z0-9_]([a-z0-9_.-]*[a-z0-9_.])?$/i.test(host)) {

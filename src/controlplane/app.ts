@@ -10,9 +10,9 @@ import type { Authenticator } from "./tenancy/authenticate.ts";
 import { SLIPWAY_VERSION } from "../config/version.ts";
 
 /** Path prefixes the control plane answers under: the API itself and the self-hosted mirror. */
-export const MOUNT_PREFIXES = ["", "/api-host"] as const;
+const MOUNT_PREFIXES = ["", "/api-host"] as const;
 
-export interface ControlPlaneAppOptions {
+interface ControlPlaneAppOptions {
   deps: ControlPlaneDeps;
   authenticator: Authenticator;
   /**

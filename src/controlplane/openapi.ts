@@ -33,7 +33,7 @@ export const DETAIL_RESPONSES = {
 };
 
 /** The vendor's three schemes, listed as alternatives as in its document. */
-export const SECURITY_SCHEMES = {
+const SECURITY_SCHEMES = {
   "API Key": { type: "apiKey", in: "header", name: "X-Api-Key", description: "A Slipway API key (slw_...)." },
   "Tenant ID": {
     type: "apiKey",
@@ -49,7 +49,7 @@ export const SECURITY_SCHEMES = {
   },
 } as const;
 
-export const SECURITY = [{ "API Key": [] }, { "Tenant ID": [] }, { "Bearer Auth": [] }];
+const SECURITY = [{ "API Key": [] }, { "Tenant ID": [] }, { "Bearer Auth": [] }];
 
 /**
  * createHttpServer registers @fastify/swagger with title and version only; the security

@@ -1,4 +1,4 @@
-import { Type, type TSchema, type Static } from "@sinclair/typebox";
+import { Type } from "@sinclair/typebox";
 
 /**
  * Schema helpers that validate the way pydantic reports: one error per bad field.
@@ -23,9 +23,4 @@ export function NullableString(options: Record<string, unknown> = {}) {
 
 export function NullableBoolean(options: Record<string, unknown> = {}) {
   return Type.Unsafe<boolean | null>({ type: ["boolean", "null"], ...options });
-}
-
-/** `T | null` for an object schema (e.g. a nullable `resource_spec`). */
-export function NullableObject<T extends TSchema>(schema: T) {
-  return Type.Unsafe<Static<T> | null>({ ...schema, type: ["object", "null"] });
 }

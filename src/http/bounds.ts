@@ -7,7 +7,7 @@ import { Type, type IntegerOptions, type NumberOptions } from "@sinclair/typebox
  */
 
 /** PostgreSQL's `integer`: fits every column and parameter a count or version meets, and exact in a JS number. */
-export const MAX_SQL_INTEGER = 2_147_483_647;
+const MAX_SQL_INTEGER = 2_147_483_647;
 
 /** The longest delay or lifetime a request may ask for: 100 years, far inside what timestamps and Dates hold. */
 export const MAX_DURATION_SECONDS = 100 * 365.25 * 24 * 60 * 60;

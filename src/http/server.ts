@@ -14,7 +14,7 @@ import { installValidator } from "./validator.ts";
  */
 export type HttpApp = FastifyInstance<RawServerDefault, IncomingMessage, ServerResponse, FastifyBaseLogger, TypeBoxTypeProvider>;
 
-export interface HttpServerOptions {
+interface HttpServerOptions {
   title: string;
   version: string;
   validationStyle: ValidationStyle;

@@ -53,7 +53,7 @@ export class AddressRefused extends Error {
 }
 
 /** A host as compared with the allow-list: lower case, no brackets, no trailing dot; IPs canonical. */
-export function hostKey(host: string): string {
+function hostKey(host: string): string {
   const plain = host.trim().toLowerCase().replace(/^\[(.*)\]$/, "$1").replace(/\.$/, "");
   return canonicalIp(plain)?.address ?? plain;
 }
@@ -124,7 +124,7 @@ function answerLookup(
   }
 }
 
-export interface GuardedFetchInit {
+interface GuardedFetchInit {
   method?: string;
   headers?: Record<string, string>;
   body?: string;

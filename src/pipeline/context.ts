@@ -53,7 +53,7 @@ export const PIPELINE_DEFAULTS: PipelineSettings = {
 };
 
 /** The pipeline's own log: the server log, where crashes of agent processes show too. */
-export interface PipelineLog {
+interface PipelineLog {
   info(object: object, message: string): void;
   warn(object: object, message: string): void;
   error(object: object, message: string): void;

@@ -9,7 +9,7 @@ export type { PipelineDeps, PipelineSettings } from "./context.ts";
 export { PIPELINE_DEFAULTS } from "./context.ts";
 
 /** The running pipeline: what the router asks, and how to stop it. */
-export interface Pipeline {
+interface Pipeline {
   runtime: LocalRuntime;
   runner: JobRunner;
   stop(): Promise<void>;

@@ -2,13 +2,13 @@ import { insertLogLines, trimLog, type LogLevel, type LogType, type NewLogLine }
 import type { Database } from "../storage/database.ts";
 
 /** Lines kept per revision and log type; older ones are trimmed as new ones arrive. */
-export const LOG_LINES_KEPT = 20_000;
+const LOG_LINES_KEPT = 20_000;
 /** A longer line is cut: a minified bundle printed by a build must not fill the table. */
 const MAX_LINE = 8_192;
 const FLUSH_MS = 200;
 const FLUSH_LINES = 200;
 
-export interface LogTarget {
+interface LogTarget {
   workspaceId: string;
   deploymentId: string;
   revisionId: string;

@@ -18,7 +18,7 @@ export interface RequestFacts {
 }
 
 /** A rule that applies to a request, with the counter it uses (a Hit for the store). */
-export interface Applied extends Hit {
+interface Applied extends Hit {
   rule: CompiledRule;
 }
 
@@ -111,7 +111,7 @@ export class RateLimiter {
   }
 }
 
-export function decide(applied: Applied[], result: HitResult, now: number): Decision {
+function decide(applied: Applied[], result: HitResult, now: number): Decision {
   if (result.counters.length === 0) return { outcome: "unchecked" };
   let report: RuleState | undefined;
   let reportReset = 0;

@@ -7,7 +7,7 @@ import type { RuleState } from "./evaluate.ts";
  * seconds, and its state as `r` requests remaining with `t` seconds until reset.
  * Rule names are restricted (compile.ts) to characters that need no escaping here.
  */
-export function rateLimitHeaders(state: RuleState): Record<string, string> {
+function rateLimitHeaders(state: RuleState): Record<string, string> {
   const { rule, remaining, resetSeconds } = state;
   return {
     "ratelimit-policy": `"${rule.name}";q=${rule.limit};w=${rule.windowSeconds}`,

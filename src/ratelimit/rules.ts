@@ -23,7 +23,7 @@ export type IdentityKind = "api-key" | "user" | "ip";
 export type Tier = "specific" | "default" | "catch-all";
 
 /** A limit written as "count/seconds", e.g. "100/60". */
-export type LimitText = string;
+type LimitText = string;
 
 /** One rule as written in the built-in table or a policy file. */
 export interface RuleSource {

@@ -1,5 +1,4 @@
 import { Worker } from "node:worker_threads";
-import { PGlite } from "@electric-sql/pglite";
 import { DataDirError, prepareDataDir } from "./data-dir.ts";
 import { assertSchemaName, type Database, type Queryable } from "./database.ts";
 

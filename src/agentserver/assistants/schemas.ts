@@ -18,8 +18,8 @@ const nullable = <T extends TSchema>(schema: T) => Type.Optional(Type.Union([Typ
 const literals = <T extends readonly string[]>(values: T, options: { description?: string; default?: string } = {}) =>
   Type.Unsafe<T[number]>({ type: "string", enum: [...values], ...options });
 
-export const SORT_FIELDS = ["assistant_id", "created_at", "updated_at", "name", "graph_id"] as const;
-export const SELECT_FIELDS = ["assistant_id", "graph_id", "name", "description", "config", "context", "created_at", "updated_at", "metadata", "version"] as const;
+const SORT_FIELDS = ["assistant_id", "created_at", "updated_at", "name", "graph_id"] as const;
+const SELECT_FIELDS = ["assistant_id", "graph_id", "name", "description", "config", "context", "created_at", "updated_at", "metadata", "version"] as const;
 export type SortField = (typeof SORT_FIELDS)[number];
 export type SelectField = (typeof SELECT_FIELDS)[number];
 
@@ -193,7 +193,7 @@ export const GraphSchema = Type.Object(
   { graph_id: Type.String({ description: "The ID of the graph." }), ...schemaFields },
   { title: "GraphSchema" },
 );
-export const GraphSchemaNoId = Type.Object(
+const GraphSchemaNoId = Type.Object(
   {
     ...schemaFields,
     // The vendor's JS server answers subgraphs with these names; both are sent.

@@ -11,7 +11,7 @@ import type { AssistantFields, AssistantFilter, AssistantRow, VersionRow } from 
 import type { Assistant, AssistantCountRequest, AssistantCreate, AssistantPatch, AssistantSearchRequest, AssistantVersionsSearchRequest, SelectField } from "./schemas.ts";
 
 /** The namespace of system assistant ids: `uuid5(graph_id, NAMESPACE_GRAPH)`, as the vendor's servers. */
-export const NAMESPACE_GRAPH = "6ba7b821-9dad-11d1-80b4-00c04fd430c8";
+const NAMESPACE_GRAPH = "6ba7b821-9dad-11d1-80b4-00c04fd430c8";
 
 /** The id of the assistant the server creates for `graphId` at start. */
 export const systemAssistantId = (graphId: string): string => uuid5(graphId, NAMESPACE_GRAPH);
@@ -28,7 +28,7 @@ export interface AssistantServiceOptions {
   typedSchemas?: { of(graphId: string): Promise<Record<string, SchemaSet> | undefined> };
 }
 
-export interface SearchResult {
+interface SearchResult {
   assistants: Partial<Assistant>[];
   /** Assistants matching the filter, across all pages. */
   total: number;
@@ -262,7 +262,7 @@ function project(assistant: Assistant, select: Set<SelectField> | undefined): Pa
 
 const iso = (value: Date | string) => new Date(value).toISOString();
 
-export function toWire(row: AssistantRow): Assistant {
+function toWire(row: AssistantRow): Assistant {
   return {
     assistant_id: row.assistant_id,
     graph_id: row.graph_id,

@@ -34,7 +34,7 @@ const deep = new StateGraph(TypedState).addNode("d1", noop).addNode("d2", noop).
 const middle = new StateGraph(TypedState).addNode("m1", noop).addNode("deep", deep).addEdge(START, "m1").addEdge("m1", "deep").addEdge("deep", END).compile();
 
 /** typed: a zod state and context schema, and two levels of subgraphs (sub, sub|deep). */
-export const typed = new StateGraph(TypedState, { context: TypedContext })
+const typed = new StateGraph(TypedState, { context: TypedContext })
   .addNode("plan", async (state) => ({ count: state.count + 1 }))
   .addNode("sub", middle)
   .addEdge(START, "plan")
@@ -43,10 +43,10 @@ export const typed = new StateGraph(TypedState, { context: TypedContext })
   .compile();
 
 /** Graph ids the fixture langgraph.json declares, plus the one registered here. */
-export const FIXTURE_GRAPHS = ["agent", "slow", "failing", "approval", "nested", "builder", "factory"];
+const FIXTURE_GRAPHS = ["agent", "slow", "failing", "approval", "nested", "builder", "factory"];
 export const ALL_GRAPHS = [...FIXTURE_GRAPHS, "typed"];
 
-export async function loadTestGraphs(): Promise<GraphRegistry> {
+async function loadTestGraphs(): Promise<GraphRegistry> {
   const graphs = await loadGraphs(readLanggraphConfig(FIXTURE), { checkpointer: undefined, store: undefined });
   graphs.register("typed", typed, "A zod-typed graph with nested subgraphs");
   return graphs;

@@ -14,7 +14,7 @@ import type { FastifyRequest } from "fastify";
  * created crons. The scheduler runs a cron's runs as its `user_id` once runs carry a
  * user (to wire with custom auth).
  */
-export type CronAction = "create" | "read" | "update" | "delete" | "search";
+type CronAction = "create" | "read" | "update" | "delete" | "search";
 
 export interface CronAccess {
   /** Crons outside these metadata pairs do not exist for this caller (404, absent from lists). */

@@ -99,7 +99,7 @@ interface Plan {
  * every late firing. A schedule every second should not queue a day of runs after a
  * day offline.
  */
-export function planFiring(cron: DueCron, catchUpSeconds: number): Plan | undefined {
+function planFiring(cron: DueCron, catchUpSeconds: number): Plan | undefined {
   let schedule: Schedule;
   try {
     schedule = Schedule.parse(cron.schedule, cron.timezone);

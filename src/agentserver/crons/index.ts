@@ -4,9 +4,6 @@ import { CronScheduler, cronsChannel, type CronSchedulerOptions } from "./schedu
 import { CronService } from "./service.ts";
 
 export { registerCronRoutes } from "./routes.ts";
-export type { CronAuthorizer, CronAccess, CronAction } from "./access.ts";
-export { CronScheduler, cronsChannel } from "./scheduler.ts";
-export { CronService } from "./service.ts";
 
 /** Default of SLIPWAY_CRON_CATCH_UP_SECONDS: how late a firing may be and still fire on its own. */
 export const DEFAULT_CATCH_UP_SECONDS = 60;
@@ -20,7 +17,7 @@ export function catchUpSecondsFromEnv(env: NodeJS.ProcessEnv = process.env): num
   return value;
 }
 
-export interface CronDeps {
+interface CronDeps {
   db: Database;
   assistants: { get(idOrGraphId: string): Promise<{ assistant_id: string }> };
   webhookPolicy: WebhookPolicy;

@@ -184,7 +184,7 @@ export async function advanceCron(tx: Queryable, cronId: string, next: Date | nu
   await tx.query("UPDATE crons SET next_run_date = $2 WHERE cron_id = $1", [cronId, next]);
 }
 
-export interface FiringRecord {
+interface FiringRecord {
   cron_id: string;
   scheduled_for: Date;
   outcome: "queued" | "rejected";

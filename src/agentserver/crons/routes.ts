@@ -18,7 +18,7 @@ import { selectFields, toCron } from "./wire.ts";
 import { errorResponses } from "../route-helpers.ts";
 import type { HttpApp } from "../../http/server.ts";
 
-export interface CronRouteDeps {
+interface CronRouteDeps {
   crons: CronService;
   /** Custom auth's say on each call (access.ts); open by default. */
   authorize?: CronAuthorizer;

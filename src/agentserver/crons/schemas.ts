@@ -13,11 +13,11 @@ const Json = (description: string) => Type.Object({}, { additionalProperties: tr
 const nullable = <T extends TSchema>(schema: T) => Type.Optional(Type.Union([Type.Null(), schema]));
 const literals = <const T extends readonly string[]>(values: T) => Type.Unsafe<T[number]>({ type: "string", enum: [...values] });
 
-export const ON_RUN_COMPLETED = ["delete", "keep"] as const;
+const ON_RUN_COMPLETED = ["delete", "keep"] as const;
 export type OnRunCompleted = (typeof ON_RUN_COMPLETED)[number];
-export const CRON_SORT_FIELDS = ["cron_id", "assistant_id", "thread_id", "next_run_date", "end_time", "created_at", "updated_at"] as const;
+const CRON_SORT_FIELDS = ["cron_id", "assistant_id", "thread_id", "next_run_date", "end_time", "created_at", "updated_at"] as const;
 export type CronSortField = (typeof CRON_SORT_FIELDS)[number];
-export const CRON_SELECT_FIELDS = [
+const CRON_SELECT_FIELDS = [
   "cron_id",
   "assistant_id",
   "thread_id",
@@ -84,7 +84,6 @@ export const CronCreateSchema = Type.Object(
 export type CronCreate = Static<typeof CronCreateSchema>;
 
 export const ThreadCronCreateSchema = CronCreateSchema;
-export type ThreadCronCreate = CronCreate;
 
 export const CronPatchSchema = Type.Object(
   {

@@ -18,7 +18,7 @@ import { Schedule, ScheduleError } from "./schedule.ts";
 import type { CronCount, CronCreate, CronPatch, CronSearch } from "./schemas.ts";
 import { isTimeZone } from "./zoned-time.ts";
 
-export interface CronServiceDeps {
+interface CronServiceDeps {
   db: Database;
   assistants: { get(idOrGraphId: string): Promise<{ assistant_id: string }> };
   webhookPolicy: WebhookPolicy;

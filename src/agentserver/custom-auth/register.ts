@@ -11,7 +11,7 @@ const OPEN_PATHS = new Set(["/ok", "/info", "/openapi.json"]);
 /** Routes of no resource: any authenticated user may call them, as on the vendor's server, whose `on` handlers cover no ui action. */
 const AUTHENTICATED_ONLY = new Set(["POST /ui/:graph_id"]);
 
-export interface CustomAuthDeps {
+interface CustomAuthDeps {
   db: Queryable;
   resolveAssistant(idOrGraphId: string): string | undefined;
 }
@@ -81,7 +81,7 @@ export function isOpenRequest(method: string, path: string): boolean {
 }
 
 /** Whether a path answers without authentication (health, info, the API description). */
-export function isOpen(path: string): boolean {
+function isOpen(path: string): boolean {
   return OPEN_PATHS.has(path) || path === "/docs" || path.startsWith("/docs/");
 }
 

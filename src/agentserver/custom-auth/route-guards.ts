@@ -12,7 +12,7 @@ import { assistantMetadata, cronMetadata, threadMetadata, threadOfRun } from "./
  * must hold for the one resource a route touches (else 404, as if it did not exist).
  * Runs are reached through their thread, as on the vendor's server.
  */
-export interface GuardContext {
+interface GuardContext {
   request: FastifyRequest;
   context: AuthContext;
   db: Queryable;
@@ -23,7 +23,7 @@ export interface GuardContext {
   setStoreFilters(filters: AuthFilters | undefined): void;
 }
 
-export type Guard = (g: GuardContext) => Promise<void>;
+type Guard = (g: GuardContext) => Promise<void>;
 
 type Body = Record<string, unknown>;
 const bodyOf = (g: GuardContext): Body => (g.request.body ?? {}) as Body;

@@ -3,7 +3,7 @@ import { moduleRef, SectionError, type ModuleRef } from "./config-sections.ts";
 
 /** Route groups `http.disable_<group>` may turn off. */
 const DISABLEABLE = ["assistants", "threads", "runs", "store", "ui"] as const;
-export type RouteGroup = (typeof DISABLEABLE)[number];
+type RouteGroup = (typeof DISABLEABLE)[number];
 /** Groups this server does not serve at all: disabling them asks for what already holds. */
 const NOT_SERVED = ["mcp", "a2a", "webhooks"];
 

@@ -10,7 +10,7 @@
  * - anything else (">=20", "^20", "20.x", "lts") is refused: a range says neither
  *   which Node to build with nor which one the project was tried on.
  */
-export const MIN_NODE_MAJOR = 20;
+const MIN_NODE_MAJOR = 20;
 
 /** A problem to report, or undefined when `running` satisfies `wanted` (or none is asked). */
 export function nodeVersionProblem(wanted: unknown, running: string = process.versions.node): string | undefined {

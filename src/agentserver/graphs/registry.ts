@@ -2,8 +2,6 @@ import { importGraphExport } from "./import-graph.ts";
 import type { LanggraphConfig } from "./langgraph-config.ts";
 import { GraphLoadError } from "./load-error.ts";
 
-export { GraphLoadError } from "./load-error.ts";
-
 /**
  * A compiled graph as we use it. Graphs may come from another copy of
  * @langchain/langgraph than ours (the user's node_modules), so everything here is
@@ -47,7 +45,7 @@ export interface StateSnapshotLike {
  */
 type GraphExport = unknown;
 
-export interface GraphDefinition {
+interface GraphDefinition {
   graphId: string;
   description?: string;
   /** The export as loaded; a factory is called per use. */
@@ -55,7 +53,7 @@ export interface GraphDefinition {
 }
 
 /** Attaches our checkpointer and store to every graph it hands out. */
-export interface GraphAttachments {
+interface GraphAttachments {
   checkpointer: unknown;
   store: unknown;
 }

@@ -25,9 +25,9 @@ const LEVELS = {
 type WinstonLevel = keyof typeof LEVELS;
 
 type LeveledLogMethod = (message: unknown, ...meta: unknown[]) => SdkLogger;
-export type SdkLogger = Record<WinstonLevel, LeveledLogMethod> & { log(level: string, message: unknown, ...meta: unknown[]): SdkLogger };
+type SdkLogger = Record<WinstonLevel, LeveledLogMethod> & { log(level: string, message: unknown, ...meta: unknown[]): SdkLogger };
 
-export interface SdkLoggerOptions {
+interface SdkLoggerOptions {
   /** File descriptor written to: 1 (stdout) for a server, 2 for `--check`, whose stdout is its verdict. */
   fd?: number;
   /** A pino or winston level name; default `LOG_LEVEL` (the vendor's variable), else info. */

@@ -122,7 +122,7 @@ function corsFor(req: IncomingMessage, front: Front): Record<string, string> {
 }
 
 /** "/api/threads?x=1" under "/api" -> "/threads?x=1"; a path outside the prefix -> undefined. */
-export function unprefixed(url: string, prefix: string): string | undefined {
+function unprefixed(url: string, prefix: string): string | undefined {
   if (!url.startsWith(prefix)) return undefined;
   const rest = url.slice(prefix.length);
   if (rest === "") return "/";

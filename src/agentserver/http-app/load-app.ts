@@ -13,7 +13,7 @@ export type FetchHandler = (request: Request) => Response | Promise<Response>;
 export type ProjectHttpApp = { kind: "hono"; app: HonoLike } | { kind: "fetch"; fetch: FetchHandler };
 
 /** The parts of a Hono instance used here, typed loosely: the project brings its own Hono. */
-export interface HonoLike {
+interface HonoLike {
   fetch: FetchHandler;
   route(path: string, app: HonoLike): unknown;
   all(path: string, handler: (c: { req: { raw: Request; arrayBuffer(): Promise<ArrayBuffer> } }) => Response | Promise<Response>): unknown;

@@ -17,7 +17,7 @@ import { loadProjectHttpApp, type ProjectHttpApp } from "./load-app.ts";
  * `http.configurable_headers` and `ui`. Prepared before the server is built (the app
  * imported, the UI bundled: a failure stops the start), then wired in two steps.
  */
-export interface ProjectHttp {
+interface ProjectHttp {
   /** For createHttpServer: the Node server in front of Fastify; none when neither `http.app` nor a mount prefix asks for one. */
   serverFactory?: FastifyServerFactory;
   /** With the other hooks, before the routes: configurable headers. */

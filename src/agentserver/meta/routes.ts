@@ -4,7 +4,7 @@ import { LANGGRAPH_JS_VERSION } from "../../config/version.ts";
 
 
 
-export interface ServerInfo {
+interface ServerInfo {
   version: string;
   graphIds: string[];
   storage: "pglite" | "postgres";

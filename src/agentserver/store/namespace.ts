@@ -10,8 +10,8 @@ export const SEPARATOR = ".";
  * third of a page (2,704 bytes): 1 KiB each keeps every pair well inside that, where a
  * megabyte key used to fail in PostgreSQL with a 500.
  */
-export const MAX_NAMESPACE_BYTES = 1024;
-export const MAX_KEY_BYTES = 1024;
+const MAX_NAMESPACE_BYTES = 1024;
+const MAX_KEY_BYTES = 1024;
 
 /**
  * Why `namespace` is not acceptable, or null when it is. Writes (`write`) also refuse

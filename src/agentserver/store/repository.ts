@@ -8,7 +8,7 @@ import { norm, similarityExpression, type VectorSupport } from "./vectors.ts";
  * already joined (`a.b`); every read takes the caller's clock so that expired
  * rows are invisible from the instant they expire, whatever the sweeper did.
  */
-export interface StoredItem {
+interface StoredItem {
   namespace: string[];
   key: string;
   value: Record<string, unknown>;
@@ -90,7 +90,7 @@ export async function deleteItem(db: Queryable, path: string, key: string): Prom
   await db.query("DELETE FROM store_items WHERE namespace_path = $1 AND key = $2", [path, key]);
 }
 
-export interface SearchQuery {
+interface SearchQuery {
   /** Joined prefix; "" searches everything. */
   prefix: string;
   filter?: unknown;

@@ -12,7 +12,7 @@ export interface SemanticIndex {
   support: VectorSupport;
 }
 
-export interface TextToEmbed {
+interface TextToEmbed {
   field: string;
   text: string;
 }

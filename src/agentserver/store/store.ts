@@ -20,12 +20,12 @@ import { embedAll, embedQuery, fieldsOfPut, textsOf, type SemanticIndex } from "
 import { replaceVectors, type FieldVector } from "./vectors.ts";
 
 /** Upstream operations plus the TTL fields the vendor's server accepts. */
-export type StorePutOperation = PutOperation & { ttl?: number | null };
-export type StoreGetOperation = GetOperation & { refreshTtl?: boolean };
-export type StoreSearchOperation = SearchOperation & { refreshTtl?: boolean; authFilter?: StoreAuthFilter };
-export type StoreListOperation = ListNamespacesOperation & { authFilter?: StoreAuthFilter };
+type StorePutOperation = PutOperation & { ttl?: number | null };
+type StoreGetOperation = GetOperation & { refreshTtl?: boolean };
+type StoreSearchOperation = SearchOperation & { refreshTtl?: boolean; authFilter?: StoreAuthFilter };
+type StoreListOperation = ListNamespacesOperation & { authFilter?: StoreAuthFilter };
 
-export interface StoreTtlOptions {
+interface StoreTtlOptions {
   /** Minutes an item lives when its put names no ttl; unset: forever. */
   defaultTtl?: number;
   /** Whether reads push expiry out when the caller does not say (default true, as upstream). */
@@ -34,7 +34,7 @@ export interface StoreTtlOptions {
   sweepIntervalMinutes?: number;
 }
 
-export interface SlipwayStoreOptions {
+interface SlipwayStoreOptions {
   /** The clock every expiry decision reads; injected by tests. */
   now?: () => Date;
   ttl?: StoreTtlOptions;

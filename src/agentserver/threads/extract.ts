@@ -6,8 +6,8 @@ import { invalidField } from "../../http/errors.ts";
  * negative index counts from the end), e.g. `values.messages[-1].content`.
  */
 
-export type PathStep = string | number;
-export const EXTRACT_ROOTS = ["values", "metadata", "config", "interrupts"] as const;
+type PathStep = string | number;
+const EXTRACT_ROOTS = ["values", "metadata", "config", "interrupts"] as const;
 type Root = (typeof EXTRACT_ROOTS)[number];
 
 export interface ExtractPath {
@@ -18,7 +18,7 @@ export interface ExtractPath {
 const STEP = /^(?:\.([A-Za-z0-9_\-$]+)|\[(-?\d+)\]|\["((?:[^"\\]|\\.)*)"\])/;
 
 /** Parses one path; a bad one is a 422 naming `extract.<alias>`. */
-export function parseExtractPath(alias: string, path: string): ExtractPath {
+function parseExtractPath(alias: string, path: string): ExtractPath {
   const fail = (why: string) => invalidField(["body", "extract", alias], why);
   const rootMatch = /^([a-z]+)/.exec(path);
   const root = rootMatch?.[1] as Root | undefined;

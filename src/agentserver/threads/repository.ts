@@ -25,14 +25,14 @@ export interface ThreadRow {
   state_updated_at: Date;
 }
 
-export interface ThreadFilter {
+interface ThreadFilter {
   ids?: string[] | null;
   metadata?: Record<string, unknown> | null;
   values?: Record<string, unknown> | null;
   status?: ThreadStatus | null;
 }
 
-export interface NewThread {
+interface NewThread {
   thread_id: string;
   metadata: Record<string, unknown>;
   ttl: ThreadTtl | null;

@@ -4,9 +4,9 @@ import { QueryBoolean } from "../../http/query.ts";
 
 /** Request and response schemas of the threads group, field names as the vendor's. */
 
-export const THREAD_STATUSES = ["idle", "busy", "interrupted", "error"] as const;
+const THREAD_STATUSES = ["idle", "busy", "interrupted", "error"] as const;
 export type ThreadStatus = (typeof THREAD_STATUSES)[number];
-export const THREAD_SELECT_FIELDS = [
+const THREAD_SELECT_FIELDS = [
   "thread_id",
   "created_at",
   "updated_at",
@@ -18,8 +18,8 @@ export const THREAD_SELECT_FIELDS = [
   "interrupts",
 ] as const;
 export type ThreadSelectField = (typeof THREAD_SELECT_FIELDS)[number];
-export const SORT_FIELDS = ["thread_id", "status", "created_at", "updated_at", "state_updated_at"] as const;
-export const STATE_FIELDS = ["values", "next", "tasks", "checkpoint", "metadata", "created_at", "parent_checkpoint", "interrupts"] as const;
+const SORT_FIELDS = ["thread_id", "status", "created_at", "updated_at", "state_updated_at"] as const;
+const STATE_FIELDS = ["values", "next", "tasks", "checkpoint", "metadata", "created_at", "parent_checkpoint", "interrupts"] as const;
 
 const literalUnion = <T extends readonly string[]>(values: T) => Type.Unsafe<T[number]>(Type.Union(values.map((v) => Type.Literal(v))));
 /** Optional and nullable: the Python SDK sends null for fields it was not given. */
@@ -31,7 +31,7 @@ export { ErrorResponse as ErrorResponseSchema } from "../route-helpers.ts";
 export const ThreadIdParams = Type.Object({ thread_id: Uuid });
 export const CheckpointParams = Type.Object({ thread_id: Uuid, checkpoint_id: Uuid });
 
-export const CheckpointConfigSchema = Type.Object(
+const CheckpointConfigSchema = Type.Object(
   {
     thread_id: Maybe(Type.String()),
     checkpoint_ns: Maybe(Type.String()),
@@ -197,7 +197,6 @@ export const HistoryBody = Type.Object(
   },
   { additionalProperties: false },
 );
-export type HistoryRequest = Static<typeof HistoryBody>;
 
 const WireCheckpoint = Type.Object({
   thread_id: Type.Union([Type.String(), Type.Null()]),

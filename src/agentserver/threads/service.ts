@@ -42,7 +42,7 @@ export async function removeThread(deps: RemovalDeps, threadId: string): Promise
   return existed;
 }
 
-export function normalizeTtl(ttl: TtlInput): ThreadTtl {
+function normalizeTtl(ttl: TtlInput): ThreadTtl {
   return { strategy: ttl.strategy ?? "delete", ttl_minutes: ttl.ttl };
 }
 

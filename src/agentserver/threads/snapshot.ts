@@ -33,7 +33,7 @@ export async function graphOfThread(
 }
 
 /** `{task_id: [interrupt, ...]}` for the tasks that wait on a human, as the vendor's Thread.interrupts. */
-export function interruptMap(snapshot: StateSnapshotLike): Record<string, unknown[]> {
+function interruptMap(snapshot: StateSnapshotLike): Record<string, unknown[]> {
   const map: Record<string, unknown[]> = {};
   for (const task of snapshot.tasks ?? []) {
     if (task.interrupts?.length) map[task.id] = toWire(task.interrupts) as unknown[];

@@ -18,7 +18,7 @@ import {
   type CheckpointTarget,
 } from "./state.ts";
 
-export interface ThreadStateDeps {
+interface ThreadStateDeps {
   db: Database;
   graphs: GraphRegistry;
   checkpointer: ThreadCheckpointer;

@@ -76,7 +76,7 @@ export function hasCheckpoint(snapshot: StateSnapshotLike): boolean {
 }
 
 /** Every interrupt of the snapshot's tasks, in task order. */
-export function interruptsOf(snapshot: StateSnapshotLike): unknown[] {
+function interruptsOf(snapshot: StateSnapshotLike): unknown[] {
   return snapshot.tasks.flatMap((task) => (toWire(task.interrupts ?? []) as unknown[]) ?? []);
 }
 
@@ -133,7 +133,7 @@ export async function readSnapshot(graph: GraphLike, target: CheckpointTarget, s
   return graph.getState(configFor(target), { subgraphs });
 }
 
-export interface HistoryOptions {
+interface HistoryOptions {
   limit: number;
   before?: string | null;
   filter?: Record<string, unknown> | null;

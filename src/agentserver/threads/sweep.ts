@@ -9,7 +9,7 @@ export interface SweepResult {
 }
 
 /** `checkpointer.ttl` of langgraph.json. */
-export interface SweepPolicy {
+interface SweepPolicy {
   /** The TTL of threads created without one. */
   defaultTtl?: ThreadTtl;
   /** Threads one sweep handles at most; the rest wait for the next. */

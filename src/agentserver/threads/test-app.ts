@@ -15,7 +15,7 @@ import { refreshThreadSnapshot } from "./snapshot.ts";
 
 /** Test support for the threads suites (not used by the server). */
 
-export const FIXTURE_CONFIG = fileURLToPath(new URL("../../../test/fixtures/agents/langgraph.json", import.meta.url));
+const FIXTURE_CONFIG = fileURLToPath(new URL("../../../test/fixtures/agents/langgraph.json", import.meta.url));
 
 export interface ThreadsTestApp {
   db: Database;

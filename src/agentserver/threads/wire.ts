@@ -4,7 +4,7 @@ import type { Thread, ThreadSelectField } from "./schemas.ts";
 
 const iso = (value: Date | string) => new Date(value).toISOString();
 
-export interface ThreadView {
+interface ThreadView {
   /** Only these fields (search `select`); all when absent. */
   select?: readonly ThreadSelectField[] | null;
   /** Adds `ttl` (GET ?include=ttl). */

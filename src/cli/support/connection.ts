@@ -3,9 +3,9 @@ import { createControlPlaneClient, type ControlPlaneClient } from "../../client/
 import { UsageError } from "./exit.ts";
 import { readProfile } from "./profiles.ts";
 
-export const DEFAULT_URL = "http://127.0.0.1:8080";
+const DEFAULT_URL = "http://127.0.0.1:8080";
 
-export interface ConnectionFlags {
+interface ConnectionFlags {
   url?: string;
   apiKey?: string;
   tenantId?: string;

@@ -11,12 +11,12 @@ import { CliFailure } from "./exit.ts";
  * folders only. Symbolic links are left out and named (the server refuses an archive with
  * one); so are sockets and other special files.
  */
-export const WARN_BYTES = 50 * 1024 * 1024;
-export const MAX_BYTES = 200 * 1024 * 1024;
+const WARN_BYTES = 50 * 1024 * 1024;
+const MAX_BYTES = 200 * 1024 * 1024;
 
 const NEVER = new Set([".git", "node_modules"]);
 
-export interface ProjectListing {
+interface ProjectListing {
   /** Folders and files, relative with `/`, each folder before what it holds. */
   entries: string[];
   files: { path: string; bytes: number }[];
@@ -24,7 +24,7 @@ export interface ProjectListing {
   special: string[];
 }
 
-export interface PackedProject extends ProjectListing {
+interface PackedProject extends ProjectListing {
   file: string;
   bytes: number;
   /** Removes the archive and its temporary folder. */
@@ -37,7 +37,7 @@ interface Rules {
   matcher: Ignore;
 }
 
-export function listProject(dir: string): ProjectListing {
+function listProject(dir: string): ProjectListing {
   const listing: ProjectListing = { entries: [], files: [], links: [], special: [] };
   walk(dir, "", [], listing);
   return listing;

@@ -7,7 +7,7 @@ import { join } from "node:path";
  * them: `config.json` (address and workspace: harmless to show) and `credentials.json`
  * (the API keys), which only its owner may read (mode 0600, in a 0700 folder).
  */
-export interface Profile {
+interface Profile {
   url?: string;
   tenantId?: string;
   apiKey?: string;
@@ -19,7 +19,7 @@ interface Files {
 }
 
 /** SLIPWAY_CONFIG_DIR, else $XDG_CONFIG_HOME/slipway, else ~/.config/slipway. */
-export function configDir(env: NodeJS.ProcessEnv = process.env): string {
+function configDir(env: NodeJS.ProcessEnv = process.env): string {
   return env.SLIPWAY_CONFIG_DIR || join(env.XDG_CONFIG_HOME || join(homedir(), ".config"), "slipway");
 }
 

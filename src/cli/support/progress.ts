@@ -9,7 +9,7 @@ import { formatElapsed, note, oneLine, printJsonLine } from "./output.ts";
  * - json: JSON lines on stdout (`step`, `status_change`, `log`, `heartbeat`; the command adds `result`).
  * Live and plain write to stderr: stdout keeps the data (the URL, the JSON events).
  */
-export type ProgressMode = "live" | "plain" | "json";
+type ProgressMode = "live" | "plain" | "json";
 
 export interface Reporter {
   readonly mode: ProgressMode;

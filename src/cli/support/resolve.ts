@@ -7,7 +7,7 @@ import { CliFailure } from "./exit.ts";
 /** Commands name deployments and integrations by id or by name, as people remember them. */
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-export const isUuid = (text: string) => UUID.test(text);
+const isUuid = (text: string) => UUID.test(text);
 
 /** Every deployment of the workspace whose name contains `text`, all pages. */
 export async function listDeployments(client: ControlPlaneClient, query: { name_contains?: string; status?: Deployment["status"] } = {}): Promise<Deployment[]> {

@@ -9,7 +9,7 @@ import type { Reporter } from "./progress.ts";
  * for the reporter. Ends on DEPLOYED, a *_FAILED, INTERRUPTED or SKIPPED, at the timeout, or
  * at Ctrl-C, which stops the waiting only: the revision goes on on the server.
  */
-export type Outcome = "deployed" | "failed" | "timeout" | "interrupted" | "stopped";
+type Outcome = "deployed" | "failed" | "timeout" | "interrupted" | "stopped";
 
 export interface WaitResult {
   outcome: Outcome;
@@ -20,7 +20,7 @@ export interface WaitResult {
   logType?: LogType;
 }
 
-export interface WaitInput {
+interface WaitInput {
   client: ControlPlaneClient;
   deploymentId: string;
   revisionId: string;
@@ -87,7 +87,7 @@ export async function waitForRevision(input: WaitInput): Promise<WaitResult> {
   }
 }
 
-export async function lastLines(client: ControlPlaneClient, deploymentId: string, revisionId: string, type: LogType, count = TAIL_LINES): Promise<LogEntry[]> {
+async function lastLines(client: ControlPlaneClient, deploymentId: string, revisionId: string, type: LogType, count = TAIL_LINES): Promise<LogEntry[]> {
   const page = await client.logs.page(deploymentId, revisionId, { type, order: "desc", limit: count });
   return page.logs.reverse();
 }

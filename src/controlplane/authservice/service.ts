@@ -11,7 +11,7 @@ import type { OAuthProviderCreateRequest, OAuthProviderResponse, OAuthProviderUp
  * organization; Slipway also keys it by workspace so that one workspace never sees
  * another's providers (and their client ids). Client secrets are sealed at rest.
  */
-export interface AuthServiceDeps {
+interface AuthServiceDeps {
   db: Database;
   secretsKey: Buffer;
   now: () => Date;

@@ -3,16 +3,17 @@ import { Nullable } from "./wire.ts";
 
 /**
  * The vendor's ResourceSpec: replica counts, CPU and memory of the server, its queue
- * workers and its database, plus Kubernetes pod extras. Slipway's local runtime reads the
- * scale and size fields; the Kubernetes runtime passes the pod extras through. Fields the
- * vendor marks "do not use" are accepted so that its clients' bodies validate.
+ * workers and its database, plus Kubernetes pod extras. Slipway's local runtime reads
+ * min_scale and the memory fields; the rest is stored and shown for a Kubernetes runtime,
+ * which is planned. Fields the vendor marks "do not use" are accepted so that its clients'
+ * bodies validate.
  */
 
 const int = () => Nullable(Type.Integer({ minimum: 0 }));
 const cores = (maximum: number) => Nullable(Type.Number({ minimum: 0.1, maximum }));
 const num = () => Nullable(Type.Number({ minimum: 0 }));
 const stringMap = () => Nullable(Type.Record(Type.String(), Type.String()));
-/** Kubernetes objects (volumes, containers, ...) are passed through as given. */
+/** Kubernetes objects (volumes, containers, ...) are stored as given. */
 const k8sObjects = () => Nullable(Type.Array(Type.Object({}, { additionalProperties: true })));
 
 const fields: Record<string, TSchema> = {

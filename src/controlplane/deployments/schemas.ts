@@ -7,14 +7,14 @@ import { DateTime, Nullable, PageOf, PageQuery, StringEnum, Uuid } from "./wire.
 
 export const DEPLOYMENT_SOURCES = ["github", "external_docker", "internal_docker", "internal_source"] as const;
 export type DeploymentSource = (typeof DEPLOYMENT_SOURCES)[number];
-export const DEPLOYMENT_TYPES = ["dev_free", "dev", "prod"] as const;
+const DEPLOYMENT_TYPES = ["dev_free", "dev", "prod"] as const;
 export type DeploymentType = (typeof DEPLOYMENT_TYPES)[number];
 export const DEPLOYMENT_STATUSES = ["AWAITING_DATABASE", "READY", "UNUSED", "AWAITING_DELETE", "UNKNOWN"] as const;
 export type DeploymentStatus = (typeof DEPLOYMENT_STATUSES)[number];
 
 const text = (description: string) => Type.Optional(Nullable(Type.String({ maxLength: 4096 }), { description }));
 
-export const ListenerConfig = Type.Object(
+const ListenerConfig = Type.Object(
   { k8s_namespace: text("Kubernetes namespace the deployment goes to (listener deployments only; cannot change).") },
   { additionalProperties: false, title: "ListenerConfig" },
 );
@@ -71,7 +71,7 @@ export const SecretInput = Type.Object(
 export type SecretInput = Static<typeof SecretInput>;
 
 /** What a deployment shows of a secret: its name. Values are write-only. */
-export const SecretName = Type.Object({ name: Type.String() }, { title: "SecretName" });
+const SecretName = Type.Object({ name: Type.String() }, { title: "SecretName" });
 
 export const SecretReference = Type.Object(
   { name: Type.String({ pattern: SECRET_NAME_PATTERN }), secret_name: Type.String(), secret_key: Type.String() },

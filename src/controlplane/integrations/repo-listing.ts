@@ -18,7 +18,7 @@ import { AddressRefused, guardedFetch, type AddressGuardPolicy, type GuardedResp
  * private address the operator has not allowed is a 400, and nothing is sent to it.
  * A host that refuses the token is a 400; an unreachable host a 503.
  */
-export interface ListedRepository {
+interface ListedRepository {
   id: number;
   name: string;
   owner: string;

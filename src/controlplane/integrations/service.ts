@@ -12,7 +12,7 @@ import type { GithubIntegration, GithubRepository, InstallIntegrationRequest } f
  * sealed with the installation's secrets key (bound to the row id and field), and
  * never leave the service except through `credentials()` for the build pipeline.
  */
-export interface IntegrationsDeps {
+interface IntegrationsDeps {
   db: Database;
   secretsKey: Buffer;
   now: () => Date;
@@ -23,7 +23,7 @@ export interface IntegrationsDeps {
 }
 
 /** What the pipeline needs to fetch a repository of an integration. */
-export interface IntegrationCredentials {
+interface IntegrationCredentials {
   id: string;
   provider: "github" | "git";
   baseUrl: string;
@@ -112,8 +112,6 @@ export function createIntegrationsService(deps: IntegrationsDeps) {
   };
 }
 
-export type IntegrationsService = ReturnType<typeof createIntegrationsService>;
-
 function sealContext(id: string, field: string): string {
   return `integration:${id}:${field}`;
 }
@@ -129,7 +127,7 @@ function toWire(row: repo.IntegrationRow): GithubIntegration {
 }
 
 /** A URL with an allowed scheme, a host, and no password or query; returned in normal form. */
-export function normaliseBaseUrl(input: string): string {
+function normaliseBaseUrl(input: string): string {
   const problem = (msg: string) => invalidField(["body", "base_url"], msg, "url_parsing");
   let url: URL;
   try {

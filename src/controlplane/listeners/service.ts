@@ -7,10 +7,11 @@ import type { Listener, ListenerCreateRequest, ListenerPatchRequest } from "./sc
 /**
  * Listeners bind a Kubernetes cluster to the control plane. They exist only for
  * organizations on the self-hosted enterprise plan (the vendor's rule): every call but the
- * list answers 403 for the others, naming the workspace.
+ * list answers 403 for the others, naming the workspace. Slipway keeps them as records:
+ * nothing connects to a cluster yet (the Kubernetes runtime is planned).
  */
 
-export const listenerNotFound = (id: string) => notFound(`Listener ID ${id} not found.`);
+const listenerNotFound = (id: string) => notFound(`Listener ID ${id} not found.`);
 
 function requireSelfHostedEnterprise(tenant: TenantContext): void {
   if (tenant.plan !== "self_hosted_enterprise") {

@@ -51,12 +51,7 @@ export async function trimLog(q: Queryable, revisionId: string, type: LogType, k
   );
 }
 
-/** Removes lines older than `before` (the retention sweep). */
-export async function deleteLogsBefore(q: Queryable, before: Date): Promise<void> {
-  await q.query("DELETE FROM revision_logs WHERE timestamp < $1", [before.toISOString()]);
-}
-
-export interface LogQuery {
+interface LogQuery {
   workspaceId: string;
   deploymentId: string;
   /** Omitted: every revision of the deployment. */

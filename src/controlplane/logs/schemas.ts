@@ -4,7 +4,7 @@ import { LOG_LEVELS } from "./repository.ts";
 
 /** Wire shapes of build and deploy logs, as the vendor's log endpoints answer them. */
 
-export const LogEntry = Type.Object(
+const LogEntry = Type.Object(
   {
     id: Type.String({ description: "Increases with every line; pass the last one seen as after_id to follow." }),
     timestamp: Type.String({ format: "date-time" }),

@@ -8,7 +8,7 @@ import type { LogsPage } from "./schemas.ts";
 
 /** Reading build and deploy logs: pages, and a follow mode while a revision builds or runs. */
 
-export interface LogFilter {
+interface LogFilter {
   type: repo.LogType;
   revisionId?: string;
   limit: number;

@@ -19,7 +19,7 @@ export interface RevisionRow {
   updated_at: Date | string;
 }
 
-export interface NewRevision {
+interface NewRevision {
   id: string;
   deploymentId: string;
   workspaceId: string;

@@ -10,7 +10,7 @@ import type { Revision } from "./schemas.ts";
 import { activeRevisionAfter, isInFlight, planAfterSettle, planNewRevision, transition, type RevisionStatus } from "./state-machine.ts";
 
 /** What a new revision is made of: everything that needs a build or a restart. */
-export interface RevisionSpec {
+interface RevisionSpec {
   source: DeploymentSource;
   sourceRevisionConfig: SourceRevisionConfig;
   resourceSpec: ResourceSpec | null;
@@ -29,7 +29,7 @@ export interface RevisionSpec {
 /** When a revision waiting for an upload may start: never; a revision naming the upload supersedes it. */
 const NEVER = new Date("9999-12-31T00:00:00Z");
 
-export type RevisionTrigger = "create" | "patch" | "redeploy" | "push";
+type RevisionTrigger = "create" | "patch" | "redeploy" | "push";
 
 export const deploymentNotFound = (id: string) => notFound(`Deployment ID ${id} not found.`);
 export const revisionNotFound = (id: string) => notFound(`Revision ID ${id} not found.`);
@@ -210,7 +210,7 @@ export async function redeployRevision(deps: ControlPlaneDeps, workspaceId: stri
   });
 }
 
-export function toRevision(row: repo.RevisionRow): Revision {
+function toRevision(row: repo.RevisionRow): Revision {
   const config = row.source_revision_config;
   return {
     id: row.id,

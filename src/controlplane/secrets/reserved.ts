@@ -12,7 +12,7 @@
 /** A C identifier, the vendor's rule for environment variable names. */
 export const SECRET_NAME_PATTERN = "^[A-Za-z_][A-Za-z0-9_]*$";
 
-export const RESERVED_NAMES: readonly string[] = [
+const RESERVED_NAMES: readonly string[] = [
   "PORT",
   "HOST",
   "DATABASE_URI",
@@ -28,10 +28,10 @@ export const RESERVED_NAMES: readonly string[] = [
   "LANGGRAPH_CONFIG",
 ];
 
-export const RESERVED_PREFIXES: readonly string[] = ["LANGGRAPH_", "LANGSMITH_", "SLIPWAY_"];
+const RESERVED_PREFIXES: readonly string[] = ["LANGGRAPH_", "LANGSMITH_", "SLIPWAY_"];
 
 /** Documented user settings under a reserved prefix. */
-export const ALLOWED_UNDER_PREFIX: readonly string[] = [
+const ALLOWED_UNDER_PREFIX: readonly string[] = [
   "LANGGRAPH_AUTH_TYPE",
   "LANGGRAPH_POSTGRES_POOL_MAX_SIZE",
   "LANGSMITH_TRACING",

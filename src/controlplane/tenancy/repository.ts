@@ -3,14 +3,14 @@ import type { Plan } from "../context.ts";
 
 /** SQL for organizations, workspaces and API keys. No policy here: see service.ts. */
 
-export interface OrganizationRow {
+interface OrganizationRow {
   id: string;
   name: string;
   plan: Plan;
   created_at: Date;
 }
 
-export interface WorkspaceRow {
+interface WorkspaceRow {
   id: string;
   organization_id: string;
   name: string;
@@ -18,7 +18,7 @@ export interface WorkspaceRow {
   created_at: Date;
 }
 
-export interface ApiKeyRow {
+interface ApiKeyRow {
   id: string;
   lookup_id: string;
   key_hash: string;
@@ -126,7 +126,7 @@ export async function lockTenancy(q: Queryable): Promise<void> {
   await q.query("SELECT pg_advisory_xact_lock(hashtext('slipway-tenancy-bootstrap'))");
 }
 
-export async function readSetting(q: Queryable, name: string): Promise<string | undefined> {
+async function readSetting(q: Queryable, name: string): Promise<string | undefined> {
   const rows = await q.query<{ value: string }>("SELECT value FROM control_settings WHERE name = $1", [name]);
   return rows[0]?.value;
 }

@@ -7,11 +7,11 @@ import * as repo from "./repository.ts";
 
 /** Organizations, workspaces and API keys: the rules. SQL lives in repository.ts. */
 
-export const PLANS: readonly Plan[] = ["free", "plus", "enterprise", "self_hosted_enterprise"];
+const PLANS: readonly Plan[] = ["free", "plus", "enterprise", "self_hosted_enterprise"];
 /** A self-hosted install runs listeners, so its first organization gets the self-hosted plan. */
-export const DEFAULT_PLAN: Plan = "self_hosted_enterprise";
+const DEFAULT_PLAN: Plan = "self_hosted_enterprise";
 
-export interface TenancyDeps {
+interface TenancyDeps {
   db: Database;
   now: () => Date;
   newId: () => string;
@@ -25,14 +25,14 @@ export interface BootstrapResult {
   api_key_id: string;
 }
 
-export interface NewApiKey {
+interface NewApiKey {
   api_key_id: string;
   api_key: string;
   organization_id: string;
   workspace_id: string | null;
 }
 
-export interface BootstrapOptions {
+interface BootstrapOptions {
   orgName?: string;
   plan?: string;
   workspaceName?: string;
@@ -40,7 +40,7 @@ export interface BootstrapOptions {
   keyScope?: "organization" | "workspace";
 }
 
-export function isPlan(value: string): value is Plan {
+function isPlan(value: string): value is Plan {
   return (PLANS as readonly string[]).includes(value);
 }
 

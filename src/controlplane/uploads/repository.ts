@@ -2,7 +2,7 @@ import type { Queryable } from "../../storage/database.ts";
 
 /** SQL for uploaded sources. Every statement names the workspace and the deployment. */
 
-export interface UploadRow {
+interface UploadRow {
   object_path: string;
   workspace_id: string;
   deployment_id: string;

@@ -19,8 +19,8 @@ import type { UploadUrl } from "./schemas.ts";
  * key), like a presigned storage URL: the PUT needs no API key, and the URL works once,
  * for one hour, for that deployment only.
  */
-export const UPLOAD_URL_TTL_MS = 60 * 60 * 1000;
-export const MAX_UPLOAD_BYTES = 200 * 1024 * 1024;
+const UPLOAD_URL_TTL_MS = 60 * 60 * 1000;
+const MAX_UPLOAD_BYTES = 200 * 1024 * 1024;
 
 export async function createUploadUrl(deps: ControlPlaneDeps, workspaceId: string, deploymentId: string): Promise<UploadUrl> {
   const deployment = await findDeployment(deps.db, workspaceId, deploymentId);

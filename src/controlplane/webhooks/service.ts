@@ -8,14 +8,14 @@ import { enqueueRevision } from "../revisions/service.ts";
 import { findIntegrationForWebhook, pushDeployments } from "./repository.ts";
 
 /** GitHub's push event, the fields a build needs. Gitea, Forgejo and GitLab send the same shape (GitLab's compat). */
-export interface PushEvent {
+interface PushEvent {
   ref?: string;
   after?: string;
   deleted?: boolean;
   repository?: { clone_url?: string; ssh_url?: string; git_url?: string; html_url?: string; url?: string };
 }
 
-export const PUSH_QUIET_MS = 3_000;
+const PUSH_QUIET_MS = 3_000;
 
 /**
  * A push to a repository: verifies `X-Hub-Signature-256` (HMAC-SHA256 of the raw body

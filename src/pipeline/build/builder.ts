@@ -22,7 +22,7 @@ export interface BuildRecipe {
   buildCommand: string | null;
 }
 
-export interface BuildTarget {
+interface BuildTarget {
   workspaceId: string;
   deploymentId: string;
   revisionId: string;
@@ -35,7 +35,7 @@ export interface BuildTarget {
   signal: AbortSignal;
 }
 
-export function recipeHash(recipe: BuildRecipe): string {
+function recipeHash(recipe: BuildRecipe): string {
   const node = process.versions.node.split(".")[0];
   return createHash("sha256").update(JSON.stringify({ ...recipe, node, format: BUILD_FORMAT })).digest("hex").slice(0, 32);
 }
@@ -46,7 +46,7 @@ export async function reusableBuild(deps: PipelineDeps, target: Pick<BuildTarget
   return found && existsSync(found.directory) ? found : undefined;
 }
 
-export function packageCacheDir(deps: PipelineDeps): string {
+function packageCacheDir(deps: PipelineDeps): string {
   return process.env.SLIPWAY_PACKAGE_CACHE || join(deps.dataDir, "cache");
 }
 

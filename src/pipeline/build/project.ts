@@ -10,7 +10,7 @@ import { StepFailure } from "../failure.ts";
  * node_version fits the Node that will run it, and where dependencies install (the
  * workspace root of a monorepo, else the project's own folder).
  */
-export interface Project {
+interface Project {
   /** The langgraph.json, absolute. */
   configFile: string;
   /** Where the install runs. */

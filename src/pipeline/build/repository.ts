@@ -36,10 +36,6 @@ export async function saveBuild(q: Queryable, row: BuildRow & { workspace_id: st
   );
 }
 
-export async function forgetBuild(q: Queryable, key: string): Promise<void> {
-  await q.query("DELETE FROM builds WHERE key = $1", [key]);
-}
-
 /** Every build directory of a deployment (its delete removes them). */
 export async function buildDirectories(q: Queryable, deploymentId: string): Promise<string[]> {
   const rows = await q.query<{ directory: string }>("SELECT directory FROM builds WHERE deployment_id = $1", [deploymentId]);

@@ -7,7 +7,7 @@ export interface CommandOutcome {
   timedOut: boolean;
 }
 
-export interface CommandOptions {
+interface CommandOptions {
   cwd: string;
   env: NodeJS.ProcessEnv;
   /** Each line the program prints, with the stream it came on. */

@@ -14,9 +14,9 @@ import { fetchSource, identifySource, type RevisionSource } from "../source/prep
 import { loadJobRevision, recordBuild, recordCommit, type JobClaim, type JobRevision } from "./repository.ts";
 
 /** A job resumed this many times after its control plane died gives up with a message. */
-export const MAX_ATTEMPTS = 3;
+const MAX_ATTEMPTS = 3;
 
-export interface JobContext {
+interface JobContext {
   deps: PipelineDeps;
   runtime: LocalRuntime;
   claim: JobClaim;

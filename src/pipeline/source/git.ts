@@ -24,7 +24,7 @@ export interface GitSource {
   integration?: { baseUrl: string; token?: string };
 }
 
-export interface GitContext {
+interface GitContext {
   log: LogWriter;
   signal: AbortSignal;
   gitHosts: AddressGuardPolicy;

@@ -12,7 +12,7 @@ export type RevisionSource =
   | { kind: "git"; workspaceId: string; deploymentId: string; url: string; ref: string; commit: string | null; integrationId: string | null }
   | { kind: "tarball"; workspaceId: string; deploymentId: string; objectPath: string };
 
-export interface SourceContext {
+interface SourceContext {
   log: LogWriter;
   signal: AbortSignal;
 }

@@ -10,8 +10,8 @@ import { extract, list, type ReadEntry } from "tar";
  */
 
 /** Beyond these, an upload is refused: a small tarball must not expand into a full disk. */
-export const MAX_UNPACKED_BYTES = 2 * 1024 * 1024 * 1024;
-export const MAX_ENTRIES = 200_000;
+const MAX_UNPACKED_BYTES = 2 * 1024 * 1024 * 1024;
+const MAX_ENTRIES = 200_000;
 
 export class TarballRefused extends Error {}
 

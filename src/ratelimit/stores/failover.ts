@@ -11,7 +11,7 @@ import { StoreUnavailableError, type Hit, type HitResult, type RateLimitStore } 
 export type FailureMode = "open" | "closed" | "memory";
 export const FAILURE_MODES: readonly FailureMode[] = ["open", "closed", "memory"];
 
-export interface FailoverOptions {
+interface FailoverOptions {
   mode: FailureMode;
   /** Used in mode "memory"; one is made when not given. */
   fallback?: MemoryStore;

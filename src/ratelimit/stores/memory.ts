@@ -1,13 +1,13 @@
 import type { CounterState, Hit, HitResult, RateLimitStore } from "./store.ts";
 
-export interface MemoryStoreOptions {
+interface MemoryStoreOptions {
   /** Hard cap on live counters; past it the oldest window is dropped. */
   maxKeys?: number;
   /** How often (in clock time) finished windows are swept out. */
   sweepIntervalMs?: number;
 }
 
-export const DEFAULT_MEMORY_MAX_KEYS = 200_000;
+const DEFAULT_MEMORY_MAX_KEYS = 200_000;
 
 /**
  * Counters in this process. Bounded two ways so a flood of new identities cannot grow

@@ -3,7 +3,7 @@ import { Redis } from "ioredis";
 import { HIT_SCRIPT } from "./redis-script.ts";
 import type { CounterState, Hit, HitResult, RateLimitStore } from "./store.ts";
 
-export interface RedisStoreOptions {
+interface RedisStoreOptions {
   url: string;
   /** Prefix of every key, so several installations can share one Redis. */
   prefix?: string;

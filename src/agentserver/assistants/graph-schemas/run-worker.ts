@@ -1,7 +1,7 @@
 import { Worker } from "node:worker_threads";
 import type { Extraction, GraphSource } from "./extract.ts";
 
-export class SchemaTimeoutError extends Error {}
+class SchemaTimeoutError extends Error {}
 
 /**
  * Runs extractGraphSchemas in a worker thread: the compiler works for seconds on one

@@ -4,7 +4,7 @@ import { readSavedExtraction, saveExtraction } from "./cache-file.ts";
 import type { Extraction, GraphSource, SchemaSet } from "./extract.ts";
 import { extractInWorker } from "./run-worker.ts";
 
-export interface StaticSchemaOptions {
+interface StaticSchemaOptions {
   /** The project's directory (langgraph.json's). */
   root: string;
   sources: GraphSource[];
@@ -28,7 +28,7 @@ export function graphSources(config: Pick<LanggraphConfig, "graphs">): GraphSour
   return Object.entries(config.graphs).map(([graphId, spec]) => ({ graphId, file: spec.path, exportName: spec.exportName }));
 }
 
-export function defaultCacheFile(root: string): string {
+function defaultCacheFile(root: string): string {
   return join(root, ".slipway", "graph-schemas.json");
 }
 

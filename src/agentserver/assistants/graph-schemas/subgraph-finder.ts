@@ -2,7 +2,7 @@ import ts from "typescript";
 import type { GraphTypeReader } from "./graph-types.ts";
 
 /** A graph used as a node, at `namespace` (node names from the root graph down). */
-export interface SubgraphSite {
+interface SubgraphSite {
   namespace: string[];
   /** The subgraph's compiled graph type. */
   type: ts.Type;

@@ -21,7 +21,7 @@ export type JsonSchema = Record<string, unknown>;
  */
 const MAX_DEPTH = 8;
 
-export const BASE_MESSAGE_DEFINITION: JsonSchema = {
+const BASE_MESSAGE_DEFINITION: JsonSchema = {
   type: "object",
   description: "A LangChain message as sent on the wire: its type (or role), content, and optional fields.",
   properties: {
