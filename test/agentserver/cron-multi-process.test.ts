@@ -16,9 +16,8 @@ import { freshBackend } from "../support/backends.ts";
  * database serve a cron that fires every second; one is killed with SIGKILL partway
  * (possibly in the middle of a firing's transaction) and the other carries on.
  *
- * The window is 20 s rather than a minute: the property is per firing (each second is
- * claimed once, by whichever process gets there first), so 20 firings, several of them
- * after the kill, show it as well as 60, at a third of the cost on a shared machine.
+ * The window is a minute, as issue #14 asks: 20 s with both processes, 40 s with the
+ * survivor alone.
  */
 const agents: AgentProcess[] = [];
 const cleanups: Array<() => Promise<void>> = [];
@@ -63,7 +62,7 @@ describe.each([
   ["PostgreSQL", postgresStorage],
   ["a shared embedded database", sharedEmbeddedStorage],
 ])("a cron served by two agent processes on %s", (_name, storage) => {
-  it("fires once per second, never twice, and loses no firing when one process is killed", { timeout: 180_000 }, async () => {
+  it("fires once per second, never twice, and loses no firing when one process is killed", { timeout: 240_000 }, async () => {
     const { args, env, open } = await storage();
     const spawn = async () => {
       const agent = await spawnAgent(["--config", FIXTURE_CONFIG, "--workers", "2", "--no-rate-limit", ...args], { SLIPWAY_RUN_LEASE_SECONDS: "2", ...env });
@@ -82,10 +81,10 @@ describe.each([
       onRunCompleted: "keep",
       metadata: { suite },
     });
-    await sleep(8_000);
+    await sleep(20_000);
     const killedAt = Date.now();
     await doomed.kill("SIGKILL");
-    await sleep(12_000);
+    await sleep(40_000);
     const survivorClient = new Client({ apiUrl: survivor.url });
     await survivorClient.crons.update(cron.cron_id, { enabled: false });
     const disabled = Date.now();
@@ -106,6 +105,6 @@ describe.each([
     expect(firedBy(0, killedAt).size, tally.join("\n")).toBe(2);
     const after = firedBy(killedAt + 500, Infinity);
     expect(after.size).toBe(1);
-    expect(firings.filter((f) => f.fired_at.getTime() > killedAt + 500).length).toBeGreaterThanOrEqual(9);
+    expect(firings.filter((f) => f.fired_at.getTime() > killedAt + 500).length).toBeGreaterThanOrEqual(36);
   });
 });

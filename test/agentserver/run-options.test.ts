@@ -142,9 +142,10 @@ describe.each(BACKENDS)("run options and stream modes on %s", (backend) => {
       metadata: { team: "a" },
     })) as { messages: Message[] };
     expect(values.messages.at(-1)!.content).toBe("configured");
-    const thread = await t.client.threads.create();
+    const thread = await t.client.threads.create({ metadata: { team: "a", place: "thread" } });
     const run = await t.client.runs.create(thread.thread_id, "agent", { input: human("m"), metadata: { team: "b" }, durability: "sync" });
-    expect(run.metadata).toEqual({ team: "b" });
+    // As on the vendor's servers: the assistant's metadata, then the thread's, then the run's own.
+    expect(run.metadata).toMatchObject({ created_by: "system", place: "thread", graph_id: "agent", team: "b" });
     expect((run as unknown as { kwargs: Record<string, unknown> }).kwargs).toMatchObject({ durability: "sync" });
   });
 

@@ -212,7 +212,8 @@ describe.each(BACKENDS)("crons API on %s", (backend) => {
     for (const firing of keptFirings) {
       const [run] = await t.server.db.query<{ thread_id: string; metadata: unknown }>("SELECT thread_id, metadata FROM runs WHERE run_id = $1", [firing.run_id]);
       threads.add(run.thread_id);
-      expect(run.metadata).toEqual({ suite: "keep" });
+      // The assistant's metadata, then the (new) thread's, then the cron's own.
+      expect(run.metadata).toMatchObject({ created_by: "system", graph_id: "agent", assistant_id: agentId, suite: "keep" });
       const done = await t.client.runs.join(run.thread_id, firing.run_id!);
       expect(lastText(done)).toBe("You said: tick");
       expect((await t.client.threads.get(run.thread_id)).metadata).toMatchObject({ graph_id: "agent", assistant_id: agentId });
