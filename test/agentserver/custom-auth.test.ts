@@ -136,6 +136,8 @@ describe.each(BACKENDS)("custom auth (auth.path) on %s", (backend) => {
     const body = (await mine.json()) as { metadata: Record<string, unknown>; payload: { config?: { configurable?: Record<string, unknown> } } };
     expect(body.metadata).toMatchObject({ owner: "alice" });
     expect(body.payload.config?.configurable?.langgraph_auth_user_id).toBe("alice");
+    // As on the vendor's server, `user_id` is the identity unless the caller set one.
+    expect(body.payload.config?.configurable?.user_id).toBe("alice");
     expect((await alice.crons.search()).map((c) => c.cron_id)).toContain(cron.cron_id);
     expect((await bob.crons.search()).map((c) => c.cron_id)).not.toContain(cron.cron_id);
     expect(await bob.crons.count()).toBe(0);

@@ -6,9 +6,9 @@ export type Part = { event: string; data: unknown; id?: string };
 /**
  * Known differences in what a run carries, dropped before comparing streams and states
  * (each is listed in docs/decisions/0019-vendor-side-by-side.md):
- * - configurable: the vendor puts the user's identity in `user_id`; and since its
- *   checkpointer copies the run's configurable into each checkpoint (below), the request
- *   headers a run got also show in the configs of states read back from checkpoints;
+ * - configurable: since the vendor's checkpointer copies the run's configurable into each
+ *   checkpoint (below), the request headers and the user's `user_id` a run got also show in
+ *   the configs of states read back from checkpoints;
  * - subgraph configs: ours carries `run_name` (the subgraph's name) in debug payloads.
  */
 const VENDOR_RUN_METADATA: string[] = [];

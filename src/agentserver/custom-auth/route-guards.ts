@@ -86,6 +86,8 @@ function carryUser(g: GuardContext, body: Body): void {
   configurable.langgraph_auth_user = g.context.user;
   configurable.langgraph_auth_user_id = g.context.user.identity;
   configurable.langgraph_auth_permissions = g.context.scopes;
+  // The vendor's `user_id`: the caller's own wins, else the authenticated identity.
+  if (configurable.user_id === undefined) configurable.user_id = g.context.user.identity;
 }
 
 /**
