@@ -39,8 +39,10 @@ export function percentile(sorted: number[], p: number): number {
 }
 
 export async function runWorkload(apiUrl: string, options: WorkloadOptions): Promise<WorkloadResult> {
-  // No retries: a failure is counted, not hidden behind the SDK's backoff.
-  const client = new Client({ apiUrl, apiKey: null, callerOptions: { maxRetries: 0 }, timeoutMs: STEP_TIMEOUT_MS });
+  // No retries: a failure is counted, not hidden behind the SDK's backoff. The SDK's
+  // client sends at most 4 requests at once unless told otherwise, which would make
+  // "concurrency 20" a concurrency of 4.
+  const client = new Client({ apiUrl, apiKey: null, callerOptions: { maxRetries: 0, maxConcurrency: Infinity }, timeoutMs: STEP_TIMEOUT_MS });
   let firstError: string | undefined;
   const noteError = (error: unknown) => {
     firstError ??= error instanceof Error ? error.message : String(error);

@@ -48,8 +48,10 @@ export async function compareRouter(options: {
   if (!build) throw new Error("no build named in the deploy log");
   const direct = await startDirect(join(options.dataDir, "builds", build), storageSocketPath(options.dataDir, options.deployment.id));
   try {
-    const viaRouter = new Client({ apiUrl: options.deployment.url, apiKey: options.controlPlane.apiKey });
-    const viaDirect = new Client({ apiUrl: direct.url, apiKey: DIRECT_KEY });
+    // The SDK's client sends at most 4 requests at once unless told otherwise.
+    const callerOptions = { maxConcurrency: Infinity };
+    const viaRouter = new Client({ apiUrl: options.deployment.url, apiKey: options.controlPlane.apiKey, callerOptions });
+    const viaDirect = new Client({ apiUrl: direct.url, apiKey: DIRECT_KEY, callerOptions });
     const thread = await viaRouter.threads.create();
     const workloads: Array<{ name: string; call: (client: Client) => Promise<unknown> }> = [
       { name: "threads.get", call: (client) => client.threads.get(thread.thread_id) },
