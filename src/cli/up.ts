@@ -113,6 +113,7 @@ async function serve(flags: UpFlags): Promise<void> {
       gitHosts: config.gitHosts,
       settings,
       log: app.log,
+      publicUrl: () => deps.publicUrl,
     });
     await app.listen({ host: config.host, port: config.port });
     const address = app.server.address();

@@ -23,6 +23,11 @@ export interface PipelineDeps {
   gitHosts: AddressGuardPolicy;
   settings: PipelineSettings;
   log: PipelineLog;
+  /**
+   * The control plane's public address, once it listens: a deployment's agent processes
+   * get `<it>/deployments/<id>` as LANGGRAPH_API_URL, where graphs find their own server.
+   */
+  publicUrl?: () => string;
 }
 
 export interface PipelineSettings {

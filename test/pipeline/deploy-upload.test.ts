@@ -84,7 +84,8 @@ describe.each(BACKENDS)("a deployment from an uploaded directory, on %s", (backe
       const firstRevision = await cpApi.waitForRevision(deploymentId, first.body.latest_revision_id);
       expect(firstRevision.status).toBe("DEPLOYED");
       const client = new Client({ apiUrl: url, apiKey: cp.apiKey });
-      expect(await client.runs.wait(null, "whoami", { input: {} })).toMatchObject({ version: "v1", greeting: "from-upload" });
+      // LANGGRAPH_API_URL: the deployment's own URL, where a graph reaches its server.
+      expect(await client.runs.wait(null, "whoami", { input: {} })).toMatchObject({ version: "v1", greeting: "from-upload", api_url: url });
       const who = (await client.runs.wait(null, "whoami", { input: {} })) as { pid: number; heap_mb: number };
       expect(who.heap_mb).toBeGreaterThanOrEqual(256);
       expect(who.heap_mb).toBeLessThan(400);

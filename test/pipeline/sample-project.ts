@@ -6,7 +6,7 @@ import { fileURLToPath } from "node:url";
  * The project the pipeline tests deploy: the repository's example agent (a LangGraph.js
  * graph `agent` with a lock file), plus two graphs the tests need: `slow` (runs as long
  * as asked, to hold a stream open across a switch) and `whoami` (which code version
- * serves, and a secret it sees).
+ * serves, a secret it sees, and where it is told its server is).
  */
 export const EXAMPLE_AGENT = fileURLToPath(new URL("../../examples/agent/", import.meta.url));
 
@@ -22,11 +22,12 @@ export function sampleFiles(version: string): Record<string, string> {
       'import { getHeapStatistics } from "node:v8";',
       'import { Annotation, END, START, StateGraph } from "@langchain/langgraph";',
       'import { VERSION } from "./version.ts";',
-      "const State = Annotation.Root({ version: Annotation<string>, greeting: Annotation<string>, pid: Annotation<number>, heap_mb: Annotation<number> });",
+      "const State = Annotation.Root({ version: Annotation<string>, greeting: Annotation<string>, api_url: Annotation<string>, pid: Annotation<number>, heap_mb: Annotation<number> });",
       "export const whoami = new StateGraph(State)",
       '  .addNode("ask", async () => ({',
       "    version: VERSION,",
       '    greeting: process.env.GREETING ?? "(none)",',
+      '    api_url: process.env.LANGGRAPH_API_URL ?? "(none)",',
       "    pid: process.pid,",
       "    heap_mb: Math.round(getHeapStatistics().heap_size_limit / 1024 / 1024),",
       "  }))",
