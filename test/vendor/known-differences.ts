@@ -11,11 +11,9 @@ export type Part = { event: string; data: unknown; id?: string };
  *   the configs of states read back from checkpoints;
  * - subgraph configs: ours carries `run_name` (the subgraph's name) in debug payloads.
  */
-const VENDOR_RUN_METADATA: string[] = [];
 const VENDOR_CONFIGURABLE = ["user_id", "user-agent", "x-user-from-middleware"];
 export function runAlike(value: unknown): unknown {
   let result = normalise(value);
-  result = omitWithin(result, "metadata", VENDOR_RUN_METADATA);
   result = omitWithin(result, "configurable", VENDOR_CONFIGURABLE);
   for (const parent of ["config", "parent_config"]) result = omitWithin(result, parent, ["run_name"]);
   return result;
@@ -23,15 +21,10 @@ export function runAlike(value: unknown): unknown {
 /**
  * A stream's parts, compared alike. Without their SSE ids: those are compared in their
  * own test, and differ where the vendor sends extra events (`checkpoints`) or none at all
- * (stateless runs). Messages-tuple metadata is the tuple's second item, not under a
- * `metadata` key.
+ * (stateless runs).
  */
 export function partsAlike(parts: Part[]): unknown {
-  return parts.map(({ id: _id, ...part }) => {
-    if (!part.event.startsWith("messages") || !Array.isArray(part.data) || part.data.length !== 2 || part.event.startsWith("messages/")) return runAlike(part);
-    const [chunk, metadata] = part.data as [unknown, Record<string, unknown>];
-    return runAlike({ event: part.event, data: [chunk, Object.fromEntries(Object.entries(metadata).filter(([key]) => !VENDOR_RUN_METADATA.includes(key)))] });
-  });
+  return parts.map(({ id: _id, ...part }) => runAlike(part));
 }
 
 /**

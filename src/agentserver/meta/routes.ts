@@ -2,8 +2,6 @@ import { Type } from "@sinclair/typebox";
 import type { HttpApp } from "../../http/server.ts";
 import { LANGGRAPH_JS_VERSION } from "../../config/version.ts";
 
-
-
 interface ServerInfo {
   version: string;
   graphIds: string[];

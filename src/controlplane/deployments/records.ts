@@ -1,6 +1,11 @@
 import type { DeploymentView } from "./repository.ts";
 import type { Deployment } from "./schemas.ts";
 
+/** A deployment's address under the control plane's own (without a custom_url). */
+export function deploymentPathUrl(publicUrl: string, deploymentId: string): string {
+  return `${publicUrl.replace(/\/+$/, "")}/deployments/${deploymentId}`;
+}
+
 /**
  * The Deployment record from its row and its latest revision. Secrets show names only: the
  * view never selects sealed values, and the response schema has no `value` to serialize.
@@ -8,7 +13,7 @@ import type { Deployment } from "./schemas.ts";
 export function toDeployment(view: DeploymentView, publicUrl: string): Deployment {
   const config = view.source_config;
   const revision = view.source_revision_config;
-  const url = config.custom_url ?? `${publicUrl.replace(/\/+$/, "")}/deployments/${view.id}`;
+  const url = config.custom_url ?? deploymentPathUrl(publicUrl, view.id);
   return {
     id: view.id,
     tenant_id: view.workspace_id,

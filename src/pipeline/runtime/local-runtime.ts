@@ -8,6 +8,7 @@ import type { LogWriter } from "../log-writer.ts";
 import { AgentProcess } from "./agent-process.ts";
 import type { DeploymentStorage } from "./deployment-storage.ts";
 import { RevisionGroup } from "./revision-group.ts";
+import { deploymentPathUrl } from "../../controlplane/deployments/records.ts";
 
 /** At most this many processes per revision, whatever resource_spec asks. */
 const MAX_PROCESSES = 16;
@@ -80,10 +81,10 @@ export class LocalRuntime {
     const storage = await this.storage.attach(spec.deploymentId);
     // The agent's own grace (runs in progress go on, then are handed back) fits inside ours.
     const agentGrace = Math.max(1, Math.floor(settings.stopGraceMs / 1000) - 3);
-    const publicUrl = withoutTrailingSlash(this.deps.publicUrl?.());
+    const publicUrl = this.deps.publicUrl?.();
     const env = childEnv({
       // Where graphs (and each run's metadata) find their deployment; a secret may say otherwise.
-      ...(publicUrl ? { LANGGRAPH_API_URL: `${publicUrl}/deployments/${spec.deploymentId}` } : {}),
+      ...(publicUrl ? { LANGGRAPH_API_URL: deploymentPathUrl(publicUrl, spec.deploymentId) } : {}),
       ...spec.secrets,
       ...storage.env,
       SLIPWAY_AGENT_API_KEY: internalKey,
@@ -169,9 +170,4 @@ export class LocalRuntime {
     this.launched.delete(group);
     await group.stop(this.deps.settings.stopGraceMs);
   }
-}
-
-/** The control plane's public address without a trailing slash, or undefined before it is known. */
-function withoutTrailingSlash(url: string | undefined): string | undefined {
-  return url ? url.replace(/\/+$/, "") : undefined;
 }
