@@ -131,7 +131,7 @@ async function assemble(db: Database, project: PreparedProject, options: AgentSe
     lifecycle,
     assistants,
     checkpointer,
-    snapshotOf: (threadId, outcome) => computeThreadSnapshot({ db, graphs }, threadId, outcome),
+    snapshotOf: (threadId, outcome, fromRun) => computeThreadSnapshot({ db, graphs }, threadId, outcome, fromRun),
     refreshThread,
     handoff,
     log,
@@ -157,6 +157,7 @@ async function assemble(db: Database, project: PreparedProject, options: AgentSe
     webhookPolicy,
     newId,
     handoff,
+    claimer: pool,
   });
   // Crons queue runs like POST /runs does; their scheduler fires in every process at once.
   const crons = createCrons({

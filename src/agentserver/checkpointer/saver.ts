@@ -32,7 +32,8 @@ import {
   listPage,
   PRUNE_KEEP_LATEST,
 } from "./sql.ts";
-import { SaveBatcher } from "./batch.ts";
+import { SaveBatcher, type SaveOp } from "./batch.ts";
+import { RunTail } from "./run-tail.ts";
 import { nextChannelVersion } from "./versions.ts";
 
 export interface SlipwaySaverOptions {
@@ -86,6 +87,8 @@ export class SlipwaySaver extends BaseCheckpointSaver {
   private readonly inheritConfigMetadata: boolean;
   /** put and putWrites go through it: one statement per group of calls. */
   readonly batcher: SaveBatcher;
+  /** Runs executing here whose end wants their last checkpoint (run-tail.ts), by thread. */
+  private readonly tails = new Map<string, RunTail>();
 
   constructor(db: Pick<Database, "query" | "transaction">, options: SlipwaySaverOptions = {}) {
     super(options.serde);
@@ -176,7 +179,7 @@ export class SlipwaySaver extends BaseCheckpointSaver {
       dumpBlobs(this.serde, checkpoint.channel_values, newVersions),
       metadataJson(this.serde, stored),
     ]);
-    await this.batcher.save({
+    const op: SaveOp = {
       kind: "checkpoint",
       threadId: String(thread_id),
       ns: checkpoint_ns,
@@ -185,7 +188,10 @@ export class SlipwaySaver extends BaseCheckpointSaver {
       checkpoint: checkpointJson(checkpoint),
       metadata: metadataText,
       blobs,
-    });
+    };
+    const tail = this.tailOf(op.threadId, checkpoint_ns, config);
+    tail?.noteCheckpoint(checkpoint, stored, op.parentId);
+    await this.save(op, tail);
     return { configurable: { thread_id, checkpoint_ns, checkpoint_id: checkpoint.id } };
   }
 
@@ -203,7 +209,7 @@ export class SlipwaySaver extends BaseCheckpointSaver {
       throw new Error('Failed to put writes: config.configurable has no "checkpoint_id".');
     }
     if (writes.length === 0) return;
-    await this.batcher.save({
+    const op: SaveOp = {
       kind: "writes",
       threadId: String(threadId),
       ns: String(config.configurable?.checkpoint_ns ?? ""),
@@ -212,7 +218,38 @@ export class SlipwaySaver extends BaseCheckpointSaver {
       taskPath: taskPath ?? "",
       runId: runIdOf(config),
       columns: await dumpWrites(this.serde, writes),
-    });
+    };
+    const tail = this.tailOf(op.threadId, op.ns, config);
+    tail?.noteWrites(op.checkpointId, taskId, op.taskPath, writes);
+    await this.save(op, tail);
+  }
+
+  /**
+   * Follows one run's root-graph saves until `unfollow` (see run-tail.ts): for its
+   * snapshot at the end and, unless its durability is "sync", to hold back its last save.
+   */
+  followRun(threadId: string, runId: string, durability: "sync" | "async" | "exit" | undefined): RunTail {
+    const tail = new RunTail(threadId, runId, durability !== "sync", (ops) => Promise.all(ops.map((op) => this.batcher.save(op))).then(() => undefined));
+    this.tails.set(threadId, tail);
+    return tail;
+  }
+
+  /** Stops following; sends whatever the run still held (a failure is in `tail.failure`). */
+  unfollow(tail: RunTail): void {
+    tail.release();
+    if (this.tails.get(tail.threadId) === tail) this.tails.delete(tail.threadId);
+  }
+
+  private tailOf(threadId: string, ns: string, config: RunnableConfig): RunTail | undefined {
+    const tail = this.tails.get(threadId);
+    return tail?.owns(threadId, ns, config) ? tail : undefined;
+  }
+
+  /** A save of a followed run that may be held is held; any other save of that thread sends what was held first. */
+  private async save(op: SaveOp, tail: RunTail | undefined): Promise<void> {
+    if (tail?.holds) return tail.hold(op);
+    this.tails.get(op.threadId)?.release();
+    await this.batcher.save(op);
   }
 
   async deleteThread(threadId: string): Promise<void> {

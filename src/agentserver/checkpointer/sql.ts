@@ -41,9 +41,14 @@ ORDER BY ${order("cp")}`;
  * put and putWrites, several at a time (batch.ts): see put_batch in migration 0020
  * for the conflict rules, which are put_checkpoint's and put_writes' of 0002.
  */
-export const PUT_BATCH = `SELECT put_batch($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[],
-  $7::text[], $8::text[], $9::text[], $10::text[], $11::text[], $12::bytea[],
-  $13::text[], $14::text[], $15::text[], $16::text[], $17::text[], $18::text[], $19::int[], $20::text[], $21::text[], $22::bytea[])`;
+export const PUT_BATCH = putBatchCall(1);
+
+/** The put_batch call with its 22 parameters numbered from `first` (the run's end appends it to finish_run's). */
+export function putBatchCall(first: number): string {
+  const types = ["text[]", "text[]", "text[]", "text[]", "text[]", "text[]", "text[]", "text[]", "text[]", "text[]", "text[]", "bytea[]",
+    "text[]", "text[]", "text[]", "text[]", "text[]", "text[]", "int[]", "text[]", "text[]", "bytea[]"];
+  return `SELECT put_batch(${types.map((type, i) => `$${first + i}::${type}`).join(", ")})`;
+}
 
 export const DELETE_THREAD = `
 WITH w AS (DELETE FROM checkpoint_writes WHERE thread_id = $1),

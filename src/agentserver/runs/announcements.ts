@@ -17,13 +17,15 @@ export function schemaChannel(base: string, schema: string): string {
 }
 
 /**
- * The payload on the runs channel: "<run_id> <delay seconds> <thread_id>". Workers claim a
- * due run at once, set a timer for a delayed one, and leave one queued behind a run
- * they execute until that run ends. `run_id` "-" announces a change of the thread's
- * queue (a run handed back or cancelled) rather than a new run.
+ * The payload on the runs channel: "<run_id> <delay seconds> <thread_id>", then " claimed"
+ * for a run its creator claimed as it queued it (migration 0022 writes the same text).
+ * Workers claim a due run at once, set a timer for a delayed one, leave one queued behind
+ * a run they execute until that run ends, and ignore a claimed one; thread streams follow
+ * them all. `run_id` "-" announces a change of the thread's queue (a run handed back or
+ * cancelled) rather than a new run.
  */
-export function queueAnnouncement(runId: string, delaySeconds: number, threadId: string): string {
-  return `${runId} ${delaySeconds} ${threadId}`;
+export function queueAnnouncement(runId: string, delaySeconds: number, threadId: string, claimed = false): string {
+  return `${runId} ${delaySeconds} ${threadId}${claimed ? " claimed" : ""}`;
 }
 
 export interface QueueAnnouncement {
@@ -31,15 +33,18 @@ export interface QueueAnnouncement {
   runId: string | undefined;
   delaySeconds: number;
   threadId: string | undefined;
+  /** Already claimed by the process that queued it: nothing for workers to do. */
+  claimed: boolean;
 }
 
 /** Reads what `queueAnnouncement` wrote; tolerant of a missing part, as older senders may omit the thread. */
 export function readQueueAnnouncement(payload: string): QueueAnnouncement {
-  const [runId, delayText, threadId] = payload.split(" ");
+  const [runId, delayText, threadId, mark] = payload.split(" ");
   const delay = Number(delayText ?? 0);
   return {
     runId: runId && runId !== "-" ? runId : undefined,
     delaySeconds: Number.isFinite(delay) && delay > 0 ? delay : 0,
     threadId: threadId || undefined,
+    claimed: mark === "claimed",
   };
 }

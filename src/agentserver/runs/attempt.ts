@@ -1,10 +1,17 @@
+import type { RunnableConfig } from "@langchain/core/runnables";
+import type { CheckpointTuple } from "@langchain/langgraph-checkpoint";
 import type { Database } from "../../storage/database.ts";
+import { batchParams, type SaveOp } from "../checkpointer/batch.ts";
+import type { GraphLike } from "../graphs/registry.ts";
+import type { RunTail } from "../checkpointer/run-tail.ts";
 import type { GraphRegistry } from "../graphs/registry.ts";
 import type { StreamBroker } from "../stream/broker.ts";
+import { describeError } from "../serialize.ts";
 import { deleteThreadRow, threadValues, type SnapshotWrite } from "../threads/repository.ts";
+import type { RunLastState } from "../threads/snapshot.ts";
 import type { AssistantHandoff } from "./assistant-handoff.ts";
 import type { RunResult } from "./completion.ts";
-import { executeGraph, type RunAssistant } from "./executor.ts";
+import { executeGraph, type ExecutionOutcome, type RunAssistant } from "./executor.ts";
 import type { RunLifecycle, RunLifecycleEvents } from "./lifecycle.ts";
 import { cancelActionOf, deleteRun, finishRunWithSnapshot, handBackRun, runEndOf, saveRunResult, type RunRow } from "./repository.ts";
 import { persistRunEvents } from "./run-events.ts";
@@ -22,9 +29,13 @@ export interface AttemptDeps {
     latestCheckpointMeta(threadId: string): Promise<{ checkpoint_id: string; metadata: Record<string, unknown> } | undefined>;
     deleteCheckpointsOfRun(threadId: string, runId: string): Promise<unknown>;
     deleteThread(threadId: string): Promise<void>;
+    /** Follows the run's own saves (checkpointer/run-tail.ts) until unfollow. */
+    followRun(threadId: string, runId: string, durability: RunRow["kwargs"]["durability"]): RunTail;
+    unfollow(tail: RunTail): void;
+    getTuple(config: RunnableConfig): Promise<CheckpointTuple | undefined>;
   };
-  /** Computes the thread's snapshot after a run (undefined: thread gone). */
-  snapshotOf(threadId: string, outcome?: { runError?: unknown }): Promise<SnapshotWrite | undefined>;
+  /** Computes the thread's snapshot after a run (undefined: thread gone); `fromRun` saves reading it back. */
+  snapshotOf(threadId: string, outcome?: { runError?: unknown }, fromRun?: RunLastState): Promise<SnapshotWrite | undefined>;
   /** Rewrites the thread's snapshot; returns the values written (undefined: thread gone). */
   refreshThread(threadId: string, outcome?: { runError?: unknown }): Promise<{ values: unknown } | undefined>;
   /** Assistants of runs created in this process (saves reading them again). */
@@ -65,9 +76,26 @@ export function createAttemptRunner(deps: AttemptDeps) {
     }
     const resumeFromCheckpoint = run.attempt > 1 && (await wroteCheckpoint(deps, run));
     await lifecycle.emit("started", { run });
-    const outcome = await executeGraph({ graphs: deps.graphs, assistant, run, signal: control.signal, emit, resumeFromCheckpoint });
+    const tail = deps.checkpointer.followRun(run.thread_id, run.run_id, run.kwargs.durability);
+    try {
+      const outcome = await executeGraph({ graphs: deps.graphs, assistant, run, signal: control.signal, emit, resumeFromCheckpoint });
+      await afterExecution(run, control, outcome, tail, emit, events);
+    } finally {
+      deps.checkpointer.unfollow(tail);
+    }
+  };
 
+  async function afterExecution(
+    run: RunRow,
+    control: { workerId: string },
+    outcome: ExecutionOutcome,
+    tail: RunTail,
+    emit: (event: string, data: unknown) => void,
+    events: Array<{ id: number; event: string; data: unknown }>,
+  ): Promise<void> {
     if (outcome.status === "cancelled") {
+      // What the run saved last is stored before a rollback deletes the run's checkpoints.
+      await tail.flush().catch((e) => deps.log.warn({ err: e, run_id: run.run_id }, "saving a stopped run's last checkpoint failed"));
       const action = await cancelActionOf(deps.db, run.run_id);
       if (action === undefined) {
         // The run (or its thread) was deleted while executing.
@@ -77,7 +105,7 @@ export function createAttemptRunner(deps: AttemptDeps) {
         // Aborted by shutdown, not by a client: hand it back to the queue. When it is no
         // longer ours, the lease was lost and another worker has it: nothing to requeue.
         const requeued = await handBackRun(deps.db, run.run_id, { workerId: control.workerId, attempt: run.attempt });
-        return lifecycle.emit("handedBack", { run, requeued });
+        return deps.lifecycle.emit("handedBack", { run, requeued });
       }
       if (action === "rollback") {
         await deps.checkpointer.deleteCheckpointsOfRun(run.thread_id, run.run_id);
@@ -88,11 +116,16 @@ export function createAttemptRunner(deps: AttemptDeps) {
       await finish(run, control, { status: "interrupted" }, emit, events);
       return;
     }
-    await finish(run, control, outcome.status === "success" ? { status: "success", values: outcome.values } : outcome, emit, events);
-  };
+    await finish(run, control, outcome.status === "success" ? { status: "success", values: outcome.values } : outcome, emit, events, {
+      tail,
+      graph: outcome.graph,
+    });
+  }
 
   /**
-   * Records the run's end (fenced by worker and attempt) with the thread's snapshot.
+   * Records the run's end (fenced by worker and attempt) with the thread's snapshot, and
+   * the run's held-back last saves when it has some (`saves`, sent with the first try
+   * only; a failed first try stores them on their own before the next).
    * A passing database error (a serialization failure, a dropped connection) gets a few
    * tries; a try that reports "not ours" after an earlier one failed reads the row back,
    * since that earlier write may have landed with its answer lost. If the snapshot is
@@ -105,15 +138,18 @@ export function createAttemptRunner(deps: AttemptDeps) {
     workerId: string,
     outcome: { status: RunRow["status"]; error?: unknown },
     snapshot: SnapshotWrite | undefined,
+    saves?: { ops: SaveOp[]; storeAlone(ops: SaveOp[]): Promise<void> },
   ): Promise<"ours" | "taken" | "gone"> {
     const fence = { workerId, attempt: run.attempt };
     const target = { runId: run.run_id, threadId: run.thread_id };
     let failure: unknown;
     for (const [index, delayMs] of [0, 50, 250, 1000].entries()) {
       if (delayMs) await new Promise((resolve) => setTimeout(resolve, delayMs));
+      if (index === 1 && saves?.ops.length) await saves.storeAlone(saves.ops);
       const withSnapshot = index < 3 ? snapshot : undefined;
+      const withSaves = index === 0 && saves?.ops.length ? batchParams(saves.ops) : undefined;
       try {
-        if (await finishRunWithSnapshot(deps.db, target, fence, outcome, withSnapshot)) return "ours";
+        if (await finishRunWithSnapshot(deps.db, target, fence, outcome, withSnapshot, withSaves)) return "ours";
         const row = await runEndOf(deps.db, run.run_id);
         if (!row) return "gone";
         const landed = failure !== undefined && row.attempt === run.attempt && row.lease_owner === null && row.status === outcome.status;
@@ -136,18 +172,28 @@ export function createAttemptRunner(deps: AttemptDeps) {
     outcome: { status: "success"; values: unknown } | { status: "error"; error: { error: string; message: string } } | { status: "interrupted" },
     emit: (event: string, data: unknown) => void,
     events: Array<{ id: number; event: string; data: unknown }>,
+    last?: { tail: RunTail; graph?: GraphLike },
   ): Promise<void> {
+    // The saves the run already sent are stored before its end is (the held one goes with it).
+    await last?.tail.settled();
+    if (last?.tail.failure !== undefined) {
+      // A save the run did not wait for failed: LangGraph would have ended the run with it.
+      outcome = { status: "error", error: describeError(last.tail.failure) };
+    }
     const error = outcome.status === "error" ? outcome.error : undefined;
     if (error) emit("error", error);
+    const lent = last?.graph && last.tail.failure === undefined ? last.tail.lend(deps.checkpointer) : undefined;
+    const fromRun = lent && last?.graph ? { graph: last.graph, checkpointer: lent } : undefined;
     // The thread's new snapshot is written with the run's end, in one statement; a
     // stateless run's thread is deleted below, so it needs none.
     const snapshot = run.kwargs.temporary
       ? undefined
-      : await deps.snapshotOf(run.thread_id, error ? { runError: error } : undefined).catch((e) => {
+      : await deps.snapshotOf(run.thread_id, error ? { runError: error } : undefined, fromRun).catch((e) => {
           deps.log.warn({ err: e, thread_id: run.thread_id }, "thread snapshot failed");
           return undefined;
         });
-    const owned = await recordEnd(run, control.workerId, { status: outcome.status, error }, snapshot);
+    const saves = last && { ops: last.tail.take(), storeAlone: (ops: SaveOp[]) => last.tail.store(ops) };
+    const owned = await recordEnd(run, control.workerId, { status: outcome.status, error }, snapshot, saves);
     if (owned === "gone") {
       // The run (or its thread) was deleted while it executed: its waiters still hear of it.
       return ended(run, { run_id: run.run_id, status: "interrupted" }, "removed");

@@ -16,9 +16,10 @@ export interface RunAssistant {
   metadata?: Record<string, unknown>;
 }
 
+/** How the run ended; `graph` is the graph it ran, when it got that far. */
 export type ExecutionOutcome =
-  | { status: "success"; values: unknown }
-  | { status: "error"; error: { error: string; message: string } }
+  | { status: "success"; values: unknown; graph: GraphLike }
+  | { status: "error"; error: { error: string; message: string }; graph?: GraphLike }
   | { status: "cancelled" };
 
 export interface ExecuteOptions {
@@ -42,8 +43,9 @@ export async function executeGraph(options: ExecuteOptions): Promise<ExecutionOu
   const config = buildConfig(run, assistant);
   const plan = planStream(kwargs.stream_mode, kwargs.stream_subgraphs);
   let finalValues: unknown = undefined;
+  let graph: GraphLike | undefined;
   try {
-    const graph = await options.graphs.resolve(assistant.graph_id, config);
+    graph = await options.graphs.resolve(assistant.graph_id, config);
     const input = options.resumeFromCheckpoint ? null : buildInput(kwargs.input, kwargs.command);
     const streamConfig = {
       ...config,
@@ -62,10 +64,10 @@ export async function executeGraph(options: ExecuteOptions): Promise<ExecutionOu
         if ("values" in seen) finalValues = seen.values;
       }
     }
-    return { status: "success", values: toWire(finalValues ?? {}) };
+    return { status: "success", values: toWire(finalValues ?? {}), graph };
   } catch (error) {
     if (signal.aborted) return { status: "cancelled" };
-    return { status: "error", error: describeError(error) };
+    return { status: "error", error: describeError(error), graph };
   }
 }
 

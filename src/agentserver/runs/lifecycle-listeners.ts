@@ -22,13 +22,16 @@ export interface RunParts {
  */
 export function subscribeRunParts(lifecycle: RunLifecycle, parts: RunParts): void {
   const { db, broker, completion, log } = parts;
-  const announceQueued = (runId: string, delaySeconds: number, threadId: string) =>
-    db.notify(runsChannel(db.schema), queueAnnouncement(runId, delaySeconds, threadId));
+  const announceQueued = (runId: string, delaySeconds: number, threadId: string, claimed = false) =>
+    db.notify(runsChannel(db.schema), queueAnnouncement(runId, delaySeconds, threadId, claimed));
 
   // Its streams subscribe from now on; whichever worker claims it (here or elsewhere) feeds them.
   lifecycle.on("queued", ({ run }) => broker.follow(run.run_id, run.thread_id));
-  // Workers of every process sharing the database (this one included) hear of it.
-  lifecycle.on("queued", ({ run, delaySeconds }) => announceQueued(run.run_id, delaySeconds, run.thread_id));
+  // Workers of every process sharing the database (this one included) hear of it; thread
+  // streams too, of a run claimed as it was queued, which workers then leave alone.
+  lifecycle.on("queued", ({ run, delaySeconds, announced }) =>
+    announced ? undefined : announceQueued(run.run_id, delaySeconds, run.thread_id, run.status === "running"),
+  );
 
   lifecycle.on("claimed", ({ run }) => broker.open(run.run_id, run.thread_id, run.attempt));
   lifecycle.on("started", ({ run }) => log.debug({ run_id: run.run_id, attempt: run.attempt }, "run started"));

@@ -8,8 +8,12 @@ import type { RunRow } from "./repository.ts";
  * for who listens to what.
  */
 export interface RunLifecycleEvents {
-  /** Committed to the queue (a new run); `delaySeconds` is its after_seconds. */
-  queued: { run: RunRow; delaySeconds: number };
+  /**
+   * Committed to the queue (a new run); `delaySeconds` is its after_seconds. A run claimed
+   * as it was queued has status `running` (this process executes it); `announced` says
+   * the queueing statement already told the other processes (migration 0022).
+   */
+  queued: { run: RunRow; delaySeconds: number; announced?: boolean };
   /** A worker of this process took the run (attempt `run.attempt`). */
   claimed: { run: RunRow };
   /** Its graph starts executing. */

@@ -1,6 +1,7 @@
 import type { Queryable } from "../../storage/database.ts";
 import type { MultitaskStrategy, Run, RunStatus } from "./schemas.ts";
 import { activeStatusSql } from "../run-statuses.ts";
+import { putBatchCall } from "../checkpointer/sql.ts";
 
 /** A run row as stored; `toRun` shapes it for the wire. */
 export interface RunRow {
@@ -185,7 +186,7 @@ export async function claimNextRun(db: Queryable, workerId: string, leaseSeconds
 }
 
 /**
- * Queues a run in one statement (`enqueue_run`, migration 0007) when no multitask
+ * Queues a run in one statement (`enqueue_run`, migrations 0007, 0021, 0022) when no multitask
  * decision is needed; `undefined` (nothing written) sends the caller to the general,
  * transactional path: thread missing or taken, or an active run under reject,
  * interrupt or rollback.
@@ -198,10 +199,14 @@ export async function enqueueRunFast(
     threadMetadata: Record<string, unknown>;
     /** The assistant's metadata: the run's metadata is it, then the thread's, then the run's own (migration 0021). */
     assistantMetadata: Record<string, unknown>;
+    /** Claim the run for this worker when its thread is idle and it is due now (migration 0022). */
+    claimFor?: { workerId: string; leaseSeconds: number };
+    /** Announce it on this channel in the same statement (a PostgreSQL server; see 0022). */
+    announceOn?: string;
   },
 ): Promise<RunRow | undefined> {
   const rows = await db.query<RunRow>(
-    `SELECT ${RUN_COLUMNS} FROM enqueue_run($1, $2, $3, $4, $5::jsonb, $6, $7::jsonb, $8::jsonb, $9, $10, $11::jsonb)`,
+    `SELECT ${RUN_COLUMNS} FROM enqueue_run($1, $2, $3, $4, $5::jsonb, $6, $7::jsonb, $8::jsonb, $9, $10, $11::jsonb, $12, $13, $14)`,
     [
       run.run_id,
       run.thread_id,
@@ -214,6 +219,9 @@ export async function enqueueRunFast(
       run.multitask_strategy,
       run.afterSeconds,
       JSON.stringify(run.assistantMetadata),
+      run.claimFor?.workerId ?? null,
+      run.claimFor?.leaseSeconds ?? 0,
+      run.announceOn ?? null,
     ],
   );
   return rows[0];
@@ -237,10 +245,17 @@ export async function finishRunWithSnapshot(
   fence: { workerId: string; attempt: number },
   outcome: { status: RunStatus; error?: unknown },
   snapshot: { values: unknown; interrupts: unknown; error: unknown; settledStatus: string; now: Date } | undefined,
+  saves?: unknown[],
 ): Promise<boolean> {
   const json = (value: unknown) => (value === undefined || value === null ? null : jsonbText(value));
+  const finish = `finish_run($1, $2, $3, $4, $5::jsonb, $6, $7, $8::jsonb, $9::jsonb, $10::jsonb, $11, $12)`;
+  // The run's last checkpoint saves, when it held them back (checkpointer/run-tail.ts), go
+  // first in the same statement: the CTE is read before the row that records the end.
+  const sql = saves
+    ? `WITH saved AS (${putBatchCall(13)}) SELECT ${finish} AS owned FROM saved`
+    : `SELECT ${finish} AS owned`;
   const rows = await db.query<{ owned: boolean }>(
-    `SELECT finish_run($1, $2, $3, $4, $5::jsonb, $6, $7, $8::jsonb, $9::jsonb, $10::jsonb, $11, $12) AS owned`,
+    sql,
     [
       run.runId,
       fence.workerId,
@@ -254,6 +269,7 @@ export async function finishRunWithSnapshot(
       snapshot ? json(snapshot.error) : null,
       snapshot?.settledStatus ?? null,
       snapshot?.now ?? null,
+      ...(saves ?? []),
     ],
   );
   return rows[0]?.owned === true;

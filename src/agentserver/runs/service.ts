@@ -24,6 +24,7 @@ import type { MultitaskStrategy, RunCreate, RunStatus } from "./schemas.ts";
 import { isTerminal } from "../run-statuses.ts";
 import type { AssistantHandoff } from "./assistant-handoff.ts";
 import { checkWebhookUrl, type WebhookPolicy } from "./webhook.ts";
+import type { WorkerPool } from "./worker-pool.ts";
 
 export interface RunServiceDeps {
   db: Database;
@@ -37,6 +38,8 @@ export interface RunServiceDeps {
   newId: () => string;
   /** Hands the assistant read here to this process's worker (see assistant-handoff.ts). */
   handoff?: AssistantHandoff;
+  /** This process's workers, when a new run may be claimed by the statement that queues it. */
+  claimer?: Pick<WorkerPool, "reserve" | "unreserve" | "adopt">;
 }
 
 /** Rules of runs: creation with multitask strategies, cancellation, waiting. */
@@ -79,13 +82,24 @@ export class RunService {
     // One statement for the common case; the transaction below when strategies must decide.
     // The run's metadata layers the assistant's, the thread's and its own, as on the vendor's servers.
     const assistantMetadata = assistant.metadata ?? {};
-    const fast = await enqueueRunFast(deps.db, {
-      ...fields,
-      thread_id: threadId ?? newThreadId,
-      newThread: threadId === null,
-      threadMetadata: threadId === null ? newThreadMeta : threadMeta,
-      assistantMetadata,
-    });
+    // A free worker of ours may take the run in the same statement (migration 0022); on a
+    // PostgreSQL server that statement also announces it to the other processes.
+    const claimFor = fields.afterSeconds > 0 ? undefined : deps.claimer?.reserve();
+    const announceOn = deps.db.kind === "postgres" ? runsChannel(deps.db.schema) : undefined;
+    let fast: RunRow | undefined;
+    try {
+      fast = await enqueueRunFast(deps.db, {
+        ...fields,
+        thread_id: threadId ?? newThreadId,
+        newThread: threadId === null,
+        threadMetadata: threadId === null ? newThreadMeta : threadMeta,
+        assistantMetadata,
+        claimFor,
+        announceOn,
+      });
+    } finally {
+      if (claimFor && fast?.status !== "running") deps.claimer?.unreserve();
+    }
     const run = fast ?? await deps.db.transaction(async (tx) => {
       const id = threadId ?? newThreadId;
       const thread = threadId ? await lockThread(tx, id) : undefined;
@@ -107,14 +121,19 @@ export class RunService {
       return insertRun(tx, { ...fields, metadata: { ...assistantMetadata, ...threadMetadata, ...fields.metadata }, thread_id: id });
     });
     deps.handoff?.put(run.run_id, assistant);
-    beforeAnnounce?.(run);
-    // Committed: now the pending runs that stopped have ended (they never start), and
-    // the workers of the running ones are told to stop them.
-    for (const { run: stopped, wasPending } of toStop) {
-      if (wasPending) await deps.lifecycle.emit("ended", { run: stopped, result: { run_id: stopped.run_id, status: "interrupted" }, cause: "stopped" });
-      else await this.signalCancel(stopped.run_id);
+    try {
+      beforeAnnounce?.(run);
+      // Committed: now the pending runs that stopped have ended (they never start), and
+      // the workers of the running ones are told to stop them.
+      for (const { run: stopped, wasPending } of toStop) {
+        if (wasPending) await deps.lifecycle.emit("ended", { run: stopped, result: { run_id: stopped.run_id, status: "interrupted" }, cause: "stopped" });
+        else await this.signalCancel(stopped.run_id);
+      }
+      await deps.lifecycle.emit("queued", { run, delaySeconds: body.after_seconds ?? 0, announced: fast !== undefined && announceOn !== undefined });
+    } finally {
+      // Claimed as it was queued: ours to execute whatever happened above (its lease says so).
+      if (run.status === "running") deps.claimer?.adopt(run);
     }
-    await deps.lifecycle.emit("queued", { run, delaySeconds: body.after_seconds ?? 0 });
     return run;
   }
 

@@ -59,6 +59,8 @@ export class WorkerPool {
   private signals = 0;
   private claiming = false;
   private claimAgain = false;
+  /** Workers promised to runs being created here (reserve). */
+  private reserved = 0;
   private stopped = false;
   /** Claims no new runs; those in progress go on (see cordon). */
   private cordoned = false;
@@ -98,8 +100,9 @@ export class WorkerPool {
    * one executing here is claimed when that one ends; any other due run is claimed now.
    */
   private onRunQueued(payload: string): void {
+    const { delaySeconds: delay, threadId, claimed } = readQueueAnnouncement(payload);
+    if (claimed) return;
     this.signals++;
-    const { delaySeconds: delay, threadId } = readQueueAnnouncement(payload);
     if (delay > 0) this.wakeAt(Date.now() + delay * 1000);
     if (threadId && this.activeThreads.has(threadId)) {
       this.waitingThreads.add(threadId);
@@ -132,6 +135,28 @@ export class WorkerPool {
       // longer is looked at again after the longest wait instead of in a busy loop.
     }, Math.min(MAX_TIMER_MS, Math.max(0, at - Date.now()) + 5));
     this.dueTimer.unref();
+  }
+
+  /**
+   * A worker for a run about to be created here, if one is free: the creation may claim
+   * the run in the statement that queues it (migration 0022). Give it back with
+   * `adopt(run)` when the run came back claimed, else with `unreserve()`.
+   */
+  reserve(): { workerId: string; leaseSeconds: number } | undefined {
+    if (this.stopped || this.cordoned || !this.hasRoom()) return undefined;
+    this.reserved++;
+    return { workerId: this.workerId, leaseSeconds: this.options.leaseSeconds };
+  }
+
+  unreserve(): void {
+    this.reserved--;
+    // A run that could not be claimed at creation is announced as usual; nothing else to do.
+  }
+
+  /** Executes a run that its creation claimed for this pool (status running, leased to us). */
+  adopt(run: RunRow): void {
+    this.reserved--;
+    this.launch(run, false);
   }
 
   /** Aborts a run executing in this process, if it is here. */
@@ -182,7 +207,8 @@ export class WorkerPool {
           continue;
         }
         // Nothing claimable: taken by another process, or queued behind a running run.
-        if (this.active.size > 0 || activeBefore > 0) this.maybeBlocked = true;
+        // (A run being created here may hold its thread claimed before it is launched.)
+        if (this.active.size > 0 || activeBefore > 0 || this.reserved > 0) this.maybeBlocked = true;
         this.drain = false;
         this.credits = 0;
         if (this.dueCheck) {
@@ -201,9 +227,10 @@ export class WorkerPool {
    * here a run is always claimed, so a full heap never stalls the queue.
    */
   private hasRoom(): boolean {
-    if (this.active.size >= this.options.workers) return false;
+    const busy = this.active.size + this.reserved;
+    if (busy >= this.options.workers) return false;
     const fraction = this.options.heapFraction;
-    if (fraction === undefined || this.active.size === 0) return true;
+    if (fraction === undefined || busy === 0) return true;
     const heap = getHeapStatistics();
     return heap.used_heap_size < heap.heap_size_limit * fraction;
   }

@@ -42,24 +42,46 @@ function interruptMap(snapshot: StateSnapshotLike): Record<string, unknown[]> {
 }
 
 /**
+ * What a run that just ended knows of its thread: the graph it ran, and a checkpointer
+ * that answers the thread's newest checkpoint from what the run saved (RunTail.lend).
+ */
+export interface RunLastState {
+  graph: GraphLike;
+  checkpointer: object;
+}
+
+/** LangGraph's config key for a checkpointer lent to a graph's state methods (stable across its versions). */
+const LENT_CHECKPOINTER = "__pregel_checkpointer";
+
+/**
  * Computes a thread's snapshot (values, interrupts, error, settled status) from its
  * graph's latest state, without writing it; `undefined` when the thread is gone. The
  * run attempt hands it to `finish_run` (repository), which writes it with the run's end.
+ * Given what the run saved last (`fromRun`), neither the thread nor its checkpoint is
+ * read back: the state comes from the run's own graph and checkpoint.
  */
 export async function computeThreadSnapshot(
   deps: { db: Database; graphs: GraphRegistry; now?: () => Date },
   threadId: string,
   outcome: { runError?: unknown } = {},
+  fromRun?: RunLastState,
 ): Promise<SnapshotWrite | undefined> {
-  const thread = await getThread(deps.db, threadId);
-  if (!thread) return undefined;
-  const graph = await graphOfThread(deps, thread);
-  const snapshot = graph ? await readSnapshot(graph, { thread_id: threadId }) : undefined;
-  const saved = snapshot && hasCheckpoint(snapshot) ? snapshot : undefined;
+  let saved: StateSnapshotLike | undefined;
+  let fallbackValues: unknown = null;
+  if (fromRun) {
+    saved = await fromRun.graph.getState({ configurable: { thread_id: threadId, [LENT_CHECKPOINTER]: fromRun.checkpointer } });
+  } else {
+    const thread = await getThread(deps.db, threadId);
+    if (!thread) return undefined;
+    const graph = await graphOfThread(deps, thread);
+    const snapshot = graph ? await readSnapshot(graph, { thread_id: threadId }) : undefined;
+    saved = snapshot && hasCheckpoint(snapshot) ? snapshot : undefined;
+    fallbackValues = thread.values ?? null;
+  }
   const interrupts = saved ? interruptMap(saved) : {};
   const runError = outcome.runError;
   return {
-    values: saved ? (toWire(saved.values) ?? {}) : thread.values ?? null,
+    values: saved ? (toWire(saved.values) ?? {}) : fallbackValues,
     interrupts,
     error: runError === undefined ? null : errorJson(runError),
     settledStatus: settledStatus({

@@ -1,0 +1,153 @@
+import type { RunnableConfig } from "@langchain/core/runnables";
+import {
+  WRITES_IDX_MAP,
+  type Checkpoint,
+  type CheckpointMetadata,
+  type CheckpointPendingWrite,
+  type CheckpointTuple,
+  type PendingWrite,
+} from "@langchain/langgraph-checkpoint";
+import type { SaveOp } from "./batch.ts";
+import { configOf } from "./codec.ts";
+
+/** How long a held save may wait for the run's next save or its end before it is sent alone. */
+export const HOLD_MS = 100;
+
+/**
+ * The newest root checkpoint one executing run saved, as it saved it, and (when the
+ * run's durability lets a save resolve before it is stored) its last save, held back.
+ *
+ * A run's end needs both. The thread's snapshot is computed from `tuple()` instead of
+ * reading the checkpoint back, and the held save travels in the statement that records
+ * the run's end (`finish_run`) instead of one of its own.
+ *
+ * Holding is for "async" and "exit" durability only: there LangGraph does not wait
+ * for a save before it goes on, so a save that lands with the run's end changes what
+ * a crash can lose no more than those modes already allow (the run's end is lost with
+ * it, and the run is retried). A held save is sent with the run's next save, or alone
+ * after HOLD_MS, so a long step never keeps the previous checkpoint from other readers
+ * for long. "sync" saves are never held.
+ */
+export class RunTail {
+  private latest?: { checkpoint: Checkpoint; metadata: CheckpointMetadata; parentId: string | null };
+  /**
+   * Pending writes by checkpoint id. A step's writes can be saved before the put of the
+   * checkpoint they belong to (LangGraph chains puts, not writes), so they are kept by id.
+   */
+  private readonly writes = new Map<string, Map<string, CheckpointPendingWrite>>();
+  private held: SaveOp[] = [];
+  private readonly sending = new Set<Promise<void>>();
+  private timer?: NodeJS.Timeout;
+  /** A held save that later failed on its own: the run must not end as if it had been stored. */
+  failure: unknown;
+
+  constructor(
+    readonly threadId: string,
+    readonly runId: string,
+    readonly holds: boolean,
+    private readonly send: (ops: SaveOp[]) => Promise<void>,
+  ) {}
+
+  /** Is this save one of this run's root-graph saves? */
+  owns(threadId: string, ns: string, config: RunnableConfig): boolean {
+    return threadId === this.threadId && ns === "" && config.metadata?.run_id === this.runId;
+  }
+
+  noteCheckpoint(checkpoint: Checkpoint, metadata: CheckpointMetadata, parentId: string | null): void {
+    this.latest = { checkpoint, metadata, parentId };
+    // Ids are time-ordered (uuid6): writes of older checkpoints are no longer wanted.
+    for (const id of this.writes.keys()) if (id < checkpoint.id) this.writes.delete(id);
+  }
+
+  /** A task's writes, kept as the database keeps them (see dumpWrites, put_batch). */
+  noteWrites(checkpointId: string, taskId: string, taskPath: string, writes: PendingWrite[]): void {
+    if (this.latest && checkpointId < this.latest.checkpoint.id) return;
+    let kept = this.writes.get(checkpointId);
+    if (!kept) this.writes.set(checkpointId, (kept = new Map()));
+    for (const [position, [channel, value]] of writes.entries()) {
+      const idx = WRITES_IDX_MAP[channel] ?? position;
+      // Sorts as the database returns them: by task path, task, then index (negative ones first).
+      const key = `${taskPath}\u0000${taskId}\u0000${idx < 0 ? 0 : 1}${String(idx < 0 ? 1e9 + idx : idx).padStart(10, "0")}`;
+      if (idx >= 0 && kept.has(key)) continue;
+      kept.set(key, [taskId, channel, value]);
+    }
+  }
+
+  /** The newest root checkpoint as `getTuple` would read it, or undefined when the run saved none. */
+  tuple(): CheckpointTuple | undefined {
+    const latest = this.latest;
+    if (!latest) return undefined;
+    const pendingWrites = [...(this.writes.get(latest.checkpoint.id)?.entries() ?? [])].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, w]) => w);
+    return {
+      config: configOf(this.threadId, "", latest.checkpoint.id),
+      checkpoint: latest.checkpoint,
+      metadata: latest.metadata,
+      pendingWrites,
+      ...(latest.parentId ? { parentConfig: configOf(this.threadId, "", latest.parentId) } : {}),
+    };
+  }
+
+  /**
+   * `checkpointer`, except that the thread's newest root checkpoint is answered from here:
+   * what a graph's getState reads after the run, without a round trip. Undefined when
+   * the run saved no checkpoint.
+   */
+  lend<T extends object>(checkpointer: T & { getTuple(config: RunnableConfig): Promise<CheckpointTuple | undefined> }): T | undefined {
+    const tuple = this.tuple();
+    if (!tuple) return undefined;
+    const lent = Object.create(checkpointer) as typeof checkpointer;
+    lent.getTuple = (config) => {
+      const asked = config.configurable ?? {};
+      const newest = asked.thread_id === this.threadId && (asked.checkpoint_ns ?? "") === "" && !asked.checkpoint_id;
+      return newest ? Promise.resolve(tuple) : checkpointer.getTuple(config);
+    };
+    return lent;
+  }
+
+  /** Holds `op` in place of what was held, which is sent now. */
+  hold(op: SaveOp): void {
+    this.release();
+    this.held = [op];
+    this.timer = setTimeout(() => this.release(), HOLD_MS);
+    this.timer.unref?.();
+  }
+
+  /** Sends what is held (without waiting for it: see `settled`); a failure is kept in `failure`. */
+  release(): void {
+    const ops = this.take();
+    if (!ops.length) return;
+    const sent: Promise<void> = this.send(ops)
+      .catch((error) => void (this.failure ??= error))
+      .finally(() => this.sending.delete(sent));
+    this.sending.add(sent);
+  }
+
+  /**
+   * Waits for the saves released so far. The run's end must not be recorded before
+   * them: on a PostgreSQL server they may travel on another connection than the end.
+   */
+  async settled(): Promise<void> {
+    while (this.sending.size) await Promise.all([...this.sending]);
+  }
+
+  /** Hands over what is held, for the statement that records the run's end. */
+  take(): SaveOp[] {
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    const ops = this.held;
+    this.held = [];
+    return ops;
+  }
+
+  /** Stores saves taken from here (when they could not travel with the run's end) and waits. */
+  store(ops: SaveOp[]): Promise<void> {
+    return this.send(ops);
+  }
+
+  /** Sends what is held and waits for every save sent; throws what any of them failed with. */
+  async flush(): Promise<void> {
+    this.release();
+    await this.settled();
+    if (this.failure !== undefined) throw this.failure;
+  }
+}

@@ -1,0 +1,76 @@
+import { afterEach, describe, expect, it } from "vitest";
+import { runsChannel } from "../../src/agentserver/runs/announcements.ts";
+import { BACKENDS } from "../support/backends.ts";
+import { startTestAgentServer, type TestAgentServer } from "../support/agent-server.ts";
+
+/**
+ * A run created while a worker of the process is free and its thread is idle is claimed
+ * by the statement that queues it (migration 0022): it comes back running, leased, on
+ * its first attempt. Anything else is queued as before: a run behind another on its
+ * thread, a delayed run, a run created while every worker is busy.
+ */
+describe.each(BACKENDS)("runs claimed as they are created (%s)", (backend) => {
+  let agent: TestAgentServer | undefined;
+  afterEach(async () => {
+    await agent?.close();
+    agent = undefined;
+  });
+
+  const row = (runId: string) =>
+    agent!.server.db.query<{ status: string; attempt: number; lease_owner: string | null }>(
+      "SELECT status, attempt, lease_owner FROM runs WHERE run_id = $1",
+      [runId],
+    ).then((rows) => rows[0]);
+
+  it("claims a run of an idle thread at once, queues the one behind it, and both run in order", async () => {
+    agent = await startTestAgentServer(backend, { workers: 4 });
+    const heard: string[] = [];
+    await agent.server.db.listen(runsChannel(agent.server.db.schema), (payload) => heard.push(payload));
+    const { client } = agent;
+    const thread = await client.threads.create();
+    const first = await client.runs.create(thread.thread_id, "slow", { input: { steps: 1, delay_ms: 300 } });
+    const second = await client.runs.create(thread.thread_id, "slow", { input: { steps: 1, delay_ms: 10 } });
+
+    expect(first.status).toBe("running");
+    const firstRow = await row(first.run_id);
+    expect(firstRow.attempt).toBe(1);
+    expect(firstRow.lease_owner).toMatch(/^worker-/);
+    expect(second.status).toBe("pending");
+
+    await client.runs.join(thread.thread_id, second.run_id);
+    const runs = await client.runs.list(thread.thread_id);
+    expect(runs.map((r) => [r.run_id, r.status])).toEqual([
+      [second.run_id, "success"],
+      [first.run_id, "success"],
+    ]);
+    // Other processes' thread streams hear of the claimed run; their workers are told it is taken.
+    expect(heard).toContain(`${first.run_id} 0 ${thread.thread_id} claimed`);
+    expect(heard).toContain(`${second.run_id} 0 ${thread.thread_id}`);
+  });
+
+  it("queues a delayed run, and a run created while every worker is busy", async () => {
+    agent = await startTestAgentServer(backend, { workers: 1 });
+    const { client } = agent;
+    const busy = await client.threads.create();
+    const holding = await client.runs.create(busy.thread_id, "slow", { input: { steps: 1, delay_ms: 400 } });
+    expect(holding.status).toBe("running");
+
+    const other = await client.threads.create();
+    const waiting = await client.runs.create(other.thread_id, "slow", { input: { steps: 1, delay_ms: 10 } });
+    expect(waiting.status).toBe("pending");
+    const delayed = await client.runs.create((await client.threads.create()).thread_id, "slow", { input: { steps: 1, delay_ms: 10 }, afterSeconds: 1 });
+    expect(delayed.status).toBe("pending");
+
+    await client.runs.join(other.thread_id, waiting.run_id);
+    expect((await row(waiting.run_id)).status).toBe("success");
+    expect((await row(holding.run_id)).status).toBe("success");
+    await client.runs.join(delayed.thread_id, delayed.run_id);
+    expect((await row(delayed.run_id)).status).toBe("success");
+  });
+
+  it("claims a stateless run too, and waits for its result", async () => {
+    agent = await startTestAgentServer(backend, { workers: 2 });
+    const result = await agent.client.runs.wait(null, "agent", { input: { messages: [{ role: "human", content: "hi" }] } });
+    expect(JSON.stringify(result)).toContain("hi");
+  });
+});
