@@ -56,7 +56,8 @@ async function serve(flags: UpFlags): Promise<void> {
   const { buildControlPlaneApp, resolveRateLimitIdentity } = await import("../controlplane/app.ts");
   const { rateLimitFlagsFrom, rateLimitOptionsFromFlags } = await import("../ratelimit/index.ts");
   const { createAuthenticator } = await import("../controlplane/tenancy/authenticate.ts");
-  const { checkSecretsKey, createTenancyService } = await import("../controlplane/tenancy/service.ts");
+  const { TenancyService } = await import("../controlplane/tenancy/service.ts");
+  const { checkSecretsKey } = await import("../controlplane/secrets/key-canary.ts");
   const { startPipeline } = await import("../pipeline/index.ts");
   const { pipelineSettingsFromEnv } = await import("../config/pipeline.ts");
   const { createDeploymentRouter } = await import("../router/deployment-router.ts");
@@ -80,7 +81,7 @@ async function serve(flags: UpFlags): Promise<void> {
     await checkSecretsKey(db, secrets.key, new Date());
     const deps: ControlPlaneDeps = { db, secretsKey: secrets.key, now: () => new Date(), newId: () => randomUUID(), publicUrl: config.publicUrl ?? "", dataDir: config.dataDir, pushQuietMs: settings.pushQuietMs, gitHosts: config.gitHosts };
 
-    const created = await createTenancyService(deps).ensureDefaultTenant();
+    const created = await new TenancyService(deps).ensureDefaultTenant();
     if (created) {
       say(
         [

@@ -6,6 +6,7 @@ import { registerRateLimit, type RateLimitOptions } from "../ratelimit/index.ts"
 import type { ControlPlaneDeps, RegisterRoutes, StartService } from "./context.ts";
 import { apiHostDocument, installOpenApiExtras } from "./openapi.ts";
 import { routeModules, serviceModules } from "./routes.ts";
+import { buildServices } from "./services.ts";
 import type { Authenticator } from "./tenancy/authenticate.ts";
 import { SLIPWAY_VERSION } from "../config/version.ts";
 
@@ -89,6 +90,8 @@ export async function buildControlPlaneApp(options: ControlPlaneAppOptions): Pro
   app.get("/api-host/openapi.json", { schema: { hide: true } }, async () => apiHostDocument(app));
 
   const modules = options.modules ?? routeModules;
+  // One instance of each service, shared by both mounts.
+  const services = buildServices(options.deps);
   for (const prefix of MOUNT_PREFIXES) {
     await app.register(
       async (scope) => {
@@ -96,7 +99,7 @@ export async function buildControlPlaneApp(options: ControlPlaneAppOptions): Pro
           if (request.routeOptions.config.public) return;
           request.tenant = await options.authenticator.authenticate(request.headers);
         });
-        for (const register of modules) await register(scope, options.deps);
+        for (const register of modules) await register(scope, services);
       },
       { prefix },
     );

@@ -2,6 +2,7 @@ import type { FastifyRequest } from "fastify";
 import type { AddressGuardPolicy } from "../net/address-guard.ts";
 import type { Database } from "../storage/database.ts";
 import type { HttpApp } from "../http/server.ts";
+import type { ControlPlaneServices } from "./services.ts";
 
 /** Organisation plans; listeners are only for `self_hosted_enterprise`. */
 export type Plan = "free" | "plus" | "enterprise" | "self_hosted_enterprise";
@@ -45,8 +46,12 @@ export interface ControlPlaneDeps {
   gitHosts?: AddressGuardPolicy;
 }
 
-/** Every resource folder exports one of these; `app.ts` mounts it at / and /api-host. */
-export type RegisterRoutes = (app: HttpApp, deps: ControlPlaneDeps) => void | Promise<void>;
+/**
+ * Every resource folder exports one of these; `app.ts` mounts it at / and /api-host, with
+ * the services it built once (`buildServices`). A module takes the services it serves:
+ * `(app, { deployments }) => ...`; the rules live there, not in the routes.
+ */
+export type RegisterRoutes = (app: HttpApp, services: ControlPlaneServices) => void | Promise<void>;
 
 /**
  * A background service of the control plane (e.g. the revision pipeline's workers),

@@ -14,7 +14,9 @@ import { registerWebhookRoutes } from "./webhooks/routes.ts";
  * registers its routes without a prefix; every route is behind the auth hook, so
  * handlers read `requireTenant(request)` (routes with `config: { public: true }` skip it).
  *
- * To add a group: export `registerXRoutes: RegisterRoutes` from its folder and append it here.
+ * To add a group: export its `XService` class from `<folder>/service.ts` and build it in
+ * services.ts, then export `registerXRoutes: RegisterRoutes` from `<folder>/routes.ts`
+ * (taking its service: `(app, { xs }) => ...`) and append it here.
  */
 export const routeModules: RegisterRoutes[] = [
   registerIntegrationRoutes,

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { REVISION_READY_CHANNEL } from "../../src/controlplane/revisions/repository.ts";
-import { advanceRevision } from "../../src/controlplane/revisions/service.ts";
+import { RevisionService } from "../../src/controlplane/revisions/service.ts";
 import type { RevisionStatus } from "../../src/controlplane/revisions/state-machine.ts";
 import { BACKENDS } from "../support/backends.ts";
 import { githubDeployment, startControlPlane, type ControlPlaneFixture, type Tenant } from "./deployments-fixture.ts";
@@ -14,8 +14,10 @@ interface Rev {
 
 describe.each(BACKENDS)("revisions on %s", (backend) => {
   let cp: ControlPlaneFixture;
+  let revisionService: RevisionService;
   beforeAll(async () => {
     cp = await startControlPlane(backend);
+    revisionService = new RevisionService(cp.deps);
   });
   afterAll(async () => cp?.close());
 
@@ -30,7 +32,7 @@ describe.each(BACKENDS)("revisions on %s", (backend) => {
     return res.json().resources;
   }
   const advance = (t: Tenant, deploymentId: string, revisionId: string, to: RevisionStatus) =>
-    advanceRevision(cp.db, { workspaceId: t.workspaceId, deploymentId, revisionId, to, now: new Date().toISOString() });
+    revisionService.advance({ workspaceId: t.workspaceId, deploymentId, revisionId, to, now: new Date().toISOString() });
 
   it("does not make a revision for build_on_push alone", async () => {
     const t = await cp.tenant();

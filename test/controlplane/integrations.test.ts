@@ -4,7 +4,7 @@ import type { FastifyInstance } from "fastify";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openSecret } from "../../src/auth/secret-box.ts";
 import { buildControlPlaneApp } from "../../src/controlplane/app.ts";
-import { createIntegrationsService } from "../../src/controlplane/integrations/service.ts";
+import { IntegrationService } from "../../src/controlplane/integrations/service.ts";
 import type { BootstrapResult } from "../../src/controlplane/tenancy/service.ts";
 import { BACKENDS } from "../support/backends.ts";
 import { OWN_MODULES, as, json, openHarness, type Harness } from "./tenancy-harness.ts";
@@ -103,7 +103,7 @@ describe.each(BACKENDS)("integrations on %s", (backend) => {
     );
     expect(row.token_sealed).not.toContain(TOKEN);
     expect(openSecret(h.deps.secretsKey, row.token_sealed, `integration:${body.id}:token`)).toBe(TOKEN);
-    const credentials = await createIntegrationsService(h.deps).credentials(tenant.workspace_id, body.id);
+    const credentials = await new IntegrationService(h.deps).credentials(tenant.workspace_id, body.id);
     expect(credentials).toMatchObject({ baseUrl: forge.url, token: TOKEN, webhookSecret: "hook-secret-xyz", provider: "git" });
 
     const listed = json(await h.app.inject({ method: "GET", url: INSTALL, headers }));

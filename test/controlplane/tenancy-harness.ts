@@ -7,7 +7,7 @@ import { registerAuthServiceRoutes } from "../../src/controlplane/authservice/ro
 import type { ControlPlaneDeps, RegisterRoutes } from "../../src/controlplane/context.ts";
 import { registerIntegrationRoutes } from "../../src/controlplane/integrations/routes.ts";
 import { createAuthenticator, type Authenticator } from "../../src/controlplane/tenancy/authenticate.ts";
-import { createTenancyService, type TenancyService } from "../../src/controlplane/tenancy/service.ts";
+import { TenancyService } from "../../src/controlplane/tenancy/service.ts";
 import type { AddressGuardPolicy } from "../../src/net/address-guard.ts";
 import type { Database } from "../../src/storage/database.ts";
 import { openDatabase } from "../../src/storage/open.ts";
@@ -50,7 +50,7 @@ export async function openHarness(
     app,
     db,
     deps,
-    tenancy: createTenancyService(deps),
+    tenancy: new TenancyService(deps),
     authenticator,
     async close() {
       await app.close();

@@ -1,5 +1,5 @@
 import { Type } from "@sinclair/typebox";
-import { requireTenant, type ControlPlaneDeps } from "../context.ts";
+import { requireTenant, type RegisterRoutes } from "../context.ts";
 import { DETAIL_RESPONSES } from "../openapi.ts";
 import { registerPendingAuthRoutes } from "./pending-routes.ts";
 import {
@@ -9,15 +9,11 @@ import {
   OAuthProviderUpdateRequest,
   ProviderParams,
 } from "./schemas.ts";
-import { createOAuthProviderService } from "./service.ts";
-import type { HttpApp } from "../../http/server.ts";
 
 const TAGS = ["Auth Service (v2)"];
 
 /** Auth service (v2): OAuth provider configuration CRUD; the OAuth flows answer 501 for now. */
-export function registerAuthServiceRoutes(app: HttpApp, deps: ControlPlaneDeps): void {
-  const providers = createOAuthProviderService(deps);
-
+export const registerAuthServiceRoutes: RegisterRoutes = (app, { oauthProviders: providers }) => {
   app.get(
     "/v2/auth/providers",
     {
@@ -90,4 +86,4 @@ export function registerAuthServiceRoutes(app: HttpApp, deps: ControlPlaneDeps):
   );
 
   registerPendingAuthRoutes(app);
-}
+};

@@ -1,103 +1,102 @@
 import { sealSecret } from "../../auth/secret-box.ts";
 import { conflict, notFound } from "../../http/errors.ts";
-import type { Database } from "../../storage/database.ts";
-import type { TenantContext } from "../context.ts";
-import { isUuid } from "../tenancy/service.ts";
+import type { ControlPlaneDeps, TenantContext } from "../context.ts";
+import { isUuid } from "../deployments/wire.ts";
 import * as repo from "./repository.ts";
 import type { OAuthProviderCreateRequest, OAuthProviderResponse, OAuthProviderUpdateRequest } from "./schemas.ts";
 
 /**
- * OAuth provider configuration of a workspace. The vendor's record names the
- * organization; Slipway also keys it by workspace so that one workspace never sees
- * another's providers (and their client ids). Client secrets are sealed at rest.
+ * OAuth provider configuration of a workspace (the vendor's auth service). The vendor's
+ * record names the organization; Slipway also keys it by workspace so that one workspace
+ * never sees another's providers (and their client ids). Client secrets are sealed at rest.
+ *
+ * @example
+ * const providers = new OAuthProviderService(deps);
+ * const created = await providers.create(tenant, { provider_id: "github", name: "GitHub", client_id, auth_url, token_url });
+ * await providers.remove(tenant, created.provider_id);
  */
-interface AuthServiceDeps {
-  db: Database;
-  secretsKey: Buffer;
-  now: () => Date;
-  newId: () => string;
-}
+export class OAuthProviderService {
+  constructor(private readonly deps: Pick<ControlPlaneDeps, "db" | "secretsKey" | "now" | "newId">) {}
 
-export function createOAuthProviderService(deps: AuthServiceDeps) {
-  const { db, secretsKey, now, newId } = deps;
-  const seal = (id: string, secret: string | null | undefined) =>
-    secret ? sealSecret(secretsKey, secret, `oauth-provider:${id}:client_secret`) : null;
+  async list(tenant: TenantContext): Promise<OAuthProviderResponse[]> {
+    return (await repo.listProviders(this.deps.db, tenant.workspaceId)).map(toWire);
+  }
 
-  async function mustFind(tenant: TenantContext, reference: string): Promise<repo.ProviderRow> {
-    const row = await repo.findProvider(db, tenant.workspaceId, reference, isUuid(reference));
+  async get(tenant: TenantContext, reference: string): Promise<OAuthProviderResponse> {
+    return toWire(await this.mustFind(tenant, reference));
+  }
+
+  async create(tenant: TenantContext, request: OAuthProviderCreateRequest): Promise<OAuthProviderResponse> {
+    const { db, newId, now } = this.deps;
+    const id = newId();
+    const at = now();
+    const duplicate = () => conflict(`an OAuth provider with provider_id '${request.provider_id}' already exists`);
+    return db.transaction(async (tx) => {
+      if (await repo.findProvider(tx, tenant.workspaceId, request.provider_id, false)) throw duplicate();
+      const row = await repo
+        .insertProvider(tx, {
+          id,
+          organization_id: tenant.organizationId,
+          workspace_id: tenant.workspaceId,
+          provider_id: request.provider_id,
+          name: request.name,
+          client_id: request.client_id,
+          client_secret_sealed: this.seal(id, request.client_secret),
+          auth_url: request.auth_url,
+          token_url: request.token_url,
+          uses_pkce: request.uses_pkce ?? false,
+          code_challenge_method: request.code_challenge_method ?? "S256",
+          provider_type: request.provider_type ?? null,
+          token_endpoint_auth_method: request.token_endpoint_auth_method ?? "client_secret_post",
+          mcp_server_url: null,
+          is_dynamic_client: false,
+          created_at: at,
+          updated_at: at,
+        })
+        .catch((error: { code?: string }) => {
+          throw error.code === "23505" ? duplicate() : error;
+        });
+      return toWire(row);
+    });
+  }
+
+  async update(tenant: TenantContext, reference: string, patch: OAuthProviderUpdateRequest): Promise<OAuthProviderResponse> {
+    const { db, now } = this.deps;
+    return db.transaction(async (tx) => {
+      const current = await repo.findProvider(tx, tenant.workspaceId, reference, isUuid(reference));
+      if (!current) throw notFound(`OAuth provider '${reference}' not found`);
+      const next: repo.ProviderRow = {
+        ...current,
+        name: patch.name ?? current.name,
+        client_id: patch.client_id ?? current.client_id,
+        // An empty string clears the secret (public clients); null or absent keeps it.
+        client_secret_sealed:
+          patch.client_secret === undefined || patch.client_secret === null ? current.client_secret_sealed : this.seal(current.id, patch.client_secret),
+        auth_url: patch.auth_url ?? current.auth_url,
+        token_url: patch.token_url ?? current.token_url,
+        uses_pkce: patch.uses_pkce ?? current.uses_pkce,
+        code_challenge_method: patch.code_challenge_method ?? current.code_challenge_method,
+        updated_at: now(),
+      };
+      return toWire(await repo.updateProvider(tx, next));
+    });
+  }
+
+  async remove(tenant: TenantContext, reference: string): Promise<{ id: string; provider_id: string; deleted: true }> {
+    const row = await this.mustFind(tenant, reference);
+    await repo.deleteProvider(this.deps.db, tenant.workspaceId, row.id);
+    return { id: row.id, provider_id: row.provider_id, deleted: true };
+  }
+
+  private async mustFind(tenant: TenantContext, reference: string): Promise<repo.ProviderRow> {
+    const row = await repo.findProvider(this.deps.db, tenant.workspaceId, reference, isUuid(reference));
     if (!row) throw notFound(`OAuth provider '${reference}' not found`);
     return row;
   }
 
-  return {
-    async list(tenant: TenantContext): Promise<OAuthProviderResponse[]> {
-      return (await repo.listProviders(db, tenant.workspaceId)).map(toWire);
-    },
-
-    async get(tenant: TenantContext, reference: string): Promise<OAuthProviderResponse> {
-      return toWire(await mustFind(tenant, reference));
-    },
-
-    async create(tenant: TenantContext, request: OAuthProviderCreateRequest): Promise<OAuthProviderResponse> {
-      const id = newId();
-      const at = now();
-      const duplicate = () => conflict(`an OAuth provider with provider_id '${request.provider_id}' already exists`);
-      return db.transaction(async (tx) => {
-        if (await repo.findProvider(tx, tenant.workspaceId, request.provider_id, false)) throw duplicate();
-        const row = await repo
-          .insertProvider(tx, {
-            id,
-            organization_id: tenant.organizationId,
-            workspace_id: tenant.workspaceId,
-            provider_id: request.provider_id,
-            name: request.name,
-            client_id: request.client_id,
-            client_secret_sealed: seal(id, request.client_secret),
-            auth_url: request.auth_url,
-            token_url: request.token_url,
-            uses_pkce: request.uses_pkce ?? false,
-            code_challenge_method: request.code_challenge_method ?? "S256",
-            provider_type: request.provider_type ?? null,
-            token_endpoint_auth_method: request.token_endpoint_auth_method ?? "client_secret_post",
-            mcp_server_url: null,
-            is_dynamic_client: false,
-            created_at: at,
-            updated_at: at,
-          })
-          .catch((error: { code?: string }) => {
-            throw error.code === "23505" ? duplicate() : error;
-          });
-        return toWire(row);
-      });
-    },
-
-    async update(tenant: TenantContext, reference: string, patch: OAuthProviderUpdateRequest): Promise<OAuthProviderResponse> {
-      return db.transaction(async (tx) => {
-        const current = await repo.findProvider(tx, tenant.workspaceId, reference, isUuid(reference));
-        if (!current) throw notFound(`OAuth provider '${reference}' not found`);
-        const next: repo.ProviderRow = {
-          ...current,
-          name: patch.name ?? current.name,
-          client_id: patch.client_id ?? current.client_id,
-          // An empty string clears the secret (public clients); null or absent keeps it.
-          client_secret_sealed:
-            patch.client_secret === undefined || patch.client_secret === null ? current.client_secret_sealed : seal(current.id, patch.client_secret),
-          auth_url: patch.auth_url ?? current.auth_url,
-          token_url: patch.token_url ?? current.token_url,
-          uses_pkce: patch.uses_pkce ?? current.uses_pkce,
-          code_challenge_method: patch.code_challenge_method ?? current.code_challenge_method,
-          updated_at: now(),
-        };
-        return toWire(await repo.updateProvider(tx, next));
-      });
-    },
-
-    async remove(tenant: TenantContext, reference: string): Promise<{ id: string; provider_id: string; deleted: true }> {
-      const row = await mustFind(tenant, reference);
-      await repo.deleteProvider(db, tenant.workspaceId, row.id);
-      return { id: row.id, provider_id: row.provider_id, deleted: true };
-    },
-  };
+  private seal(id: string, secret: string | null | undefined): string | null {
+    return secret ? sealSecret(this.deps.secretsKey, secret, `oauth-provider:${id}:client_secret`) : null;
+  }
 }
 
 function toWire(row: repo.ProviderRow): OAuthProviderResponse {

@@ -11,13 +11,12 @@ import {
   DeploymentPatchRequest,
   DeploymentsList,
 } from "./schemas.ts";
-import * as service from "./service.ts";
 import { errorResponses, isUuid, pageOf } from "./wire.ts";
 
 const tags = ["Deployments (v2)"];
 
 /** /v2/deployments: HTTP only; the rules are in service.ts and rules.ts. */
-export const registerDeploymentRoutes: RegisterRoutes = (app, deps) => {
+export const registerDeploymentRoutes: RegisterRoutes = (app, { deployments }) => {
   app.get(
     "/v2/deployments",
     {
@@ -31,7 +30,7 @@ export const registerDeploymentRoutes: RegisterRoutes = (app, deps) => {
     },
     async (request) => {
       const query = request.query;
-      return service.listDeployments(deps, requireTenant(request).workspaceId, {
+      return deployments.list(requireTenant(request).workspaceId, {
         nameContains: query.name_contains,
         status: query.status,
         deploymentType: query.deployment_type,
@@ -57,7 +56,7 @@ export const registerDeploymentRoutes: RegisterRoutes = (app, deps) => {
       },
     },
     async (request, reply) => {
-      const deployment = await service.createDeployment(deps, requireTenant(request), request.body);
+      const deployment = await deployments.create(requireTenant(request), request.body);
       return reply.status(201).send(deployment);
     },
   );
@@ -76,7 +75,7 @@ export const registerDeploymentRoutes: RegisterRoutes = (app, deps) => {
     },
     async (request, reply) => {
       const { deployment_ids } = request.query;
-      const result = await service.deleteDeployments(deps, requireTenant(request).workspaceId, deployment_ids);
+      const result = await deployments.deleteMany(requireTenant(request).workspaceId, deployment_ids);
       if (result.deleted_deployment_ids.length === 0) throw notFound(result.failed[0].detail);
       return reply.status(result.failed.length ? 207 : 200).send(result);
     },
@@ -93,7 +92,7 @@ export const registerDeploymentRoutes: RegisterRoutes = (app, deps) => {
         response: { 200: Deployment, ...errorResponses(401, 404, 422) },
       },
     },
-    async (request) => service.getDeployment(deps, requireTenant(request).workspaceId, request.params.deployment_id),
+    async (request) => deployments.get(requireTenant(request).workspaceId, request.params.deployment_id),
   );
 
   app.patch(
@@ -112,12 +111,7 @@ export const registerDeploymentRoutes: RegisterRoutes = (app, deps) => {
       },
     },
     async (request) =>
-      service.patchDeployment(
-        deps,
-        requireTenant(request).workspaceId,
-        request.params.deployment_id,
-        request.body,
-      ),
+      deployments.patch(requireTenant(request).workspaceId, request.params.deployment_id, request.body),
   );
 
   app.delete(
@@ -137,7 +131,7 @@ export const registerDeploymentRoutes: RegisterRoutes = (app, deps) => {
       },
     },
     async (request, reply) => {
-      await service.deleteDeployment(deps, requireTenant(request).workspaceId, request.params.deployment_id);
+      await deployments.delete(requireTenant(request).workspaceId, request.params.deployment_id);
       return reply.status(204).send(null);
     },
   );

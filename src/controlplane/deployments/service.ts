@@ -4,8 +4,9 @@ import type { ControlPlaneDeps, TenantContext } from "../context.ts";
 import { findIntegration } from "../integrations/repository.ts";
 import { getListener } from "../listeners/repository.ts";
 import * as revisions from "../revisions/repository.ts";
-import { deploymentNotFound, enqueueRevision } from "../revisions/service.ts";
+import type { RevisionService } from "../revisions/service.ts";
 import { checkSecretNames, NO_SECRETS, sealSecrets } from "../secrets/sealed.ts";
+import { deploymentNotFound } from "./not-found.ts";
 import { toDeployment } from "./records.ts";
 import * as repo from "./repository.ts";
 import {
@@ -27,160 +28,173 @@ import type { Deployment, DeploymentCreateRequest, DeploymentPatchRequest, Deplo
  * Deployments: create (with its first revision), read, patch (a new revision when what is
  * built or run changes), delete. Each write is one transaction; every check runs before the
  * first write, and a refused request leaves nothing behind.
+ *
+ * @example
+ * const deployments = new DeploymentService(deps, new RevisionService(deps));
+ * const deployment = await deployments.create(tenant, body); // body: a DeploymentCreateRequest
+ * await deployments.patch(tenant.workspaceId, deployment.id, { secrets: [{ name: "KEY", value: "v2" }] });
  */
+export class DeploymentService {
+  /** `deps` is read at each call, not copied: `slipway up` fills in `publicUrl` once it listens. */
+  constructor(
+    private readonly deps: ControlPlaneDeps,
+    private readonly revisions: RevisionService,
+  ) {}
 
-export async function createDeployment(deps: ControlPlaneDeps, tenant: TenantContext, body: DeploymentCreateRequest): Promise<Deployment> {
-  const workspaceId = tenant.workspaceId;
-  checkRuntimeFor(body.source);
-  const config = givenSourceConfig(body.source_config);
-  const revisionConfig = givenRevisionConfig(body.source_revision_config);
-  checkApplicable(body.source, config, revisionConfig, body.secret_references != null);
-  checkRequiredOnCreate(body.source, config, revisionConfig);
-  checkSourceFields(config, revisionConfig);
-  if (revisionConfig.source_tarball_path !== undefined) {
-    // An upload URL is made for an existing deployment: there cannot be an upload for this one yet.
-    throw invalidField(
-      ["body", "source_revision_config", "source_tarball_path"],
-      "Create the deployment without it, then POST /v2/deployments/{id}/upload-url, PUT the .tar.gz, and PATCH source_tarball_path.",
-    );
-  }
-  checkBuildOnPush(config.build_on_push, revisionConfig.repo_ref, ["body", "source_config", "build_on_push"]);
-  checkSecrets(body.secrets ?? [], body.secret_references ?? []);
-  await checkListener(deps.db, workspaceId, config);
-  await checkIntegration(deps.db, workspaceId, config);
-
-  const id = deps.newId();
-  const now = deps.now().toISOString();
-  await deps.db.transaction(async (tx) => {
-    const inserted = await repo.insertDeployment(tx, {
-      id,
-      workspaceId,
-      name: body.name,
-      source: body.source,
-      sourceConfig: storedSourceConfig(undefined, config),
-      // Nothing serves until a revision is DEPLOYED (refreshDeploymentStatus moves it on).
-      status: "UNUSED",
-      now,
-    });
-    if (!inserted) throw conflict(`A deployment named '${body.name}' already exists in workspace ID '${workspaceId}'.`);
-    await enqueueRevision(
-      tx,
-      deps,
-      { id, workspace_id: workspaceId },
-      {
-        source: body.source,
-        sourceRevisionConfig: { ...revisionConfig, repo_commit_sha: null },
-        resourceSpec: config.resource_spec ?? null,
-        secrets: sealSecrets(deps.secretsKey, id, body.secrets ?? []),
-        secretReferences: body.secret_references ?? null,
-        trigger: "create",
-        // An uploaded source comes after creation: this revision keeps the settings and
-        // waits; the PATCH that names the upload makes the revision that builds.
-        awaitingUpload: body.source === "internal_source",
-      },
-      now,
-    );
-  });
-  return getDeployment(deps, workspaceId, id);
-}
-
-export async function getDeployment(deps: ControlPlaneDeps, workspaceId: string, id: string): Promise<Deployment> {
-  const view = await repo.getDeploymentView(deps.db, workspaceId, id);
-  if (!view) throw deploymentNotFound(id);
-  return toDeployment(view, deps.publicUrl);
-}
-
-export async function listDeployments(
-  deps: ControlPlaneDeps,
-  workspaceId: string,
-  filter: repo.DeploymentFilter & { tagValueIds?: string[] },
-): Promise<{ resources: Deployment[]; offset: number }> {
-  // Deployments carry no tags here, so a tag filter matches none of them.
-  const views = filter.tagValueIds?.length ? [] : await repo.listDeploymentViews(deps.db, workspaceId, filter);
-  return { resources: views.map((v) => toDeployment(v, deps.publicUrl)), offset: filter.offset + views.length };
-}
-
-export async function patchDeployment(deps: ControlPlaneDeps, workspaceId: string, id: string, patch: DeploymentPatchRequest): Promise<Deployment> {
-  await deps.db.transaction(async (tx) => {
-    const current = await repo.lockDeployment(tx, workspaceId, id);
-    if (!current) throw deploymentNotFound(id);
-    checkImmutable(current, patch);
-    const config = givenSourceConfig(patch.source_config);
-    const revisionConfig = givenRevisionConfig(patch.source_revision_config);
-    checkApplicable(current.source, config, revisionConfig, patch.secret_references != null);
+  async create(tenant: TenantContext, body: DeploymentCreateRequest): Promise<Deployment> {
+    const { deps } = this;
+    const workspaceId = tenant.workspaceId;
+    checkRuntimeFor(body.source);
+    const config = givenSourceConfig(body.source_config);
+    const revisionConfig = givenRevisionConfig(body.source_revision_config);
+    checkApplicable(body.source, config, revisionConfig, body.secret_references != null);
+    checkRequiredOnCreate(body.source, config, revisionConfig);
     checkSourceFields(config, revisionConfig);
-    if (revisionConfig.source_tarball_path !== undefined) await checkUploaded(tx, workspaceId, id, revisionConfig.source_tarball_path);
-    if (patch.secrets != null || patch.secret_references != null) {
-      checkSecrets(patch.secrets ?? [], patch.secret_references ?? []);
+    if (revisionConfig.source_tarball_path !== undefined) {
+      // An upload URL is made for an existing deployment: there cannot be an upload for this one yet.
+      throw invalidField(
+        ["body", "source_revision_config", "source_tarball_path"],
+        "Create the deployment without it, then POST /v2/deployments/{id}/upload-url, PUT the .tar.gz, and PATCH source_tarball_path.",
+      );
     }
-    const latest = current.latest_revision_id
-      ? await revisions.getRevision(tx, workspaceId, id, current.latest_revision_id)
-      : undefined;
-    const nextConfig = storedSourceConfig(current.source_config, config);
-    const repoRef = revisionConfig.repo_ref ?? latest?.source_revision_config.repo_ref;
-    const where = config.build_on_push !== undefined ? ["body", "source_config", "build_on_push"] : ["body", "source_revision_config", "repo_ref"];
-    checkBuildOnPush(nextConfig.build_on_push, repoRef, where);
+    checkBuildOnPush(config.build_on_push, revisionConfig.repo_ref, ["body", "source_config", "build_on_push"]);
+    checkSecrets(body.secrets ?? [], body.secret_references ?? []);
+    await checkListener(deps.db, workspaceId, config);
+    await checkIntegration(deps.db, workspaceId, config);
 
+    const id = deps.newId();
     const now = deps.now().toISOString();
-    if (wantsNewRevision(patch, revisionConfig)) {
-      const carried = latest ? await revisions.getSealedSecrets(tx, workspaceId, latest.id) : undefined;
-      const sourceRevisionConfig = { ...latest?.source_revision_config, ...revisionConfig, repo_commit_sha: null };
-      await enqueueRevision(
+    await deps.db.transaction(async (tx) => {
+      const inserted = await repo.insertDeployment(tx, {
+        id,
+        workspaceId,
+        name: body.name,
+        source: body.source,
+        sourceConfig: storedSourceConfig(undefined, config),
+        // Nothing serves until a revision is DEPLOYED (refreshDeploymentStatus moves it on).
+        status: "UNUSED",
+        now,
+      });
+      if (!inserted) throw conflict(`A deployment named '${body.name}' already exists in workspace ID '${workspaceId}'.`);
+      await this.revisions.enqueue(
         tx,
-        deps,
-        current,
+        { id, workspace_id: workspaceId },
         {
-          source: current.source,
-          // Given fields replace the latest revision's; the commit is resolved afresh by the build.
-          sourceRevisionConfig,
-          resourceSpec: config.resource_spec ?? latest?.resource_spec ?? null,
-          // A given list replaces the secrets (values cannot be read back to merge them).
-          secrets: patch.secrets != null ? sealSecrets(deps.secretsKey, id, patch.secrets) : (carried ?? NO_SECRETS),
-          secretReferences: patch.secret_references ?? latest?.secret_references ?? null,
-          trigger: "patch",
-          awaitingUpload: current.source === "internal_source" && !sourceRevisionConfig.source_tarball_path,
+          source: body.source,
+          sourceRevisionConfig: { ...revisionConfig, repo_commit_sha: null },
+          resourceSpec: config.resource_spec ?? null,
+          secrets: sealSecrets(deps.secretsKey, id, body.secrets ?? []),
+          secretReferences: body.secret_references ?? null,
+          trigger: "create",
+          // An uploaded source comes after creation: this revision keeps the settings and
+          // waits; the PATCH that names the upload makes the revision that builds.
+          awaitingUpload: body.source === "internal_source",
         },
         now,
       );
-    }
-    if (JSON.stringify(nextConfig) !== JSON.stringify(storedSourceConfig(current.source_config, {}))) {
-      await repo.updateDeployment(tx, workspaceId, id, { sourceConfig: nextConfig, now });
-    }
-  });
-  return getDeployment(deps, workspaceId, id);
-}
+    });
+    return this.get(workspaceId, id);
+  }
 
-export async function deleteDeployment(deps: ControlPlaneDeps, workspaceId: string, id: string): Promise<void> {
-  const deleted = await markForDeletion(deps, workspaceId, [id]);
-  if (deleted.length === 0) throw deploymentNotFound(id);
-}
+  async get(workspaceId: string, id: string): Promise<Deployment> {
+    const { deps } = this;
+    const view = await repo.getDeploymentView(deps.db, workspaceId, id);
+    if (!view) throw deploymentNotFound(id);
+    return toDeployment(view, deps.publicUrl);
+  }
 
-/**
- * A delete answers at once: the deployment shows AWAITING_DELETE and its URL answers 404
- * while the pipeline stops its processes and removes its builds and data, then its rows.
- */
-async function markForDeletion(deps: ControlPlaneDeps, workspaceId: string, ids: readonly string[]): Promise<string[]> {
-  const marked = await deps.db.transaction(async (tx) => {
-    const marked = await repo.markForDeletion(tx, workspaceId, ids, deps.now().toISOString());
-    if (marked.length > 0) await repo.announceDeletion(tx, marked);
+  async list(
+    workspaceId: string,
+    filter: repo.DeploymentFilter & { tagValueIds?: string[] },
+  ): Promise<{ resources: Deployment[]; offset: number }> {
+    const { deps } = this;
+    // Deployments carry no tags here, so a tag filter matches none of them.
+    const views = filter.tagValueIds?.length ? [] : await repo.listDeploymentViews(deps.db, workspaceId, filter);
+    return { resources: views.map((v) => toDeployment(v, deps.publicUrl)), offset: filter.offset + views.length };
+  }
+
+  async patch(workspaceId: string, id: string, patch: DeploymentPatchRequest): Promise<Deployment> {
+    const { deps } = this;
+    await deps.db.transaction(async (tx) => {
+      const current = await repo.lockDeployment(tx, workspaceId, id);
+      if (!current) throw deploymentNotFound(id);
+      checkImmutable(current, patch);
+      const config = givenSourceConfig(patch.source_config);
+      const revisionConfig = givenRevisionConfig(patch.source_revision_config);
+      checkApplicable(current.source, config, revisionConfig, patch.secret_references != null);
+      checkSourceFields(config, revisionConfig);
+      if (revisionConfig.source_tarball_path !== undefined) await checkUploaded(tx, workspaceId, id, revisionConfig.source_tarball_path);
+      if (patch.secrets != null || patch.secret_references != null) {
+        checkSecrets(patch.secrets ?? [], patch.secret_references ?? []);
+      }
+      const latest = current.latest_revision_id
+        ? await revisions.getRevision(tx, workspaceId, id, current.latest_revision_id)
+        : undefined;
+      const nextConfig = storedSourceConfig(current.source_config, config);
+      const repoRef = revisionConfig.repo_ref ?? latest?.source_revision_config.repo_ref;
+      const where = config.build_on_push !== undefined ? ["body", "source_config", "build_on_push"] : ["body", "source_revision_config", "repo_ref"];
+      checkBuildOnPush(nextConfig.build_on_push, repoRef, where);
+
+      const now = deps.now().toISOString();
+      if (wantsNewRevision(patch, revisionConfig)) {
+        const carried = latest ? await revisions.getSealedSecrets(tx, workspaceId, latest.id) : undefined;
+        const sourceRevisionConfig = { ...latest?.source_revision_config, ...revisionConfig, repo_commit_sha: null };
+        await this.revisions.enqueue(
+          tx,
+          current,
+          {
+            source: current.source,
+            // Given fields replace the latest revision's; the commit is resolved afresh by the build.
+            sourceRevisionConfig,
+            resourceSpec: config.resource_spec ?? latest?.resource_spec ?? null,
+            // A given list replaces the secrets (values cannot be read back to merge them).
+            secrets: patch.secrets != null ? sealSecrets(deps.secretsKey, id, patch.secrets) : (carried ?? NO_SECRETS),
+            secretReferences: patch.secret_references ?? latest?.secret_references ?? null,
+            trigger: "patch",
+            awaitingUpload: current.source === "internal_source" && !sourceRevisionConfig.source_tarball_path,
+          },
+          now,
+        );
+      }
+      if (JSON.stringify(nextConfig) !== JSON.stringify(storedSourceConfig(current.source_config, {}))) {
+        await repo.updateDeployment(tx, workspaceId, id, { sourceConfig: nextConfig, now });
+      }
+    });
+    return this.get(workspaceId, id);
+  }
+
+  async delete(workspaceId: string, id: string): Promise<void> {
+    const deleted = await this.markForDeletion(workspaceId, [id]);
+    if (deleted.length === 0) throw deploymentNotFound(id);
+  }
+
+  /**
+   * A delete answers at once: the deployment shows AWAITING_DELETE and its URL answers 404
+   * while the pipeline stops its processes and removes its builds and data, then its rows.
+   */
+  private async markForDeletion(workspaceId: string, ids: readonly string[]): Promise<string[]> {
+    const { deps } = this;
+    const marked = await deps.db.transaction(async (tx) => {
+      const marked = await repo.markForDeletion(tx, workspaceId, ids, deps.now().toISOString());
+      if (marked.length > 0) await repo.announceDeletion(tx, marked);
+      return marked;
+    });
+    if (marked.length > 0) deps.onDeploymentsDeleted?.(marked);
     return marked;
-  });
-  if (marked.length > 0) deps.onDeploymentsDeleted?.(marked);
-  return marked;
-}
+  }
 
-/** Deletes what exists of `ids`; the rest are reported, not fatal (the vendor's partial success). */
-export async function deleteDeployments(
-  deps: ControlPlaneDeps,
-  workspaceId: string,
-  ids: readonly string[],
-): Promise<{ deleted_deployment_ids: string[]; failed: { deployment_id: string; detail: string }[] }> {
-  const unique = [...new Set(ids.map((id) => id.toLowerCase()))];
-  const deleted = await markForDeletion(deps, workspaceId, unique);
-  const failed = unique
-    .filter((id) => !deleted.includes(id))
-    .map((id) => ({ deployment_id: id, detail: deploymentNotFound(id).message }));
-  return { deleted_deployment_ids: unique.filter((id) => deleted.includes(id)), failed };
+  /** Deletes what exists of `ids`; the rest are reported, not fatal (the vendor's partial success). */
+  async deleteMany(
+    workspaceId: string,
+    ids: readonly string[],
+  ): Promise<{ deleted_deployment_ids: string[]; failed: { deployment_id: string; detail: string }[] }> {
+    const unique = [...new Set(ids.map((id) => id.toLowerCase()))];
+    const deleted = await this.markForDeletion(workspaceId, unique);
+    const failed = unique
+      .filter((id) => !deleted.includes(id))
+      .map((id) => ({ deployment_id: id, detail: deploymentNotFound(id).message }));
+    return { deleted_deployment_ids: unique.filter((id) => deleted.includes(id)), failed };
+  }
 }
 
 function checkSecrets(secrets: readonly { name: string }[], references: readonly SecretReference[]): void {

@@ -1,5 +1,5 @@
 import { Type } from "@sinclair/typebox";
-import { requireTenant, type ControlPlaneDeps } from "../context.ts";
+import { requireTenant, type RegisterRoutes } from "../context.ts";
 import { DETAIL_RESPONSES } from "../openapi.ts";
 import {
   GithubIntegration,
@@ -7,15 +7,11 @@ import {
   InstallIntegrationRequest,
   IntegrationIdParams,
 } from "./schemas.ts";
-import { createIntegrationsService } from "./service.ts";
-import type { HttpApp } from "../../http/server.ts";
 
 const TAGS = ["Integrations (v1)"];
 
 /** Integrations (v1): the vendor's GitHub listing routes, plus install/delete for any git host. */
-export function registerIntegrationRoutes(app: HttpApp, deps: ControlPlaneDeps): void {
-  const integrations = createIntegrationsService(deps);
-
+export const registerIntegrationRoutes: RegisterRoutes = (app, { integrations }) => {
   app.get(
     "/v1/integrations/github/install",
     {
@@ -121,4 +117,4 @@ export function registerIntegrationRoutes(app: HttpApp, deps: ControlPlaneDeps):
       return reply.status(404).send({ detail: `Forge integration '${request.params.integration_id}' not found` });
     },
   );
-}
+};

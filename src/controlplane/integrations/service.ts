@@ -2,25 +2,16 @@ import { openSecret, sealSecret } from "../../auth/secret-box.ts";
 import { GIT_HOSTS_SETTING } from "../../config/controlplane.ts";
 import { conflict, invalidField, notFound } from "../../http/errors.ts";
 import { AddressRefused, resolveGuarded, type AddressGuardPolicy } from "../../net/address-guard.ts";
-import type { Database } from "../../storage/database.ts";
+import type { ControlPlaneDeps } from "../context.ts";
 import { listHostRepositories, type ListingOptions } from "./repo-listing.ts";
 import * as repo from "./repository.ts";
 import type { GithubIntegration, GithubRepository, InstallIntegrationRequest } from "./schemas.ts";
 
-/**
- * Integrations: registered git hosts of a workspace. Tokens and webhook secrets are
- * sealed with the installation's secrets key (bound to the row id and field), and
- * never leave the service except through `credentials()` for the build pipeline.
- */
-interface IntegrationsDeps {
-  db: Database;
-  secretsKey: Buffer;
-  now: () => Date;
-  newId: () => string;
+/** What integrations need of the control plane (the pipeline's deps have it too). */
+export type IntegrationServiceDeps = Pick<ControlPlaneDeps, "db" | "secretsKey" | "now" | "newId" | "gitHosts"> & {
+  /** Limits of a host's repository listing (timeout, pages); the listing's defaults without it. */
   listing?: ListingOptions;
-  /** Private or loopback hosts the operator allows (`--allow-private-git-hosts`); none by default. */
-  gitHosts?: AddressGuardPolicy;
-}
+};
 
 /** What the pipeline needs to fetch a repository of an integration. */
 interface IntegrationCredentials {
@@ -36,80 +27,96 @@ const SCHEMES = new Set(["https:", "http:", "git:", "ssh:"]);
 /** Named in refusals when the caller gave no policy of its own. */
 const DEFAULT_GIT_HOSTS: AddressGuardPolicy = { allowHosts: [], allowSetting: GIT_HOSTS_SETTING };
 
-export function createIntegrationsService(deps: IntegrationsDeps) {
-  const { db, secretsKey, now, newId } = deps;
-  const gitHosts = deps.gitHosts ?? DEFAULT_GIT_HOSTS;
+/**
+ * Integrations: registered git hosts of a workspace. Tokens and webhook secrets are
+ * sealed with the installation's secrets key (bound to the row id and field), and
+ * never leave the service except through `credentials()` for the build pipeline.
+ *
+ * @example
+ * const integrations = new IntegrationService(deps);
+ * const host = await integrations.install(workspaceId, { name: "forge", base_url: "https://git.example.com/", token });
+ * const { token: opened } = await integrations.credentials(workspaceId, host.id); // the pipeline's fetch
+ */
+export class IntegrationService {
+  /** Private or loopback hosts the operator allows (`--allow-private-git-hosts`); none by default. */
+  private readonly gitHosts: AddressGuardPolicy;
 
-  async function mustFind(workspaceId: string, id: string): Promise<repo.IntegrationRow> {
-    const row = await repo.findIntegration(db, workspaceId, id.toLowerCase());
+  constructor(private readonly deps: IntegrationServiceDeps) {
+    this.gitHosts = deps.gitHosts ?? DEFAULT_GIT_HOSTS;
+  }
+
+  async list(workspaceId: string): Promise<GithubIntegration[]> {
+    return (await repo.listIntegrations(this.deps.db, workspaceId)).map(toWire);
+  }
+
+  async get(workspaceId: string, id: string): Promise<GithubIntegration> {
+    return toWire(await this.mustFind(workspaceId, id));
+  }
+
+  async install(workspaceId: string, request: InstallIntegrationRequest): Promise<GithubIntegration> {
+    const { db, secretsKey, now, newId } = this.deps;
+    const name = request.name.trim();
+    if (!name) throw invalidField(["body", "name"], "String should have at least 1 character", "string_too_short");
+    const baseUrl = normaliseBaseUrl(request.base_url);
+    await checkHost(baseUrl, this.gitHosts);
+    const id = newId();
+    const seal = (value: string | null | undefined, field: string) =>
+      value ? sealSecret(secretsKey, value, sealContext(id, field)) : null;
+    return db.transaction(async (tx) => {
+      if (await repo.findIntegrationByName(tx, workspaceId, name)) {
+        throw conflict(`an integration named '${name}' already exists in this workspace`);
+      }
+      const row = await repo
+        .insertIntegration(tx, {
+          id,
+          workspace_id: workspaceId,
+          provider: isGithub(baseUrl) ? "github" : "git",
+          name,
+          base_url: baseUrl,
+          token_sealed: seal(request.token, "token"),
+          webhook_secret_sealed: seal(request.webhook_secret, "webhook_secret"),
+          now: now(),
+        })
+        .catch((error: { code?: string }) => {
+          if (error.code === "23505") throw conflict(`an integration named '${name}' already exists in this workspace`);
+          throw error;
+        });
+      return toWire(row);
+    });
+  }
+
+  async remove(workspaceId: string, id: string): Promise<void> {
+    const { db } = this.deps;
+    if (!(await repo.deleteIntegration(db, workspaceId, id.toLowerCase()))) throw notFound(`Integration '${id}' not found`);
+  }
+
+  async listRepositories(workspaceId: string, id: string): Promise<GithubRepository[]> {
+    const row = await this.mustFind(workspaceId, id);
+    const { secretsKey } = this.deps;
+    const token = row.token_sealed ? openSecret(secretsKey, row.token_sealed, sealContext(row.id, "token")) : undefined;
+    const listed = await listHostRepositories(row.base_url, token, this.gitHosts, this.deps.listing);
+    return listed.map((r) => ({ host_integration_id: row.id, ...r }));
+  }
+
+  /** For the deployments pipeline: the host and its opened secrets. 404 for another workspace's id. */
+  async credentials(workspaceId: string, id: string): Promise<IntegrationCredentials> {
+    const row = await this.mustFind(workspaceId, id);
+    const { secretsKey } = this.deps;
+    const open = (sealed: string | null, field: string) => (sealed ? openSecret(secretsKey, sealed, sealContext(row.id, field)) : undefined);
+    return {
+      id: row.id,
+      provider: row.provider,
+      baseUrl: row.base_url,
+      token: open(row.token_sealed, "token"),
+      webhookSecret: open(row.webhook_secret_sealed, "webhook_secret"),
+    };
+  }
+
+  private async mustFind(workspaceId: string, id: string): Promise<repo.IntegrationRow> {
+    const row = await repo.findIntegration(this.deps.db, workspaceId, id.toLowerCase());
     if (!row) throw notFound(`Integration '${id}' not found`);
     return row;
   }
-
-  return {
-    async list(workspaceId: string): Promise<GithubIntegration[]> {
-      return (await repo.listIntegrations(db, workspaceId)).map(toWire);
-    },
-
-    async get(workspaceId: string, id: string): Promise<GithubIntegration> {
-      return toWire(await mustFind(workspaceId, id));
-    },
-
-    async install(workspaceId: string, request: InstallIntegrationRequest): Promise<GithubIntegration> {
-      const name = request.name.trim();
-      if (!name) throw invalidField(["body", "name"], "String should have at least 1 character", "string_too_short");
-      const baseUrl = normaliseBaseUrl(request.base_url);
-      await checkHost(baseUrl, gitHosts);
-      const id = newId();
-      const seal = (value: string | null | undefined, field: string) =>
-        value ? sealSecret(secretsKey, value, sealContext(id, field)) : null;
-      return db.transaction(async (tx) => {
-        if (await repo.findIntegrationByName(tx, workspaceId, name)) {
-          throw conflict(`an integration named '${name}' already exists in this workspace`);
-        }
-        const row = await repo
-          .insertIntegration(tx, {
-            id,
-            workspace_id: workspaceId,
-            provider: isGithub(baseUrl) ? "github" : "git",
-            name,
-            base_url: baseUrl,
-            token_sealed: seal(request.token, "token"),
-            webhook_secret_sealed: seal(request.webhook_secret, "webhook_secret"),
-            now: now(),
-          })
-          .catch((error: { code?: string }) => {
-            if (error.code === "23505") throw conflict(`an integration named '${name}' already exists in this workspace`);
-            throw error;
-          });
-        return toWire(row);
-      });
-    },
-
-    async remove(workspaceId: string, id: string): Promise<void> {
-      if (!(await repo.deleteIntegration(db, workspaceId, id.toLowerCase()))) throw notFound(`Integration '${id}' not found`);
-    },
-
-    async listRepositories(workspaceId: string, id: string): Promise<GithubRepository[]> {
-      const row = await mustFind(workspaceId, id);
-      const token = row.token_sealed ? openSecret(secretsKey, row.token_sealed, sealContext(row.id, "token")) : undefined;
-      const listed = await listHostRepositories(row.base_url, token, gitHosts, deps.listing);
-      return listed.map((r) => ({ host_integration_id: row.id, ...r }));
-    },
-
-    /** For the deployments pipeline: the host and its opened secrets. 404 for another workspace's id. */
-    async credentials(workspaceId: string, id: string): Promise<IntegrationCredentials> {
-      const row = await mustFind(workspaceId, id);
-      const open = (sealed: string | null, field: string) => (sealed ? openSecret(secretsKey, sealed, sealContext(row.id, field)) : undefined);
-      return {
-        id: row.id,
-        provider: row.provider,
-        baseUrl: row.base_url,
-        token: open(row.token_sealed, "token"),
-        webhookSecret: open(row.webhook_secret_sealed, "webhook_secret"),
-      };
-    },
-  };
 }
 
 function sealContext(id: string, field: string): string {

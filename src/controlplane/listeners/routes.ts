@@ -9,12 +9,11 @@ import {
   ListenerPatchRequest,
   ListenersList,
 } from "./schemas.ts";
-import * as service from "./service.ts";
 
 const tags = ["Listeners (v2)"];
 
 /** /v2/listeners: HTTP only; the rules (plan, uniqueness, immutability) are in service.ts. */
-export const registerListenerRoutes: RegisterRoutes = (app, deps) => {
+export const registerListenerRoutes: RegisterRoutes = (app, { listeners }) => {
   app.get(
     "/v2/listeners",
     {
@@ -26,7 +25,7 @@ export const registerListenerRoutes: RegisterRoutes = (app, deps) => {
         response: { 200: ListenersList, ...errorResponses(401, 422) },
       },
     },
-    async (request) => service.listListeners(deps, requireTenant(request), pageOf(request.query)),
+    async (request) => listeners.list(requireTenant(request), pageOf(request.query)),
   );
 
   app.post(
@@ -42,7 +41,7 @@ export const registerListenerRoutes: RegisterRoutes = (app, deps) => {
       },
     },
     async (request, reply) => {
-      const listener = await service.createListener(deps, requireTenant(request), request.body);
+      const listener = await listeners.create(requireTenant(request), request.body);
       return reply.status(201).send(listener);
     },
   );
@@ -58,7 +57,7 @@ export const registerListenerRoutes: RegisterRoutes = (app, deps) => {
         response: { 200: Listener, ...errorResponses(401, 403, 404, 422) },
       },
     },
-    async (request) => service.getListener(deps, requireTenant(request), request.params.listener_id),
+    async (request) => listeners.get(requireTenant(request), request.params.listener_id),
   );
 
   app.patch(
@@ -75,7 +74,7 @@ export const registerListenerRoutes: RegisterRoutes = (app, deps) => {
       },
     },
     async (request) =>
-      service.patchListener(deps, requireTenant(request), request.params.listener_id, request.body),
+      listeners.patch(requireTenant(request), request.params.listener_id, request.body),
   );
 
   app.delete(
@@ -90,7 +89,7 @@ export const registerListenerRoutes: RegisterRoutes = (app, deps) => {
       },
     },
     async (request, reply) => {
-      await service.deleteListener(deps, requireTenant(request), request.params.listener_id);
+      await listeners.delete(requireTenant(request), request.params.listener_id);
       return reply.status(204).send(null);
     },
   );

@@ -4,7 +4,6 @@ import { requireTenant, type RegisterRoutes } from "../context.ts";
 import { errorResponses, pageOf } from "../deployments/wire.ts";
 import type { LogType } from "./repository.ts";
 import { LogsPage, LogsQueryBody, ProjectParams, ProjectRevisionParams, RevisionLogsQuery } from "./schemas.ts";
-import { followLog, mustExist, readLogs } from "./service.ts";
 
 const tags = ["Deployments (v2)"];
 
@@ -13,7 +12,7 @@ const tags = ["Deployments (v2)"];
  * `{logs, next_offset}` back) and the newer GET per revision, which with `follow=true`
  * streams the log as server-sent events while the revision builds or runs.
  */
-export const registerLogRoutes: RegisterRoutes = (app, deps) => {
+export const registerLogRoutes: RegisterRoutes = (app, { logs }) => {
   const v1 = (url: string, type: LogType, operationId: string, summary: string, perRevision: boolean) =>
     app.post(
       url,
@@ -30,7 +29,7 @@ export const registerLogRoutes: RegisterRoutes = (app, deps) => {
       async (request) => {
         const params = request.params as { deployment_id: string; revision_id?: string };
         const body = (request.body ?? {}) as Static<typeof LogsQueryBody>;
-        return readLogs(deps, requireTenant(request).workspaceId, params.deployment_id, {
+        return logs.read(requireTenant(request).workspaceId, params.deployment_id, {
           type,
           revisionId: params.revision_id,
           ...pageOf(body),
@@ -65,11 +64,11 @@ export const registerLogRoutes: RegisterRoutes = (app, deps) => {
       const workspaceId = requireTenant(request).workspaceId;
       const type = query.type ?? "build";
       if (!query.follow) {
-        return readLogs(deps, workspaceId, params.deployment_id, { type, revisionId: params.revision_id, ...pageOf(query), order: query.order ?? "asc", level: query.level });
+        return logs.read(workspaceId, params.deployment_id, { type, revisionId: params.revision_id, ...pageOf(query), order: query.order ?? "asc", level: query.level });
       }
-      await mustExist(deps, workspaceId, params.deployment_id, params.revision_id);
+      await logs.mustExist(workspaceId, params.deployment_id, params.revision_id);
       return streamLog(request, reply, (send, signal) =>
-        followLog(deps, { workspaceId, deploymentId: params.deployment_id, revisionId: params.revision_id, type, afterSeq: lastEventId(request) }, send, signal),
+        logs.follow({ workspaceId, deploymentId: params.deployment_id, revisionId: params.revision_id, type, afterSeq: lastEventId(request) }, send, signal),
       );
     },
   );

@@ -1,16 +1,14 @@
 import { requireTenant, type RegisterRoutes } from "../context.ts";
 import { Deployment, DeploymentIdParams } from "../deployments/schemas.ts";
-import { getDeployment } from "../deployments/service.ts";
 import { invalidField } from "../../http/errors.ts";
 import { errorResponses, pageOf } from "../deployments/wire.ts";
 import { Revision, RevisionListQuery, RevisionParams, RevisionsList } from "./schemas.ts";
-import * as service from "./service.ts";
 import { REVISION_STATUSES, type RevisionStatus } from "./state-machine.ts";
 
 const tags = ["Deployments (v2)"];
 
 /** /v2/deployments/{deployment_id}/revisions: HTTP only; the rules are in service.ts and state-machine.ts. */
-export const registerRevisionRoutes: RegisterRoutes = (app, deps) => {
+export const registerRevisionRoutes: RegisterRoutes = (app, { revisions, deployments }) => {
   app.get(
     "/v2/deployments/:deployment_id/revisions",
     {
@@ -27,7 +25,7 @@ export const registerRevisionRoutes: RegisterRoutes = (app, deps) => {
     async (request) => {
       const query = request.query;
       const { deployment_id } = request.params;
-      return service.listRevisions(deps, requireTenant(request).workspaceId, deployment_id, {
+      return revisions.list(requireTenant(request).workspaceId, deployment_id, {
         statuses: query.status === undefined ? undefined : statusList(query.status),
         remote: query.remote_reconciled,
         ...pageOf(query),
@@ -48,7 +46,7 @@ export const registerRevisionRoutes: RegisterRoutes = (app, deps) => {
     },
     async (request) => {
       const { deployment_id, revision_id } = request.params;
-      return service.getRevision(deps, requireTenant(request).workspaceId, deployment_id, revision_id);
+      return revisions.get(requireTenant(request).workspaceId, deployment_id, revision_id);
     },
   );
 
@@ -67,8 +65,8 @@ export const registerRevisionRoutes: RegisterRoutes = (app, deps) => {
     async (request) => {
       const { deployment_id, revision_id } = request.params;
       const workspaceId = requireTenant(request).workspaceId;
-      await service.redeployRevision(deps, workspaceId, deployment_id, revision_id);
-      return getDeployment(deps, workspaceId, deployment_id);
+      await revisions.redeploy(workspaceId, deployment_id, revision_id);
+      return deployments.get(workspaceId, deployment_id);
     },
   );
 
@@ -88,7 +86,7 @@ export const registerRevisionRoutes: RegisterRoutes = (app, deps) => {
     },
     async (request) => {
       const { deployment_id, revision_id } = request.params;
-      return service.interruptRevision(deps, requireTenant(request).workspaceId, deployment_id, revision_id);
+      return revisions.interrupt(requireTenant(request).workspaceId, deployment_id, revision_id);
     },
   );
 };

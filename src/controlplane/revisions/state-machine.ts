@@ -2,8 +2,8 @@ import { conflict } from "../../http/errors.ts";
 
 /**
  * The revision state machine: the one place that says which status may follow which.
- * The pipeline (clone → build → run → health) drives it through `advanceRevision` in
- * service.ts; nothing else writes a revision status.
+ * The pipeline (clone → build → run → health) drives it through `RevisionService.advance`
+ * in service.ts; nothing else writes a revision status.
  *
  *   QUEUED ──► CREATING ──► AWAITING_BUILD ──► BUILDING ──► AWAITING_DEPLOY ──► DEPLOYING ──► DEPLOYED
  *     │            │  └───────── (image sources skip the build) ───────┘              │

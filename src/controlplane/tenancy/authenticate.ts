@@ -4,8 +4,8 @@ import type { BearerResult, BearerVerifier } from "../../auth/bearer.ts";
 import { SlipwayError, forbidden } from "../../http/errors.ts";
 import type { Queryable } from "../../storage/database.ts";
 import type { Plan, TenantContext } from "../context.ts";
+import { isUuid } from "../deployments/wire.ts";
 import * as repo from "./repository.ts";
-import { isUuid } from "./service.ts";
 
 /**
  * Turns request headers into a TenantContext, or refuses:

@@ -1,21 +1,13 @@
 import { generateApiKey, parseApiKey } from "../../auth/api-key.ts";
-import { openSecret, sealSecret } from "../../auth/secret-box.ts";
 import { badRequest, notFound } from "../../http/errors.ts";
-import type { Database, Queryable } from "../../storage/database.ts";
-import type { Plan } from "../context.ts";
+import type { Queryable } from "../../storage/database.ts";
+import type { ControlPlaneDeps, Plan } from "../context.ts";
+import { isUuid } from "../deployments/wire.ts";
 import * as repo from "./repository.ts";
-
-/** Organizations, workspaces and API keys: the rules. SQL lives in repository.ts. */
 
 const PLANS: readonly Plan[] = ["free", "plus", "enterprise", "self_hosted_enterprise"];
 /** A self-hosted install runs listeners, so its first organization gets the self-hosted plan. */
 const DEFAULT_PLAN: Plan = "self_hosted_enterprise";
-
-interface TenancyDeps {
-  db: Database;
-  now: () => Date;
-  newId: () => string;
-}
 
 export interface BootstrapResult {
   organization_id: string;
@@ -44,17 +36,99 @@ function isPlan(value: string): value is Plan {
   return (PLANS as readonly string[]).includes(value);
 }
 
-export function createTenancyService(deps: TenancyDeps) {
-  const { db, now, newId } = deps;
+/**
+ * Organizations, workspaces and API keys: the rules. SQL lives in repository.ts. Used by
+ * `slipway up` (the first organization) and `slipway admin`; not exposed over HTTP.
+ *
+ * @example
+ * const tenancy = new TenancyService({ db, now: () => new Date(), newId: randomUUID });
+ * const { organization_id, workspace_id, api_key } = await tenancy.bootstrap({ orgName: "Acme" });
+ * await tenancy.createApiKey(organization_id, workspace_id, "ci");
+ */
+export class TenancyService {
+  constructor(private readonly deps: Pick<ControlPlaneDeps, "db" | "now" | "newId">) {}
 
-  async function createKey(q: Queryable, organizationId: string, workspaceId: string | null, description: string): Promise<NewApiKey> {
+  /** Creates an organization, one workspace and a new API key, atomically. */
+  bootstrap(options: BootstrapOptions = {}): Promise<BootstrapResult> {
+    return this.deps.db.transaction((tx) => this.bootstrapIn(tx, options));
+  }
+
+  /**
+   * First start over an empty database: the same as `bootstrap` for a default
+   * organization. Returns null when any organization exists. Safe when several
+   * processes start at once on one server (an advisory lock serialises them).
+   */
+  ensureDefaultTenant(): Promise<BootstrapResult | null> {
+    return this.deps.db.transaction(async (tx) => {
+      await repo.lockTenancy(tx);
+      if ((await repo.countOrganizations(tx)) > 0) return null;
+      return this.bootstrapIn(tx, { orgName: "Default", plan: DEFAULT_PLAN });
+    });
+  }
+
+  async createWorkspace(organizationId: string, name: string): Promise<{ organization_id: string; workspace_id: string; name: string }> {
+    const { db, now, newId } = this.deps;
+    const checked = checkName(name, "workspace name");
+    return db.transaction(async (tx) => {
+      if (!isUuid(organizationId) || !(await repo.findOrganization(tx, organizationId))) {
+        throw notFound(`organization '${organizationId}' not found`);
+      }
+      const id = newId();
+      await repo.insertWorkspace(tx, { id, organizationId, name: checked, now: now() });
+      return { organization_id: organizationId, workspace_id: id, name: checked };
+    });
+  }
+
+  /** A new key for the organization, or for one of its workspaces when `workspaceId` is given. */
+  async createApiKey(organizationId: string, workspaceId: string | null, description = ""): Promise<NewApiKey> {
+    return this.deps.db.transaction(async (tx) => {
+      if (!isUuid(organizationId) || !(await repo.findOrganization(tx, organizationId))) {
+        throw notFound(`organization '${organizationId}' not found`);
+      }
+      if (workspaceId !== null) {
+        const workspace = isUuid(workspaceId) ? await repo.findWorkspace(tx, workspaceId) : undefined;
+        if (!workspace || workspace.organization_id !== organizationId) {
+          throw notFound(`workspace '${workspaceId}' not found in organization '${organizationId}'`);
+        }
+      }
+      return this.createKey(tx, organizationId, workspaceId, description);
+    });
+  }
+
+  /** Revokes by key id, by prefix (`slw_<lookup>`) or by the full key; false when there was no live key. */
+  revokeApiKey(reference: string): Promise<boolean> {
+    const target = parseApiKey(reference)?.lookupId ?? reference.replace(/^slw_/, "").replace(/…$/, "");
+    return repo.revokeApiKey(this.deps.db, target, this.deps.now());
+  }
+
+  async listApiKeys(organizationId: string) {
+    if (!isUuid(organizationId)) return [];
+    const rows = await repo.listApiKeys(this.deps.db, organizationId);
+    return rows.map((row) => ({
+      id: row.id,
+      prefix: `slw_${row.lookup_id}`,
+      workspace_id: row.workspace_id,
+      description: row.description,
+      created_at: row.created_at.toISOString(),
+      revoked: row.revoked_at !== null,
+    }));
+  }
+
+  async listWorkspaces(organizationId: string) {
+    if (!isUuid(organizationId)) return [];
+    return (await repo.listWorkspaces(this.deps.db, organizationId)).map((w) => ({ id: w.id, name: w.name, created_at: w.created_at.toISOString() }));
+  }
+
+  private async createKey(q: Queryable, organizationId: string, workspaceId: string | null, description: string): Promise<NewApiKey> {
+    const { now, newId } = this.deps;
     const generated = generateApiKey();
     const id = newId();
     await repo.insertApiKey(q, { id, lookupId: generated.lookupId, hash: generated.hash, organizationId, workspaceId, description, now: now() });
     return { api_key_id: id, api_key: generated.key, organization_id: organizationId, workspace_id: workspaceId };
   }
 
-  async function bootstrapIn(q: Queryable, options: BootstrapOptions): Promise<BootstrapResult> {
+  private async bootstrapIn(q: Queryable, options: BootstrapOptions): Promise<BootstrapResult> {
+    const { now, newId } = this.deps;
     const plan = options.plan ?? DEFAULT_PLAN;
     if (!isPlan(plan)) throw badRequest(`unknown plan '${plan}': use one of ${PLANS.join(", ")}`);
     const orgName = checkName(options.orgName ?? "Default", "organization name");
@@ -64,110 +138,17 @@ export function createTenancyService(deps: TenancyDeps) {
     await repo.insertOrganization(q, { id: organizationId, name: orgName, plan, now: now() });
     await repo.insertWorkspace(q, { id: workspaceId, organizationId, name: workspaceName, now: now() });
     const scope = options.keyScope ?? "organization";
-    const key = await createKey(q, organizationId, scope === "workspace" ? workspaceId : null, "bootstrap");
+    const key = await this.createKey(q, organizationId, scope === "workspace" ? workspaceId : null, "bootstrap");
     return { organization_id: organizationId, workspace_id: workspaceId, api_key: key.api_key, api_key_id: key.api_key_id };
   }
-
-  return {
-    /** Creates an organization, one workspace and a new API key, atomically. */
-    bootstrap(options: BootstrapOptions = {}): Promise<BootstrapResult> {
-      return db.transaction((tx) => bootstrapIn(tx, options));
-    },
-
-    /**
-     * First start over an empty database: the same as `bootstrap` for a default
-     * organization. Returns null when any organization exists. Safe when several
-     * processes start at once on one server (an advisory lock serialises them).
-     */
-    ensureDefaultTenant(): Promise<BootstrapResult | null> {
-      return db.transaction(async (tx) => {
-        await repo.lockTenancy(tx);
-        if ((await repo.countOrganizations(tx)) > 0) return null;
-        return bootstrapIn(tx, { orgName: "Default", plan: DEFAULT_PLAN });
-      });
-    },
-
-    async createWorkspace(organizationId: string, name: string): Promise<{ organization_id: string; workspace_id: string; name: string }> {
-      const checked = checkName(name, "workspace name");
-      return db.transaction(async (tx) => {
-        if (!isUuid(organizationId) || !(await repo.findOrganization(tx, organizationId))) {
-          throw notFound(`organization '${organizationId}' not found`);
-        }
-        const id = newId();
-        await repo.insertWorkspace(tx, { id, organizationId, name: checked, now: now() });
-        return { organization_id: organizationId, workspace_id: id, name: checked };
-      });
-    },
-
-    /** A new key for the organization, or for one of its workspaces when `workspaceId` is given. */
-    async createApiKey(organizationId: string, workspaceId: string | null, description = ""): Promise<NewApiKey> {
-      return db.transaction(async (tx) => {
-        if (!isUuid(organizationId) || !(await repo.findOrganization(tx, organizationId))) {
-          throw notFound(`organization '${organizationId}' not found`);
-        }
-        if (workspaceId !== null) {
-          const workspace = isUuid(workspaceId) ? await repo.findWorkspace(tx, workspaceId) : undefined;
-          if (!workspace || workspace.organization_id !== organizationId) {
-            throw notFound(`workspace '${workspaceId}' not found in organization '${organizationId}'`);
-          }
-        }
-        return createKey(tx, organizationId, workspaceId, description);
-      });
-    },
-
-    /** Revokes by key id, by prefix (`slw_<lookup>`) or by the full key; false when there was no live key. */
-    revokeApiKey(reference: string): Promise<boolean> {
-      const target = parseApiKey(reference)?.lookupId ?? reference.replace(/^slw_/, "").replace(/…$/, "");
-      return repo.revokeApiKey(db, target, now());
-    },
-
-    async listApiKeys(organizationId: string) {
-      if (!isUuid(organizationId)) return [];
-      const rows = await repo.listApiKeys(db, organizationId);
-      return rows.map((row) => ({
-        id: row.id,
-        prefix: `slw_${row.lookup_id}`,
-        workspace_id: row.workspace_id,
-        description: row.description,
-        created_at: row.created_at.toISOString(),
-        revoked: row.revoked_at !== null,
-      }));
-    },
-
-    async listWorkspaces(organizationId: string) {
-      if (!isUuid(organizationId)) return [];
-      return (await repo.listWorkspaces(db, organizationId)).map((w) => ({ id: w.id, name: w.name, created_at: w.created_at.toISOString() }));
-    },
-  };
 }
-
-export type TenancyService = ReturnType<typeof createTenancyService>;
-
-const CANARY_NAME = "secrets_key_canary";
-const CANARY_TEXT = "slipway secrets key canary";
 
 /**
- * Guards against starting with a different secrets key than the one this database's
- * secrets were sealed with (a lost `secrets.key`, a mistyped SLIPWAY_SECRETS_KEY):
- * the first start seals a canary, later starts must be able to open it.
+ * The factory this service was before it became a class; kept for bench/ratelimit-server.ts,
+ * which this change may not edit. New code constructs `TenancyService`.
+ * @deprecated use `new TenancyService(deps)`.
  */
-export async function checkSecretsKey(db: Database, key: Buffer, now: Date): Promise<void> {
-  const sealed = await repo.initSetting(db, CANARY_NAME, sealSecret(key, CANARY_TEXT, CANARY_NAME), now);
-  try {
-    if (openSecret(key, sealed, CANARY_NAME) === CANARY_TEXT) return;
-  } catch {
-    // fall through
-  }
-  throw new Error(
-    "the secrets key does not match the one this database was set up with: " +
-      "set SLIPWAY_SECRETS_KEY (or restore <data-dir>/secrets.key) to the original key",
-  );
-}
-
-const UUID = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/;
-export function isUuid(value: string): boolean {
-  return UUID.test(value);
-}
+export const createTenancyService = (deps: ConstructorParameters<typeof TenancyService>[0]) => new TenancyService(deps);
 
 function checkName(name: string, what: string): string {
   const trimmed = name.trim();

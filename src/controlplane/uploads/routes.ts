@@ -3,7 +3,6 @@ import { requireTenant, type RegisterRoutes } from "../context.ts";
 import { DeploymentIdParams } from "../deployments/schemas.ts";
 import { errorResponses } from "../deployments/wire.ts";
 import { UploadParams, UploadQuery, UploadReceived, UploadUrl } from "./schemas.ts";
-import { createUploadUrl, receiveUpload } from "./service.ts";
 
 const tags = ["Deployments (v2)"];
 
@@ -11,7 +10,7 @@ const tags = ["Deployments (v2)"];
 const ARCHIVE_TYPES = ["application/gzip", "application/x-gzip", "application/x-tar", "application/x-gtar", "application/x-compressed-tar", "application/octet-stream"];
 
 /** Uploaded sources: POST .../upload-url, then PUT the tarball to the URL it answers. */
-export const registerUploadRoutes: RegisterRoutes = (app, deps) => {
+export const registerUploadRoutes: RegisterRoutes = (app, { uploads }) => {
   app.addContentTypeParser(ARCHIVE_TYPES, (_request, payload, done) => done(null, payload));
 
   app.post(
@@ -29,7 +28,7 @@ export const registerUploadRoutes: RegisterRoutes = (app, deps) => {
       },
     },
     async (request) =>
-      createUploadUrl(deps, requireTenant(request).workspaceId, request.params.deployment_id),
+      uploads.createUrl(requireTenant(request).workspaceId, request.params.deployment_id),
   );
 
   app.put(
@@ -54,7 +53,7 @@ export const registerUploadRoutes: RegisterRoutes = (app, deps) => {
       const params = request.params;
       const query = request.query;
       const body = request.body instanceof Readable ? request.body : request.raw;
-      return receiveUpload(deps, { deploymentId: params.deployment_id, uploadId: params.upload_id, expires: query.expires, signature: query.signature }, body);
+      return uploads.receive({ deploymentId: params.deployment_id, uploadId: params.upload_id, expires: query.expires, signature: query.signature }, body);
     },
   );
 };

@@ -2,12 +2,11 @@ import { Readable } from "node:stream";
 import { Type,  } from "@sinclair/typebox";
 import type { RegisterRoutes } from "../context.ts";
 import { errorResponses, Uuid } from "../deployments/wire.ts";
-import { receivePush } from "./service.ts";
 
 const Params = Type.Object({ integration_id: Uuid() });
 
 /** POST /v1/integrations/github/{integration_id}/webhook: push events from the git host. */
-export const registerWebhookRoutes: RegisterRoutes = (app, deps) => {
+export const registerWebhookRoutes: RegisterRoutes = (app, { webhooks }) => {
   app.post(
     "/v1/integrations/github/:integration_id/webhook",
     {
@@ -40,7 +39,7 @@ export const registerWebhookRoutes: RegisterRoutes = (app, deps) => {
       const event = String(request.headers["x-github-event"] ?? request.headers["x-gitea-event"] ?? "push");
       const signature = request.headers["x-hub-signature-256"];
       const raw = (request as { rawBody?: Buffer }).rawBody ?? Buffer.alloc(0);
-      const result = await receivePush(deps, { integrationId: integration_id, event, raw, signature: Array.isArray(signature) ? signature[0] : signature }, deps.pushQuietMs);
+      const result = await webhooks.receivePush({ integrationId: integration_id, event, raw, signature: Array.isArray(signature) ? signature[0] : signature });
       return reply.status(202).send(result);
     },
   );

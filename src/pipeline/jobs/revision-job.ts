@@ -1,6 +1,7 @@
 import { existsSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { advanceRevision } from "../../controlplane/revisions/service.ts";
+import type { IntegrationService } from "../../controlplane/integrations/service.ts";
+import type { RevisionService } from "../../controlplane/revisions/service.ts";
 import { canTransition, type RevisionStatus } from "../../controlplane/revisions/state-machine.ts";
 import { openSecrets } from "../../controlplane/secrets/sealed.ts";
 import { buildSource, reusableBuild, type BuildRecipe } from "../build/builder.ts";
@@ -10,7 +11,7 @@ import { JobStopped, StepFailure } from "../failure.ts";
 import { LogWriter } from "../log-writer.ts";
 import type { LocalRuntime } from "../runtime/local-runtime.ts";
 import type { RevisionGroup } from "../runtime/revision-group.ts";
-import { fetchSource, identifySource, type RevisionSource } from "../source/prepare.ts";
+import { fetchSource, identifySource, type RevisionSource, type SourceDeps } from "../source/prepare.ts";
 import { loadJobRevision, recordBuild, recordCommit, type JobClaim, type JobRevision } from "./repository.ts";
 
 /** A job resumed this many times after its control plane died gives up with a message. */
@@ -18,6 +19,9 @@ const MAX_ATTEMPTS = 3;
 
 interface JobContext {
   deps: PipelineDeps;
+  /** The control plane's services, built once by the job runner. */
+  revisions: RevisionService;
+  integrations: IntegrationService;
   runtime: LocalRuntime;
   claim: JobClaim;
   worker: string;
@@ -61,6 +65,7 @@ class Job {
   private sourceDir: string | undefined;
   private build: BuildRow | undefined;
   private group: RevisionGroup | undefined;
+  private readonly sourceDeps: SourceDeps;
 
   constructor(
     private readonly context: JobContext,
@@ -70,6 +75,7 @@ class Job {
     private readonly deployLog: LogWriter,
   ) {
     this.status = revision.status;
+    this.sourceDeps = { ...context.deps, integrations: context.integrations };
   }
 
   async run(): Promise<void> {
@@ -109,7 +115,7 @@ class Job {
   private async identify(): Promise<void> {
     if (await this.existingBuild()) return;
     const source = this.source();
-    this.sourceId = await identifySource(this.context.deps, source, this.logContext(this.buildLog));
+    this.sourceId = await identifySource(this.sourceDeps, source, this.logContext(this.buildLog));
     if (source.kind === "git" && source.commit !== this.sourceId) await recordCommit(this.context.deps.db, this.revision.id, this.sourceId);
     this.build = await reusableBuild(this.context.deps, { deploymentId: this.revision.deployment_id, sourceId: this.sourceId, recipe: this.recipe() });
     if (this.build) {
@@ -124,7 +130,7 @@ class Job {
     const { deps } = this.context;
     const tmp = join(deps.dataDir, "builds", `.tmp-${deps.newId()}`);
     mkdirSync(tmp, { recursive: true });
-    await fetchSource(deps, this.source(), this.sourceId!, tmp, this.logContext(this.buildLog));
+    await fetchSource(this.sourceDeps, this.source(), this.sourceId!, tmp, this.logContext(this.buildLog));
     this.sourceDir = tmp;
   }
 
@@ -133,7 +139,7 @@ class Job {
     if (this.build ?? (await this.existingBuild())) return this.build!;
     const { deps } = this.context;
     if (!this.sourceId) {
-      this.sourceId = await identifySource(deps, this.source(), this.logContext(this.buildLog));
+      this.sourceId = await identifySource(this.sourceDeps, this.source(), this.logContext(this.buildLog));
       this.build = await reusableBuild(deps, { deploymentId: this.revision.deployment_id, sourceId: this.sourceId, recipe: this.recipe() });
       if (this.build) {
         await recordBuild(deps.db, this.revision.id, this.build.key);
@@ -186,10 +192,10 @@ class Job {
   }
 
   private async move(to: RevisionStatus, message: string | null = null): Promise<void> {
-    const { deps, claim, worker } = this.context;
+    const { deps, revisions, claim, worker } = this.context;
     if (this.context.signal.aborted) throw new JobStopped("stopped");
     try {
-      await advanceRevision(deps.db, { ...this.target(), to, message, now: deps.now().toISOString(), fence: { worker, attempt: claim.job_attempts } });
+      await revisions.advance({ ...this.target(), to, message, now: deps.now().toISOString(), fence: { worker, attempt: claim.job_attempts } });
     } catch (error) {
       // Interrupted, deleted, or taken over meanwhile: nothing of ours to write any more.
       throw new JobStopped((error as Error).message);

@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { REVISION_READY_CHANNEL } from "../../controlplane/revisions/repository.ts";
-import { startDueRevisions } from "../../controlplane/revisions/service.ts";
+import { IntegrationService } from "../../controlplane/integrations/service.ts";
+import { RevisionService } from "../../controlplane/revisions/service.ts";
 import type { PipelineDeps } from "../context.ts";
 import type { LocalRuntime } from "../runtime/local-runtime.ts";
 import { claimJob, releaseAllJobs, releaseJob, renewJob, type JobClaim } from "./repository.ts";
@@ -25,11 +26,16 @@ export class JobRunner {
   private stopped = false;
   private tick: NodeJS.Timeout | undefined;
   private unlisten: (() => Promise<void>) | undefined;
+  private readonly revisions: RevisionService;
+  private readonly integrations: IntegrationService;
 
   constructor(
     private readonly deps: PipelineDeps,
     private readonly runtime: LocalRuntime,
-  ) {}
+  ) {
+    this.revisions = new RevisionService(deps);
+    this.integrations = new IntegrationService(deps);
+  }
 
   async start(): Promise<void> {
     if (!this.deps.db.shared) await releaseAllJobs(this.deps.db);
@@ -58,7 +64,7 @@ export class JobRunner {
 
   private async onTick(): Promise<void> {
     try {
-      await startDueRevisions(this.deps.db, this.deps.now());
+      await this.revisions.startDue(this.deps.now());
     } catch (error) {
       this.deps.log.warn({ err: error }, "starting due revisions failed");
     }
@@ -103,7 +109,8 @@ export class JobRunner {
       );
     }, Math.max(200, jobLeaseMs / 3));
     heartbeat.unref();
-    const done = runRevisionJob({ deps: this.deps, runtime: this.runtime, claim, worker: this.worker, signal: abort.signal })
+    const { deps, revisions, integrations, runtime, worker } = this;
+    const done = runRevisionJob({ deps, revisions, integrations, runtime, claim, worker, signal: abort.signal })
       .catch((error) => this.deps.log.error({ err: error, revision_id: claim.revision_id }, "revision job crashed"))
       .finally(() => {
         clearInterval(heartbeat);

@@ -1,5 +1,5 @@
 import { join } from "node:path";
-import { createIntegrationsService } from "../../controlplane/integrations/service.ts";
+import type { IntegrationService } from "../../controlplane/integrations/service.ts";
 import type { PipelineDeps } from "../context.ts";
 import { StepFailure } from "../failure.ts";
 import type { LogWriter } from "../log-writer.ts";
@@ -12,6 +12,9 @@ export type RevisionSource =
   | { kind: "git"; workspaceId: string; deploymentId: string; url: string; ref: string; commit: string | null; integrationId: string | null }
   | { kind: "tarball"; workspaceId: string; deploymentId: string; objectPath: string };
 
+/** What preparing a source needs: the pipeline's deps, and the integrations for a git host's credentials. */
+export type SourceDeps = Pick<PipelineDeps, "db" | "dataDir" | "gitHosts"> & { integrations: IntegrationService };
+
 interface SourceContext {
   log: LogWriter;
   signal: AbortSignal;
@@ -22,7 +25,7 @@ interface SourceContext {
  * the commit the revision already recorded), or the sha256 of the uploaded tarball.
  * Two revisions with the same identity and build recipe share a build.
  */
-export async function identifySource(deps: PipelineDeps, source: RevisionSource, context: SourceContext): Promise<string> {
+export async function identifySource(deps: SourceDeps, source: RevisionSource, context: SourceContext): Promise<string> {
   if (source.kind === "tarball") return (await uploadedFile(deps, source)).sha256;
   if (source.commit) return source.commit;
   context.log.info(`Resolving ${source.ref} in ${source.url}.`);
@@ -30,7 +33,7 @@ export async function identifySource(deps: PipelineDeps, source: RevisionSource,
 }
 
 /** Puts the source tree at `sourceId` into `dir`. */
-export async function fetchSource(deps: PipelineDeps, source: RevisionSource, sourceId: string, dir: string, context: SourceContext): Promise<void> {
+export async function fetchSource(deps: SourceDeps, source: RevisionSource, sourceId: string, dir: string, context: SourceContext): Promise<void> {
   if (source.kind === "tarball") {
     const upload = await uploadedFile(deps, source);
     context.log.info(`Unpacking the uploaded source ${source.objectPath} (${upload.size_bytes} bytes, sha256 ${upload.sha256.slice(0, 12)}).`);
@@ -46,17 +49,16 @@ export async function fetchSource(deps: PipelineDeps, source: RevisionSource, so
   await fetchCommit(await gitSource(deps, source), sourceId, dir, { ...context, gitHosts: deps.gitHosts });
 }
 
-async function gitSource(deps: PipelineDeps, source: Extract<RevisionSource, { kind: "git" }>): Promise<GitSource> {
+async function gitSource(deps: SourceDeps, source: Extract<RevisionSource, { kind: "git" }>): Promise<GitSource> {
   if (!source.integrationId) return { url: source.url, ref: source.ref };
-  const integrations = createIntegrationsService(deps);
-  const credentials = await integrations.credentials(source.workspaceId, source.integrationId).catch(() => undefined);
+  const credentials = await deps.integrations.credentials(source.workspaceId, source.integrationId).catch(() => undefined);
   if (!credentials) {
     throw new StepFailure("CREATE_FAILED", `Fetching the source failed: integration ${source.integrationId} no longer exists in this workspace.`);
   }
   return { url: source.url, ref: source.ref, integration: { baseUrl: credentials.baseUrl, token: credentials.token } };
 }
 
-async function uploadedFile(deps: PipelineDeps, source: Extract<RevisionSource, { kind: "tarball" }>) {
+async function uploadedFile(deps: SourceDeps, source: Extract<RevisionSource, { kind: "tarball" }>) {
   const upload = await findUpload(deps.db, source.workspaceId, source.deploymentId, source.objectPath);
   if (!upload || !upload.sha256 || upload.uploaded_at === null) {
     throw new StepFailure(

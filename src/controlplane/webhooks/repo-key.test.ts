@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { repoKey } from "./service.ts";
+import { repoKey } from "./repo-key.ts";
 
 describe("repoKey", () => {
   it("gives one key to every spelling of a repository a push event carries", () => {
