@@ -13,7 +13,7 @@ import { join } from "node:path";
 import Fastify, { type FastifyInstance } from "fastify";
 import { buildControlPlaneApp, resolveRateLimitIdentity } from "../src/controlplane/app.ts";
 import { createAuthenticator } from "../src/controlplane/tenancy/authenticate.ts";
-import { createTenancyService } from "../src/controlplane/tenancy/service.ts";
+import { TenancyService } from "../src/controlplane/tenancy/service.ts";
 import { installErrorHandler } from "../src/http/error-handler.ts";
 import { registerRateLimit, type RateLimitOptions } from "../src/ratelimit/plugin.ts";
 import { rateLimitOptionsFromFlags } from "../src/ratelimit/setup.ts";
@@ -50,7 +50,7 @@ async function platform(): Promise<{ app: FastifyInstance; keys: string[]; close
   const dataDir = mkdtempSync(join(tmpdir(), "slipway-bench-ratelimit-"));
   const db = await openDatabase({ dataDir, schema: "slipway", component: "control" });
   const deps = { db, secretsKey: Buffer.alloc(32, 7), now: () => new Date(), newId: () => randomUUID(), publicUrl: "" };
-  const tenancy = createTenancyService(deps);
+  const tenancy = new TenancyService(deps);
   const created = (await tenancy.ensureDefaultTenant())!;
   // Workspace keys, which need no X-Tenant-Id (the bootstrap key is the organization's).
   const keys: string[] = [];

@@ -143,13 +143,6 @@ export class TenancyService {
   }
 }
 
-/**
- * The factory this service was before it became a class; kept for bench/ratelimit-server.ts,
- * which this change may not edit. New code constructs `TenancyService`.
- * @deprecated use `new TenancyService(deps)`.
- */
-export const createTenancyService = (deps: ConstructorParameters<typeof TenancyService>[0]) => new TenancyService(deps);
-
 function checkName(name: string, what: string): string {
   const trimmed = name.trim();
   if (!trimmed || trimmed.length > 200) throw badRequest(`${what} must be 1 to 200 characters`);
