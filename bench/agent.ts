@@ -12,7 +12,9 @@
  *                               scenario (agent/inflight.ts) on PGlite, and on PostgreSQL
  *                               when "postgres" is also listed
  *   --inflight-runs 1000 --inflight-clients 50 --inflight-wait-ms 2000
- *   --runs 400 --seconds 60     bound of the create+wait phase (count, then time)
+ *   --runs 2000 --seconds 60    bound of the create+wait phase (count, then time); also the
+ *                               floors' run count. 400 runs lasted about 2 s on our servers,
+ *                               mostly JIT warm-up: 2000 measure the steady state
  *   --concurrency 20            callers in the create+wait phase
  *   --streams 30 --burst 50     sizes of the stream and enqueue phases
  *   --json <file>               also write the figures as JSON
@@ -36,7 +38,7 @@ const { values: flags } = parseArgs({
     "inflight-runs": { type: "string", default: "1000" },
     "inflight-clients": { type: "string", default: "50" },
     "inflight-wait-ms": { type: "string", default: "2000" },
-    runs: { type: "string", default: "400" },
+    runs: { type: "string", default: "2000" },
     seconds: { type: "string", default: "60" },
     concurrency: { type: "string", default: "20" },
     streams: { type: "string", default: "30" },

@@ -87,6 +87,8 @@ async function assemble(db: Database, project: PreparedProject, options: AgentSe
   const customAuth = config.auth ? await loadAuth(config.auth.module) : undefined;
   const graphs = await loadGraphs(config, { checkpointer, store });
   const assistants = new AssistantService(db, graphs, now, {
+    // A database of our own is written by this process alone: what it read stays true.
+    cacheReads: !db.shared,
     // Read from the project's TypeScript types on first use, then saved beside it (decision 0013).
     typedSchemas: new StaticGraphSchemas({ root: config.root, sources: graphSources(config), log: { warn: (o, m) => app.log.warn(o, m), info: (o, m) => app.log.info(o, m) } }),
   });

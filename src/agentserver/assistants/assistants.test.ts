@@ -148,3 +148,34 @@ describe.each(BACKENDS)("assistants through the SDK on %s", (backend) => {
     await expect(server.client.assistants.delete(a.assistant_id)).rejects.toThrow(/404/);
   });
 });
+
+describe("assistants kept in memory on a database of the process's own", () => {
+  let server: AssistantTestServer;
+  beforeAll(async () => {
+    server = await startAssistantServer("pglite");
+  });
+  afterAll(async () => {
+    await server?.close();
+  });
+
+  it("answers reads from memory, hands out copies, and forgets on every write it makes", async () => {
+    const assistants = server.assistants;
+    const created = await assistants.create({ graph_id: "approval", name: "one" });
+    const id = created.assistant_id;
+    await assistants.get(id);
+    // Written behind the service's back: not seen, so the answer came from memory.
+    await server.db.query("UPDATE assistants SET name = 'behind' WHERE assistant_id = $1", [id]);
+    expect((await assistants.get(id)).name).toBe("one");
+
+    const copy = await assistants.get(id);
+    copy.name = "changed by a caller";
+    expect((await assistants.get(id)).name).toBe("one");
+
+    await assistants.patch(id, { name: "two" });
+    expect((await assistants.get(id)).name).toBe("two");
+    await assistants.setLatest(id, 1);
+    expect((await assistants.get(id)).name).toBe("one");
+    await assistants.delete(id);
+    await expect(assistants.get(id)).rejects.toThrow(/not found/);
+  });
+});

@@ -26,7 +26,15 @@ export interface AssistantServiceOptions {
    * schemas list their channel names only.
    */
   typedSchemas?: { of(graphId: string): Promise<Record<string, SchemaSet> | undefined> };
+  /**
+   * Keep assistants read in memory (each run reads its assistant): only when every write
+   * to them goes through this service, i.e. the database is this process's alone.
+   */
+  cacheReads?: boolean;
 }
+
+/** Assistants kept by `cacheReads`, at most this many (the oldest read goes first). */
+const CACHED_ASSISTANTS = 1000;
 
 interface SearchResult {
   assistants: Partial<Assistant>[];
@@ -46,12 +54,16 @@ interface SearchResult {
  * const agent = await assistants.get("agent"); // the system assistant of graph "agent"
  */
 export class AssistantService {
+  private readonly cache?: Map<string, Assistant>;
+
   constructor(
     private readonly db: Database,
     private readonly graphs: GraphRegistry,
     private readonly now: () => Date,
     private readonly options: AssistantServiceOptions = {},
-  ) {}
+  ) {
+    if (options.cacheReads) this.cache = new Map();
+  }
 
   /**
    * One assistant per graph (`created_by: system`, named after the graph); safe to repeat
@@ -98,9 +110,23 @@ export class AssistantService {
   }
 
   async get(idOrGraphId: string): Promise<Assistant> {
-    const row = await sql.findAssistant(this.db, this.resolveId(idOrGraphId));
+    const id = this.resolveId(idOrGraphId);
+    const cached = this.cache?.get(id);
+    if (cached) return structuredClone(cached);
+    const row = await sql.findAssistant(this.db, id);
     if (!row) throw notFound(`Assistant "${idOrGraphId}" not found`);
-    return toWire(row);
+    const assistant = toWire(row);
+    if (this.cache) {
+      if (this.cache.size >= CACHED_ASSISTANTS) this.cache.delete(this.cache.keys().next().value!);
+      this.cache.set(id, structuredClone(assistant));
+    }
+    return assistant;
+  }
+
+  /** Forgets what was read of `id` (every assistant without one), after a write, failed or not. */
+  private forget<T>(id: string | undefined, write: Promise<T>): Promise<T> {
+    if (!this.cache) return write;
+    return write.finally(() => (id === undefined ? this.cache!.clear() : this.cache!.delete(id)));
   }
 
   async create(input: AssistantCreate): Promise<Assistant> {
@@ -136,7 +162,7 @@ export class AssistantService {
   async patch(idOrGraphId: string, input: AssistantPatch): Promise<Assistant> {
     if (input.graph_id != null) this.requireGraph(input.graph_id);
     const id = this.resolveId(idOrGraphId);
-    const row = await this.db.transaction(async (tx) => {
+    const row = await this.forget(id, this.db.transaction(async (tx) => {
       const current = await sql.findAssistant(tx, id, true);
       if (!current) return undefined;
       const fields: AssistantFields = {
@@ -151,7 +177,7 @@ export class AssistantService {
       const now = this.now();
       await sql.insertVersion(tx, id, version, fields, now);
       return sql.updateCurrent(tx, id, version, fields, now);
-    });
+    }));
     if (!row) throw notFound(`Assistant "${idOrGraphId}" not found`);
     return toWire(row);
   }
@@ -169,7 +195,7 @@ export class AssistantService {
     }
     if (!(await sql.findAssistant(this.db, id))) throw notFound(`Assistant "${idOrGraphId}" not found`);
     if (options.deleteThreads) await deleteThreadsOf!(id);
-    if (!(await sql.deleteAssistant(this.db, id))) throw notFound(`Assistant "${idOrGraphId}" not found`);
+    if (!(await this.forget(id, sql.deleteAssistant(this.db, id)))) throw notFound(`Assistant "${idOrGraphId}" not found`);
   }
 
   /** A page of assistants, newest first unless told otherwise, projected to `select`. */
@@ -205,12 +231,12 @@ export class AssistantService {
   /** Makes an earlier (or later) version the current one; no new version is made. */
   async setLatest(idOrGraphId: string, version: number): Promise<Assistant> {
     const id = this.resolveId(idOrGraphId);
-    const row = await this.db.transaction(async (tx) => {
+    const row = await this.forget(id, this.db.transaction(async (tx) => {
       if (!(await sql.findAssistant(tx, id, true))) throw notFound(`Assistant "${idOrGraphId}" not found`);
       const chosen: VersionRow | undefined = await sql.findVersion(tx, id, version);
       if (!chosen) throw notFound(`Assistant "${idOrGraphId}" has no version ${version}`);
       return sql.updateCurrent(tx, id, version, chosen, this.now());
-    });
+    }));
     return toWire(row);
   }
 

@@ -79,7 +79,8 @@ export async function startAssistantServer(backend: BackendName): Promise<Assist
     apps.push(app);
     return { app, assistants, url: `http://127.0.0.1:${(app.server.address() as AddressInfo).port}` };
   };
-  const first = await startApp({});
+  // As `slipway agent` has it: reads cached when the database is its own.
+  const first = await startApp({ cacheReads: !db.shared });
   await first.assistants.ensureSystemAssistants();
   return {
     db,
