@@ -68,6 +68,29 @@ describe.each(BACKENDS)("runs claimed as they are created (%s)", (backend) => {
     expect((await row(delayed.run_id)).status).toBe("success");
   });
 
+  it("takes each next run of a thread with the end of the one before, without a claim of its own", async () => {
+    agent = await startTestAgentServer(backend, { workers: 4 });
+    const { client } = agent;
+    const db = agent.server.db as { query: (sql: string, params?: unknown[]) => Promise<unknown[]> };
+    const query = db.query.bind(db);
+    let claims = 0;
+    db.query = (sql, params) => {
+      if (sql.includes("WITH candidate")) claims++;
+      return query(sql, params);
+    };
+    const thread = await client.threads.create();
+    const created = [];
+    for (let i = 0; i < 5; i++) created.push(await client.runs.create(thread.thread_id, "slow", { input: { steps: 1, delay_ms: 50 } }));
+    await client.runs.join(thread.thread_id, created[4].run_id);
+    const rows = await agent.server.db.query<{ run_id: string; status: string; attempt: number }>(
+      "SELECT run_id, status, attempt FROM runs WHERE thread_id = $1 ORDER BY seq",
+      [thread.thread_id],
+    );
+    expect(rows.map((r) => [r.run_id, r.status, r.attempt])).toEqual(created.map((r) => [r.run_id, "success", 1]));
+    // At most the one that finds the thread's queue empty after the last run.
+    expect(claims).toBeLessThanOrEqual(1);
+  });
+
   it("claims a stateless run too, and waits for its result", async () => {
     agent = await startTestAgentServer(backend, { workers: 2 });
     const result = await agent.client.runs.wait(null, "agent", { input: { messages: [{ role: "human", content: "hi" }] } });

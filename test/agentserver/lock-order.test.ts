@@ -29,14 +29,14 @@ describe("lock order between run creation and a run's end (PostgreSQL)", () => {
       [run, thread, assistant],
     );
     const snapshot = { values: { done: true }, interrupts: {}, error: null, settledStatus: "idle", now: new Date() };
-    let finishing: Promise<boolean> | undefined;
+    let finishing: Promise<{ owned: boolean }> | undefined;
     await db.transaction(async (tx) => {
       expect(await lockThread(tx, thread)).toBeDefined();
       finishing = finishRunWithSnapshot(db!, { runId: run, threadId: thread }, { workerId: "w1", attempt: 1 }, { status: "success" }, snapshot);
       await new Promise((resolve) => setTimeout(resolve, 200));
       expect(await requestCancel(tx, run, "interrupt")).toBeDefined();
     });
-    expect(await finishing).toBe(true);
+    expect((await finishing)?.owned).toBe(true);
     const [row] = await db.query<{ status: string; values: unknown }>(
       `SELECT r.status, t."values" FROM runs r JOIN threads t USING (thread_id) WHERE r.run_id = $1`,
       [run],

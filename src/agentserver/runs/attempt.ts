@@ -19,6 +19,20 @@ import { persistRunEvents } from "./run-events.ts";
 /** Attempts after which a run that keeps failing to finish ends in error. */
 export const MAX_RUN_ATTEMPTS = 5;
 
+/** What the worker pool gives an attempt. */
+export interface AttemptControl {
+  signal: AbortSignal;
+  workerId: string;
+  /** Whether this worker may take its thread's next run when this one ends (undefined: no). */
+  claimNext?: () => { leaseSeconds: number } | undefined;
+}
+
+/** The thread's next run, claimed for the same worker with this one's end (migration 0023). */
+export interface NextRun {
+  run: RunRow;
+  moreOnThread: boolean;
+}
+
 export interface AttemptDeps {
   db: Database;
   graphs: GraphRegistry;
@@ -46,10 +60,11 @@ export interface AttemptDeps {
 /**
  * Takes one claimed run from start to its recorded end: stream events, final status,
  * thread snapshot and removal of a stateless run's thread; its lifecycle events tell
- * everyone else (waiters, streams, webhook).
+ * everyone else (waiters, streams, webhook). Comes back with the thread's next run when
+ * the pool let the end claim it (`control.claimNext`, migration 0023).
  */
 export function createAttemptRunner(deps: AttemptDeps) {
-  return async function runAttempt(run: RunRow, control: { signal: AbortSignal; workerId: string }): Promise<void> {
+  return async function runAttempt(run: RunRow, control: AttemptControl): Promise<NextRun | undefined> {
     const { broker, lifecycle } = deps;
     await lifecycle.emit("claimed", { run });
     const events: Array<{ id: number; event: string; data: unknown }> = [];
@@ -63,23 +78,21 @@ export function createAttemptRunner(deps: AttemptDeps) {
     // recorded) would loop for ever: it ends in error instead.
     if (run.attempt > MAX_RUN_ATTEMPTS) {
       const message = `the run was started ${run.attempt - 1} times without its end being recorded; giving up`;
-      await finish(run, control, { status: "error", error: { error: "RunAttemptsExceeded", message } }, emit, events);
-      return;
+      return finish(run, control, { status: "error", error: { error: "RunAttemptsExceeded", message } }, emit, events);
     }
 
     let assistant: RunAssistant;
     try {
       assistant = deps.handoff?.take(run.run_id) ?? (await deps.assistants.get(run.assistant_id));
     } catch (error) {
-      await finish(run, control, { status: "error", error: { error: "AssistantNotFound", message: (error as Error).message } }, emit, events);
-      return;
+      return finish(run, control, { status: "error", error: { error: "AssistantNotFound", message: (error as Error).message } }, emit, events);
     }
     const resumeFromCheckpoint = run.attempt > 1 && (await wroteCheckpoint(deps, run));
     await lifecycle.emit("started", { run });
     const tail = deps.checkpointer.followRun(run.thread_id, run.run_id, run.kwargs.durability);
     try {
       const outcome = await executeGraph({ graphs: deps.graphs, assistant, run, signal: control.signal, emit, resumeFromCheckpoint });
-      await afterExecution(run, control, outcome, tail, emit, events);
+      return await afterExecution(run, control, outcome, tail, emit, events);
     } finally {
       deps.checkpointer.unfollow(tail);
     }
@@ -87,36 +100,38 @@ export function createAttemptRunner(deps: AttemptDeps) {
 
   async function afterExecution(
     run: RunRow,
-    control: { workerId: string },
+    control: AttemptControl,
     outcome: ExecutionOutcome,
     tail: RunTail,
     emit: (event: string, data: unknown) => void,
     events: Array<{ id: number; event: string; data: unknown }>,
-  ): Promise<void> {
+  ): Promise<NextRun | undefined> {
     if (outcome.status === "cancelled") {
       // What the run saved last is stored before a rollback deletes the run's checkpoints.
       await tail.flush().catch((e) => deps.log.warn({ err: e, run_id: run.run_id }, "saving a stopped run's last checkpoint failed"));
       const action = await cancelActionOf(deps.db, run.run_id);
       if (action === undefined) {
         // The run (or its thread) was deleted while executing.
-        return ended(run, undefined, "removed");
+        await ended(run, undefined, "removed");
+        return undefined;
       }
       if (action === null) {
         // Aborted by shutdown, not by a client: hand it back to the queue. When it is no
         // longer ours, the lease was lost and another worker has it: nothing to requeue.
         const requeued = await handBackRun(deps.db, run.run_id, { workerId: control.workerId, attempt: run.attempt });
-        return deps.lifecycle.emit("handedBack", { run, requeued });
+        await deps.lifecycle.emit("handedBack", { run, requeued });
+        return undefined;
       }
       if (action === "rollback") {
         await deps.checkpointer.deleteCheckpointsOfRun(run.thread_id, run.run_id);
         await deleteRun(deps.db, run.run_id);
         await deps.refreshThread(run.thread_id).catch((e) => deps.log.warn({ err: e }, "thread refresh failed"));
-        return ended(run, { run_id: run.run_id, status: "interrupted" }, "stopped");
+        await ended(run, { run_id: run.run_id, status: "interrupted" }, "stopped");
+        return undefined;
       }
-      await finish(run, control, { status: "interrupted" }, emit, events);
-      return;
+      return finish(run, control, { status: "interrupted" }, emit, events);
     }
-    await finish(run, control, outcome.status === "success" ? { status: "success", values: outcome.values } : outcome, emit, events, {
+    return finish(run, control, outcome.status === "success" ? { status: "success", values: outcome.values } : outcome, emit, events, {
       tail,
       graph: outcome.graph,
     });
@@ -139,7 +154,8 @@ export function createAttemptRunner(deps: AttemptDeps) {
     outcome: { status: RunRow["status"]; error?: unknown },
     snapshot: SnapshotWrite | undefined,
     saves?: { ops: SaveOp[]; storeAlone(ops: SaveOp[]): Promise<void> },
-  ): Promise<"ours" | "taken" | "gone"> {
+    claimNext?: { leaseSeconds: number },
+  ): Promise<{ end: "ours"; next?: NextRun } | { end: "taken" | "gone" }> {
     const fence = { workerId, attempt: run.attempt };
     const target = { runId: run.run_id, threadId: run.thread_id };
     let failure: unknown;
@@ -149,11 +165,12 @@ export function createAttemptRunner(deps: AttemptDeps) {
       const withSnapshot = index < 3 ? snapshot : undefined;
       const withSaves = index === 0 && saves?.ops.length ? batchParams(saves.ops) : undefined;
       try {
-        if (await finishRunWithSnapshot(deps.db, target, fence, outcome, withSnapshot, withSaves)) return "ours";
+        const ended = await finishRunWithSnapshot(deps.db, target, fence, outcome, withSnapshot, { saves: withSaves, claimNext });
+        if (ended.owned) return { end: "ours", next: ended.next };
         const row = await runEndOf(deps.db, run.run_id);
-        if (!row) return "gone";
+        if (!row) return { end: "gone" };
         const landed = failure !== undefined && row.attempt === run.attempt && row.lease_owner === null && row.status === outcome.status;
-        return landed ? "ours" : "taken";
+        return { end: landed ? "ours" : "taken" };
       } catch (error) {
         failure = error;
         deps.log.warn({ err: error, run_id: run.run_id, try: index + 1 }, "recording the run's end failed");
@@ -168,12 +185,12 @@ export function createAttemptRunner(deps: AttemptDeps) {
 
   async function finish(
     run: RunRow,
-    control: { workerId: string },
+    control: AttemptControl,
     outcome: { status: "success"; values: unknown } | { status: "error"; error: { error: string; message: string } } | { status: "interrupted" },
     emit: (event: string, data: unknown) => void,
     events: Array<{ id: number; event: string; data: unknown }>,
     last?: { tail: RunTail; graph?: GraphLike },
-  ): Promise<void> {
+  ): Promise<NextRun | undefined> {
     // The saves the run already sent are stored before its end is (the held one goes with it).
     await last?.tail.settled();
     if (last?.tail.failure !== undefined) {
@@ -193,16 +210,39 @@ export function createAttemptRunner(deps: AttemptDeps) {
           return undefined;
         });
     const saves = last && { ops: last.tail.take(), storeAlone: (ops: SaveOp[]) => last.tail.store(ops) };
-    const owned = await recordEnd(run, control.workerId, { status: outcome.status, error }, snapshot, saves);
-    if (owned === "gone") {
+    // The thread's next run, if one waits, is claimed for this worker in the same statement.
+    const claimNext = run.kwargs.temporary ? undefined : control.claimNext?.();
+    const recorded = await recordEnd(run, control.workerId, { status: outcome.status, error }, snapshot, saves, claimNext);
+    const next = recorded.end === "ours" ? recorded.next : undefined;
+    if (recorded.end === "gone") {
       // The run (or its thread) was deleted while it executed: its waiters still hear of it.
-      return ended(run, { run_id: run.run_id, status: "interrupted" }, "removed");
+      await ended(run, { run_id: run.run_id, status: "interrupted" }, "removed");
+      return undefined;
     }
-    if (owned === "taken") {
+    if (recorded.end === "taken") {
       // Our lease expired and another worker has this run now: its outcome counts, not ours.
       deps.log.warn({ run_id: run.run_id, attempt: run.attempt }, "run finished after losing its lease; outcome dropped");
-      return deps.lifecycle.emit("handedBack", { run, requeued: false });
+      await deps.lifecycle.emit("handedBack", { run, requeued: false });
+      return undefined;
     }
+    try {
+      await announceEnd(run, outcome, error, snapshot, events);
+    } catch (failure) {
+      // The next run is ours now: it must go on even if telling of this one's end failed.
+      if (!next) throw failure;
+      deps.log.error({ err: failure, run_id: run.run_id }, "ending the run failed");
+    }
+    return next;
+  }
+
+  /** After the end is recorded: run events kept, a stateless run's thread removed, everyone told. */
+  async function announceEnd(
+    run: RunRow,
+    outcome: { status: "success"; values: unknown } | { status: "error" | "interrupted" },
+    error: { error: string; message: string } | undefined,
+    snapshot: SnapshotWrite | undefined,
+    events: Array<{ id: number; event: string; data: unknown }>,
+  ): Promise<void> {
     if (run.kwargs.stream_resumable && events.length) {
       await persistRunEvents(deps.db, run.run_id, events).catch((e) => deps.log.warn({ err: e }, "persisting run events failed"));
     }

@@ -238,6 +238,10 @@ function jsonbText(value: unknown): string {
  * the thread's new snapshot with it, in one statement (`finish_run`, migrations 0007 and
  * 0009: the thread is locked before the run, the order every other writer uses).
  * Without a snapshot (it could not be computed) only the run is recorded.
+ *
+ * The same statement may carry the run's held-back checkpoint saves (`saves`, decision
+ * 0021), written first, and claim the thread's next run for the same worker
+ * (`claimNext`, migration 0023), once the end is recorded as ours.
  */
 export async function finishRunWithSnapshot(
   db: Queryable,
@@ -245,34 +249,37 @@ export async function finishRunWithSnapshot(
   fence: { workerId: string; attempt: number },
   outcome: { status: RunStatus; error?: unknown },
   snapshot: { values: unknown; interrupts: unknown; error: unknown; settledStatus: string; now: Date } | undefined,
-  saves?: unknown[],
-): Promise<boolean> {
+  extra: { saves?: unknown[]; claimNext?: { leaseSeconds: number } } = {},
+): Promise<{ owned: boolean; next?: { run: RunRow; moreOnThread: boolean } }> {
   const json = (value: unknown) => (value === undefined || value === null ? null : jsonbText(value));
   const finish = `finish_run($1, $2, $3, $4, $5::jsonb, $6, $7, $8::jsonb, $9::jsonb, $10::jsonb, $11, $12)`;
-  // The run's last checkpoint saves, when it held them back (checkpointer/run-tail.ts), go
-  // first in the same statement: the CTE is read before the row that records the end.
-  const sql = saves
-    ? `WITH saved AS (${putBatchCall(13)}) SELECT ${finish} AS owned FROM saved`
-    : `SELECT ${finish} AS owned`;
-  const rows = await db.query<{ owned: boolean }>(
-    sql,
-    [
-      run.runId,
-      fence.workerId,
-      fence.attempt,
-      outcome.status,
-      json(outcome.error),
-      run.threadId,
-      snapshot !== undefined,
-      snapshot ? jsonbText(snapshot.values) : null,
-      snapshot ? jsonbText(snapshot.interrupts) : null,
-      snapshot ? json(snapshot.error) : null,
-      snapshot?.settledStatus ?? null,
-      snapshot?.now ?? null,
-      ...(saves ?? []),
-    ],
-  );
-  return rows[0]?.owned === true;
+  // The CTEs are read before the rows that depend on them: the saves, then the end, then the claim.
+  const sql = `WITH ${extra.saves ? `saved AS (${putBatchCall(14)}), ` : ""}
+       ended AS (SELECT ${finish} AS owned${extra.saves ? " FROM saved" : ""})
+     SELECT ended.owned, ${RUN_COLUMNS.split(", ").map((c) => `n.${c}`).join(", ")},
+       n.run_id IS NOT NULL AND EXISTS (SELECT 1 FROM runs w WHERE w.thread_id = n.thread_id AND w.status = 'pending' AND w.seq > n.seq) AS more_on_thread
+     FROM ended LEFT JOIN LATERAL claim_next_of_thread(CASE WHEN ended.owned AND $13::float8 IS NOT NULL THEN $6::uuid END, $2, $13::float8) n ON true`;
+  const rows = await db.query<RunRow & { owned: boolean; more_on_thread: boolean }>(sql, [
+    run.runId,
+    fence.workerId,
+    fence.attempt,
+    outcome.status,
+    json(outcome.error),
+    run.threadId,
+    snapshot !== undefined,
+    snapshot ? jsonbText(snapshot.values) : null,
+    snapshot ? jsonbText(snapshot.interrupts) : null,
+    snapshot ? json(snapshot.error) : null,
+    snapshot?.settledStatus ?? null,
+    snapshot?.now ?? null,
+    extra.claimNext?.leaseSeconds ?? null,
+    ...(extra.saves ?? []),
+  ]);
+  const row = rows[0];
+  if (!row?.owned) return { owned: false };
+  if (!row.run_id) return { owned: true };
+  const { owned: _owned, more_on_thread: moreOnThread, ...next } = row;
+  return { owned: true, next: { run: next as RunRow, moreOnThread } };
 }
 
 /** A stateless run's outcome, kept after its thread and run row are gone (migration 0008). */

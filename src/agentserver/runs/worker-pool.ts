@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { getHeapStatistics } from "node:v8";
 import type { Database } from "../../storage/database.ts";
+import type { AttemptControl, NextRun } from "./attempt.ts";
 import type { RunAssistant } from "./executor.ts";
 import { claimNextRun, renewLeases, requeueExpiredLeases, secondsUntilNextDueRun, type RunRow } from "./repository.ts";
 import { queueAnnouncement, readQueueAnnouncement, runCancelChannel, runsChannel } from "./announcements.ts";
@@ -26,8 +27,11 @@ export interface WorkerPoolOptions {
   exclusiveStorage: boolean;
 }
 
-/** Executes one claimed run to its end; provided by runs/attempt.ts. */
-export type AttemptRunner = (run: RunRow, control: { signal: AbortSignal; workerId: string }) => Promise<void>;
+/**
+ * Executes one claimed run to its end; provided by runs/attempt.ts. It may come back with
+ * the thread's next run, claimed for this pool with the end (`control.claimNext`).
+ */
+export type AttemptRunner = (run: RunRow, control: AttemptControl) => Promise<NextRun | undefined | void>;
 
 /**
  * Claims runs and runs an attempt of each (runs/attempt.ts), up to `workers` at a time.
@@ -241,7 +245,9 @@ export class WorkerPool {
     this.active.set(run.run_id, controller);
     this.activeThreads.set(threadId, (this.activeThreads.get(threadId) ?? 0) + 1);
     if (moreOnThread) this.waitingThreads.add(threadId);
-    const task = this.runAttempt(run, { signal: controller.signal, workerId: this.workerId })
+    let next: NextRun | undefined;
+    const task = this.runAttempt(run, { signal: controller.signal, workerId: this.workerId, claimNext: () => this.mayTakeNext() })
+      .then((claimed) => void (next = claimed ?? undefined))
       .catch((error) => this.log.error({ err: error, run_id: run.run_id }, "run processing failed"))
       .finally(() => {
         // An earlier attempt that lost its lease may end after the run was claimed again
@@ -252,14 +258,31 @@ export class WorkerPool {
         else this.activeThreads.delete(threadId);
         this.inFlight.delete(task);
         this.signals++;
-        // The next run of this thread (or one an empty claim could not take) may go now.
-        if (this.waitingThreads.delete(threadId) || this.maybeBlocked) {
+        if (next) {
+          // Claimed with this run's end: it takes the slot this one leaves.
+          this.launch(next.run, next.moreOnThread);
+        } else if (this.waitingThreads.delete(threadId) || this.maybeBlocked) {
+          // The next run of this thread (or one an empty claim could not take) may go now.
           this.maybeBlocked = false;
           this.credits++;
         }
         if (this.credits > 0 || this.drain) this.poke();
       });
     this.inFlight.add(task);
+  }
+
+  /**
+   * Whether a run ending here may claim its thread's next run with its end (it keeps the
+   * slot, so only stopping, a cordon or a full heap say no).
+   */
+  private mayTakeNext(): { leaseSeconds: number } | undefined {
+    if (this.stopped || this.cordoned) return undefined;
+    const fraction = this.options.heapFraction;
+    if (fraction !== undefined && this.active.size > 1) {
+      const heap = getHeapStatistics();
+      if (heap.used_heap_size >= heap.heap_size_limit * fraction) return undefined;
+    }
+    return { leaseSeconds: this.options.leaseSeconds };
   }
 
   /** Asks the database when the next delayed run is due (one query, not one per claim). */
