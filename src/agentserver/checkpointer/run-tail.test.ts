@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { Annotation, END, START, StateGraph, interrupt } from "@langchain/langgraph";
+import { Annotation, DeltaChannel, END, START, StateGraph, interrupt, type BaseChannel } from "@langchain/langgraph";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { BACKENDS, freshBackend } from "../../../test/support/backends.ts";
 import type { Database } from "../../storage/database.ts";
@@ -67,6 +67,35 @@ describe.each(BACKENDS)("a run's tail of saves (%s)", (backend) => {
     );
     expect(fromTail.tasks[0].interrupts[0].value).toBe("approve?");
     expect(fromTail.metadata?.step).toBe(fromDatabase.metadata?.step);
+  });
+
+  it.each(["async", "exit"] as const)("answers a delta channel's history from the held checkpoint too (%s)", async (durability) => {
+    const DeltaState = Annotation.Root({
+      // A channel rebuilt by walking its writes back from the newest checkpoint, by id.
+      items: new DeltaChannel((state: string[], writes: string[][]) => state.concat(...writes.map((w) => (Array.isArray(w) ? w : [w]))), {
+        initialValueFactory: () => [],
+      }) as unknown as BaseChannel<string[], string[] | string[][]>,
+      plain: Annotation<string[]>({ reducer: (a, b) => a.concat(b), default: () => [] }),
+    });
+    const graph = new StateGraph(DeltaState)
+      .addNode("a", () => ({ items: ["a"], plain: ["a"] }))
+      .addNode("b", () => ({ items: ["b"], plain: ["b"] }))
+      .addEdge(START, "a")
+      .addEdge("a", "b")
+      .addEdge("b", END)
+      .compile({ checkpointer: saver });
+    const threadId = randomUUID();
+    const runId = randomUUID();
+    const tail = saver.followRun(threadId, runId, durability);
+    await graph.invoke({ items: ["in"], plain: ["in"] }, { configurable: { thread_id: threadId }, metadata: { run_id: runId }, durability });
+    const held = tail.take();
+    await tail.settled();
+    const fromTail = await graph.getState({ configurable: { thread_id: threadId, [LENT]: tail.lend(saver) } });
+    await tail.store(held);
+    saver.unfollow(tail);
+    const fromDatabase = await graph.getState({ configurable: { thread_id: threadId } });
+    expect(fromDatabase.values).toEqual({ items: ["in", "a", "b"], plain: ["in", "a", "b"] });
+    expect(fromTail.values).toEqual(fromDatabase.values);
   });
 
   it("never holds a save under sync durability", async () => {

@@ -36,7 +36,8 @@ export class RunTail {
    */
   private readonly writes = new Map<string, Map<string, CheckpointPendingWrite>>();
   private held: SaveOp[] = [];
-  private readonly sending = new Set<Promise<void>>();
+  /** The saves released so far, one after another (see release). */
+  private sent: Promise<void> = Promise.resolve();
   private timer?: NodeJS.Timeout;
   /** A held save that later failed on its own: the run must not end as if it had been stored. */
   failure: unknown;
@@ -98,7 +99,11 @@ export class RunTail {
     const lent = Object.create(checkpointer) as typeof checkpointer;
     lent.getTuple = (config) => {
       const asked = config.configurable ?? {};
-      const newest = asked.thread_id === this.threadId && (asked.checkpoint_ns ?? "") === "" && !asked.checkpoint_id;
+      // The newest asked for by name too: delta channels walk their history from it.
+      const newest =
+        asked.thread_id === this.threadId &&
+        (asked.checkpoint_ns ?? "") === "" &&
+        (!asked.checkpoint_id || asked.checkpoint_id === tuple.checkpoint.id);
       return newest ? Promise.resolve(tuple) : checkpointer.getTuple(config);
     };
     return lent;
@@ -112,14 +117,18 @@ export class RunTail {
     this.timer.unref?.();
   }
 
-  /** Sends what is held (without waiting for it: see `settled`); a failure is kept in `failure`. */
+  /**
+   * Sends what is held, after what was sent before (without waiting: see `settled`).
+   * LangGraph orders a run's saves by making each wait for the one before; a held save
+   * resolved at once, so the order is kept here instead: on a PostgreSQL server two
+   * batches in flight could commit in either order. After a failure nothing more of the
+   * run is sent (a checkpoint stored past a missing one would read back short), and the
+   * failure is kept in `failure`.
+   */
   release(): void {
     const ops = this.take();
     if (!ops.length) return;
-    const sent: Promise<void> = this.send(ops)
-      .catch((error) => void (this.failure ??= error))
-      .finally(() => this.sending.delete(sent));
-    this.sending.add(sent);
+    this.sent = this.sent.then(() => (this.failure === undefined ? this.send(ops) : undefined)).catch((error) => void (this.failure ??= error));
   }
 
   /**
@@ -127,7 +136,11 @@ export class RunTail {
    * them: on a PostgreSQL server they may travel on another connection than the end.
    */
   async settled(): Promise<void> {
-    while (this.sending.size) await Promise.all([...this.sending]);
+    let last: Promise<void>;
+    do {
+      last = this.sent;
+      await last;
+    } while (last !== this.sent);
   }
 
   /** Hands over what is held, for the statement that records the run's end. */

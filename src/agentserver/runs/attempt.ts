@@ -13,7 +13,7 @@ import type { AssistantHandoff } from "./assistant-handoff.ts";
 import type { RunResult } from "./completion.ts";
 import { executeGraph, type ExecutionOutcome, type RunAssistant } from "./executor.ts";
 import type { RunLifecycle, RunLifecycleEvents } from "./lifecycle.ts";
-import { cancelActionOf, deleteRun, finishRunWithSnapshot, handBackRun, runEndOf, saveRunResult, type RunRow } from "./repository.ts";
+import { cancelActionOf, deleteRun, finishRunWithSnapshot, handBackRun, nextRunLeasedTo, runEndOf, saveRunResult, type RunRow } from "./repository.ts";
 import { persistRunEvents } from "./run-events.ts";
 
 /** Attempts after which a run that keeps failing to finish ends in error. */
@@ -25,6 +25,8 @@ export interface AttemptControl {
   workerId: string;
   /** Whether this worker may take its thread's next run when this one ends (undefined: no). */
   claimNext?: () => { leaseSeconds: number } | undefined;
+  /** Told as soon as the end claimed the next run, before the attempt returns it. */
+  claimedNext?: (run: RunRow) => void;
 }
 
 /** The thread's next run, claimed for the same worker with this one's end (migration 0023). */
@@ -107,7 +109,9 @@ export function createAttemptRunner(deps: AttemptDeps) {
     events: Array<{ id: number; event: string; data: unknown }>,
   ): Promise<NextRun | undefined> {
     if (outcome.status === "cancelled") {
-      // What the run saved last is stored before a rollback deletes the run's checkpoints.
+      // What the run saved last is stored before a rollback deletes the run's checkpoints;
+      // saves the stopping graph still makes are no longer held (they would land after it).
+      deps.checkpointer.unfollow(tail);
       await tail.flush().catch((e) => deps.log.warn({ err: e, run_id: run.run_id }, "saving a stopped run's last checkpoint failed"));
       const action = await cancelActionOf(deps.db, run.run_id);
       if (action === undefined) {
@@ -155,13 +159,17 @@ export function createAttemptRunner(deps: AttemptDeps) {
     snapshot: SnapshotWrite | undefined,
     saves?: { ops: SaveOp[]; storeAlone(ops: SaveOp[]): Promise<void> },
     claimNext?: { leaseSeconds: number },
-  ): Promise<{ end: "ours"; next?: NextRun } | { end: "taken" | "gone" }> {
+  ): Promise<{ end: "ours"; next?: NextRun } | { end: "taken" | "gone" } | { end: "unsaved"; error: unknown }> {
     const fence = { workerId, attempt: run.attempt };
     const target = { runId: run.run_id, threadId: run.thread_id };
     let failure: unknown;
     for (const [index, delayMs] of [0, 50, 250, 1000].entries()) {
       if (delayMs) await new Promise((resolve) => setTimeout(resolve, delayMs));
-      if (index === 1 && saves?.ops.length) await saves.storeAlone(saves.ops);
+      if (index === 1 && saves?.ops.length) {
+        // The end is not recorded: the caller ends the run in error with what is stored.
+        const stored = await saves.storeAlone(saves.ops).then(() => undefined, (error: unknown) => ({ error }));
+        if (stored) return { end: "unsaved", error: stored.error };
+      }
       const withSnapshot = index < 3 ? snapshot : undefined;
       const withSaves = index === 0 && saves?.ops.length ? batchParams(saves.ops) : undefined;
       try {
@@ -170,7 +178,10 @@ export function createAttemptRunner(deps: AttemptDeps) {
         const row = await runEndOf(deps.db, run.run_id);
         if (!row) return { end: "gone" };
         const landed = failure !== undefined && row.attempt === run.attempt && row.lease_owner === null && row.status === outcome.status;
-        return { end: landed ? "ours" : "taken" };
+        if (!landed) return { end: "taken" };
+        // An earlier try landed with its answer lost: it may have claimed the thread's next run for us.
+        const next = claimNext ? await nextRunLeasedTo(deps.db, run.thread_id, workerId) : undefined;
+        return { end: "ours", next };
       } catch (error) {
         failure = error;
         deps.log.warn({ err: error, run_id: run.run_id, try: index + 1 }, "recording the run's end failed");
@@ -191,13 +202,17 @@ export function createAttemptRunner(deps: AttemptDeps) {
     events: Array<{ id: number; event: string; data: unknown }>,
     last?: { tail: RunTail; graph?: GraphLike },
   ): Promise<NextRun | undefined> {
-    // The saves the run already sent are stored before its end is (the held one goes with it).
+    // The held save goes with the end (taking it stops its timer); the saves the run
+    // already sent are stored before the end is.
+    let held = last ? last.tail.take() : [];
     await last?.tail.settled();
     if (last?.tail.failure !== undefined) {
-      // A save the run did not wait for failed: LangGraph would have ended the run with it.
+      // A save the run did not wait for failed: LangGraph would have ended the run with it,
+      // and stored nothing after it.
       outcome = { status: "error", error: describeError(last.tail.failure) };
+      held = [];
     }
-    const error = outcome.status === "error" ? outcome.error : undefined;
+    let error = outcome.status === "error" ? outcome.error : undefined;
     if (error) emit("error", error);
     const lent = last?.graph && last.tail.failure === undefined ? last.tail.lend(deps.checkpointer) : undefined;
     const fromRun = lent && last?.graph ? { graph: last.graph, checkpointer: lent } : undefined;
@@ -209,11 +224,23 @@ export function createAttemptRunner(deps: AttemptDeps) {
           deps.log.warn({ err: e, thread_id: run.thread_id }, "thread snapshot failed");
           return undefined;
         });
-    const saves = last && { ops: last.tail.take(), storeAlone: (ops: SaveOp[]) => last.tail.store(ops) };
+    const saves = last && { ops: held, storeAlone: (ops: SaveOp[]) => last.tail.store(ops) };
     // The thread's next run, if one waits, is claimed for this worker in the same statement.
     const claimNext = run.kwargs.temporary ? undefined : control.claimNext?.();
-    const recorded = await recordEnd(run, control.workerId, { status: outcome.status, error }, snapshot, saves, claimNext);
+    let recorded = await recordEnd(run, control.workerId, { status: outcome.status, error }, snapshot, saves, claimNext);
+    if (recorded.end === "unsaved") {
+      // Its last checkpoint could not be stored: the run ends in error, the thread as stored.
+      const alreadyFailed = outcome.status === "error";
+      error = describeError(recorded.error);
+      outcome = { status: "error", error };
+      if (!alreadyFailed) emit("error", error);
+      const stored = run.kwargs.temporary ? undefined : await deps.snapshotOf(run.thread_id, { runError: error }).catch(() => undefined);
+      recorded = await recordEnd(run, control.workerId, { status: "error", error }, stored, undefined, claimNext);
+    }
+    if (recorded.end === "unsaved") throw recorded.error;
     const next = recorded.end === "ours" ? recorded.next : undefined;
+    // Ours from now on: a cancel for it must find it while this run's end is being told.
+    if (next) control.claimedNext?.(next.run);
     if (recorded.end === "gone") {
       // The run (or its thread) was deleted while it executed: its waiters still hear of it.
       await ended(run, { run_id: run.run_id, status: "interrupted" }, "removed");

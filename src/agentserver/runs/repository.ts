@@ -282,6 +282,22 @@ export async function finishRunWithSnapshot(
   return { owned: true, next: { run: next as RunRow, moreOnThread } };
 }
 
+/**
+ * The run of a thread running under this worker's lease, if any: what a run's end claimed
+ * for the worker when the answer to that statement was lost (see finishRunWithSnapshot).
+ */
+export async function nextRunLeasedTo(db: Queryable, threadId: string, workerId: string): Promise<{ run: RunRow; moreOnThread: boolean } | undefined> {
+  const rows = await db.query<RunRow & { more_on_thread: boolean }>(
+    `SELECT ${RUN_COLUMNS}, EXISTS (SELECT 1 FROM runs w WHERE w.thread_id = runs.thread_id AND w.status = 'pending' AND w.seq > runs.seq) AS more_on_thread
+     FROM runs WHERE thread_id = $1 AND status = 'running' AND lease_owner = $2`,
+    [threadId, workerId],
+  );
+  const row = rows[0];
+  if (!row) return undefined;
+  const { more_on_thread: moreOnThread, ...run } = row;
+  return { run, moreOnThread };
+}
+
 /** A stateless run's outcome, kept after its thread and run row are gone (migration 0008). */
 export interface StoredRunResult {
   run_id: string;

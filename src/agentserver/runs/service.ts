@@ -39,7 +39,7 @@ export interface RunServiceDeps {
   /** Hands the assistant read here to this process's worker (see assistant-handoff.ts). */
   handoff?: AssistantHandoff;
   /** This process's workers, when a new run may be claimed by the statement that queues it. */
-  claimer?: Pick<WorkerPool, "reserve" | "unreserve" | "adopt">;
+  claimer?: Pick<WorkerPool, "reserve" | "unreserve" | "hold" | "adopt">;
 }
 
 /** Rules of runs: creation with multitask strategies, cancellation, waiting. */
@@ -98,7 +98,8 @@ export class RunService {
         announceOn,
       });
     } finally {
-      if (claimFor && fast?.status !== "running") deps.claimer?.unreserve();
+      if (claimFor && fast?.status === "running") deps.claimer?.hold(fast, true);
+      else if (claimFor) deps.claimer?.unreserve();
     }
     const run = fast ?? await deps.db.transaction(async (tx) => {
       const id = threadId ?? newThreadId;

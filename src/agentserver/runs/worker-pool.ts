@@ -3,7 +3,7 @@ import { getHeapStatistics } from "node:v8";
 import type { Database } from "../../storage/database.ts";
 import type { AttemptControl, NextRun } from "./attempt.ts";
 import type { RunAssistant } from "./executor.ts";
-import { claimNextRun, renewLeases, requeueExpiredLeases, secondsUntilNextDueRun, type RunRow } from "./repository.ts";
+import { claimNextRun, handBackRun, renewLeases, requeueExpiredLeases, secondsUntilNextDueRun, type RunRow } from "./repository.ts";
 import { queueAnnouncement, readQueueAnnouncement, runCancelChannel, runsChannel } from "./announcements.ts";
 
 /** The longest delay setTimeout keeps (beyond it, Node fires at once). */
@@ -65,6 +65,8 @@ export class WorkerPool {
   private claimAgain = false;
   /** Workers promised to runs being created here (reserve). */
   private reserved = 0;
+  /** Runs claimed for this pool that have not started yet (hold): already cancellable and leased. */
+  private readonly held = new Map<string, AbortController>();
   private stopped = false;
   /** Claims no new runs; those in progress go on (see cordon). */
   private cordoned = false;
@@ -152,14 +154,26 @@ export class WorkerPool {
     return { workerId: this.workerId, leaseSeconds: this.options.leaseSeconds };
   }
 
+  /** Gives back a reservation whose run was not claimed (it is queued and announced as usual). */
   unreserve(): void {
     this.reserved--;
-    // A run that could not be claimed at creation is announced as usual; nothing else to do.
   }
 
-  /** Executes a run that its creation claimed for this pool (status running, leased to us). */
+  /**
+   * Counts a run claimed for this pool as its own before it starts (a reservation that was
+   * used, or the next run a run's end claimed): a cancel reaches it and its lease is renewed.
+   */
+  hold(run: RunRow, reservation = false): void {
+    if (reservation) this.reserved--;
+    if (this.held.has(run.run_id)) return;
+    const controller = new AbortController();
+    this.held.set(run.run_id, controller);
+    this.active.set(run.run_id, controller);
+    this.activeThreads.set(run.thread_id, (this.activeThreads.get(run.thread_id) ?? 0) + 1);
+  }
+
+  /** Executes a run that its creation claimed for this pool (status running, leased to us; see hold). */
   adopt(run: RunRow): void {
-    this.reserved--;
     this.launch(run, false);
   }
 
@@ -240,14 +254,28 @@ export class WorkerPool {
   }
 
   private launch(run: RunRow, moreOnThread: boolean): void {
-    const controller = new AbortController();
+    this.hold(run);
+    const controller = this.held.get(run.run_id)!;
+    this.held.delete(run.run_id);
     const threadId = run.thread_id;
-    this.active.set(run.run_id, controller);
-    this.activeThreads.set(threadId, (this.activeThreads.get(threadId) ?? 0) + 1);
+    if (this.stopped) {
+      // Claimed as the pool stopped (a creation or a run's end under way): back to the queue.
+      void this.handBack(run, controller);
+      return;
+    }
     if (moreOnThread) this.waitingThreads.add(threadId);
     let next: NextRun | undefined;
-    const task = this.runAttempt(run, { signal: controller.signal, workerId: this.workerId, claimNext: () => this.mayTakeNext() })
-      .then((claimed) => void (next = claimed ?? undefined))
+    const task = this.runAttempt(run, {
+      signal: controller.signal,
+      workerId: this.workerId,
+      claimNext: () => this.mayTakeNext(),
+      claimedNext: (claimed) => {
+        this.hold(claimed);
+        // Started even if the attempt fails after this: held, it would keep its lease for ever.
+        next = { run: claimed, moreOnThread: false };
+      },
+    })
+      .then((claimed) => void (next = claimed ?? next))
       .catch((error) => this.log.error({ err: error, run_id: run.run_id }, "run processing failed"))
       .finally(() => {
         // An earlier attempt that lost its lease may end after the run was claimed again
@@ -269,6 +297,22 @@ export class WorkerPool {
         if (this.credits > 0 || this.drain) this.poke();
       });
     this.inFlight.add(task);
+  }
+
+  /** Returns a run this stopped pool holds but never started to the queue, for another process. */
+  private async handBack(run: RunRow, controller: AbortController): Promise<void> {
+    try {
+      if (await handBackRun(this.db, run.run_id, { workerId: this.workerId, attempt: run.attempt })) {
+        await this.db.notify(runsChannel(this.db.schema), queueAnnouncement(run.run_id, 0, run.thread_id));
+      }
+    } catch (error) {
+      this.log.warn({ err: error, run_id: run.run_id }, "handing back a run claimed while stopping failed; its lease will expire");
+    } finally {
+      if (this.active.get(run.run_id) === controller) this.active.delete(run.run_id);
+      const left = (this.activeThreads.get(run.thread_id) ?? 1) - 1;
+      if (left > 0) this.activeThreads.set(run.thread_id, left);
+      else this.activeThreads.delete(run.thread_id);
+    }
   }
 
   /**
