@@ -36,8 +36,10 @@ export class RunTail {
    */
   private readonly writes = new Map<string, Map<string, CheckpointPendingWrite>>();
   private held: SaveOp[] = [];
-  /** The saves released so far, one after another (see release). */
-  private sent: Promise<void> = Promise.resolve();
+  /** Saves released and not yet sent, the send under way, and whether one is scheduled (see release). */
+  private releasing: SaveOp[] = [];
+  private sending?: Promise<void>;
+  private scheduled = false;
   private timer?: NodeJS.Timeout;
   /** A held save that later failed on its own: the run must not end as if it had been stored. */
   failure: unknown;
@@ -120,15 +122,34 @@ export class RunTail {
   /**
    * Sends what is held, after what was sent before (without waiting: see `settled`).
    * LangGraph orders a run's saves by making each wait for the one before; a held save
-   * resolved at once, so the order is kept here instead: on a PostgreSQL server two
-   * batches in flight could commit in either order. After a failure nothing more of the
-   * run is sent (a checkpoint stored past a missing one would read back short), and the
-   * failure is kept in `failure`.
+   * resolved at once, so the order is kept here instead: one send of the run at a time
+   * (on a PostgreSQL server two batches in flight could commit in either order), and
+   * what is released meanwhile, or in the same turn of the event loop, goes together in
+   * the next. After a failure nothing more of the run is sent (a checkpoint stored past a
+   * missing one would read back short), and the failure is kept in `failure`.
    */
   release(): void {
     const ops = this.take();
     if (!ops.length) return;
-    this.sent = this.sent.then(() => (this.failure === undefined ? this.send(ops) : undefined)).catch((error) => void (this.failure ??= error));
+    this.releasing.push(...ops);
+    this.pump();
+  }
+
+  private pump(): void {
+    if (this.sending || this.scheduled || !this.releasing.length) return;
+    this.scheduled = true;
+    setImmediate(() => {
+      this.scheduled = false;
+      const ops = this.releasing;
+      this.releasing = [];
+      if (this.failure !== undefined || !ops.length) return;
+      this.sending = this.send(ops)
+        .catch((error) => void (this.failure ??= error))
+        .finally(() => {
+          this.sending = undefined;
+          this.pump();
+        });
+    });
   }
 
   /**
@@ -136,11 +157,10 @@ export class RunTail {
    * them: on a PostgreSQL server they may travel on another connection than the end.
    */
   async settled(): Promise<void> {
-    let last: Promise<void>;
-    do {
-      last = this.sent;
-      await last;
-    } while (last !== this.sent);
+    while (this.sending || this.scheduled || this.releasing.length) {
+      if (this.sending) await this.sending;
+      else await new Promise((resolve) => setImmediate(resolve));
+    }
   }
 
   /** Hands over what is held, for the statement that records the run's end. */
