@@ -1,3 +1,5 @@
+import { existsSync } from "node:fs";
+import { join } from "node:path";
 import { Worker } from "node:worker_threads";
 import { DataDirError, prepareDataDir } from "./data-dir.ts";
 import { assertSchemaName, type Database, type Queryable } from "./database.ts";
@@ -21,8 +23,16 @@ export async function openPglite(dataDir: string, schema: string, options: { tem
   assertSchemaName(schema);
   const inMemory = dataDir === "memory://" || dataDir === "";
   if (!inMemory) prepareDataDir(dataDir);
+  const template = options.template ?? process.env.SLIPWAY_PGLITE_TEMPLATE;
+  if (!inMemory && !existsSync(join(dataDir, "PG_VERSION")) && !(template && existsSync(template))) {
+    // initdb leaves its thread holding about twice the memory a started database needs
+    // (about 1 GB against 0.5 GB): it runs on a thread that then ends.
+    await onThreadOfItsOwn({ dataDir, schema }, [{ op: "open" }, { op: "close" }]).catch((error: Error) => {
+      throw new DataDirError(`cannot create the embedded database in ${dataDir}: ${error.message}`);
+    });
+  }
   const worker = new Worker(new URL("./pglite-thread.mjs", import.meta.url), {
-    workerData: { dataDir, schema, template: options.template ?? process.env.SLIPWAY_PGLITE_TEMPLATE },
+    workerData: { dataDir, schema, template },
   });
   const pending = new Map<number, { resolve: (rows: unknown[]) => void; reject: (error: Error) => void }>();
   const sqlListeners = new Map<string, Set<(payload: string) => void>>();
@@ -141,11 +151,15 @@ export async function openPglite(dataDir: string, schema: string, options: { tem
  * on a thread of its own: initdb's seconds of WebAssembly do not stall the caller.
  */
 export async function writePgliteTemplate(path: string): Promise<void> {
-  const worker = new Worker(new URL("./pglite-thread.mjs", import.meta.url), { workerData: { dataDir: "memory://", schema: "public" } });
+  await onThreadOfItsOwn({ dataDir: "memory://", schema: "public" }, [{ op: "open" }, { op: "writeTemplate", path }, { op: "close" }]);
+}
+
+/** Runs `steps` on a database thread that then ends, and with it the WebAssembly memory it used. */
+async function onThreadOfItsOwn(workerData: Record<string, unknown>, steps: Array<Record<string, unknown>>): Promise<void> {
+  const worker = new Worker(new URL("./pglite-thread.mjs", import.meta.url), { workerData });
   try {
     await new Promise<void>((resolve, reject) => {
       let step = 0;
-      const steps = [{ op: "open" }, { op: "writeTemplate", path }, { op: "close" }];
       worker.on("message", (reply: { id: number; error?: { message?: string } }) => {
         if (reply.error) return reject(new Error(String(reply.error.message)));
         if (++step === steps.length) return resolve();
