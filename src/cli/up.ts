@@ -104,6 +104,9 @@ async function serve(flags: UpFlags): Promise<void> {
     const router = createDeploymentRouter({ db, authenticator, target: (id) => pipeline?.runtime.target(id) });
     deps.onDeploymentsDeleted = (ids) => router.forget(ids);
     const app = await buildControlPlaneApp({ deps, authenticator, rateLimit, router });
+    const urlOf = (port: number) => `http://${config.host.includes(":") ? `[${config.host}]` : config.host}:${port}`;
+    // Known before listening when the port is: deployments served again at start-up get it too.
+    if (config.port) deps.publicUrl ||= urlOf(config.port);
     pipeline = await startPipeline({
       db,
       secretsKey: secrets.key,
@@ -119,7 +122,7 @@ async function serve(flags: UpFlags): Promise<void> {
     await app.listen({ host: config.host, port: config.port });
     const address = app.server.address();
     const port = typeof address === "object" && address ? address.port : config.port;
-    const url = `http://${config.host.includes(":") ? `[${config.host}]` : config.host}:${port}`;
+    const url = urlOf(port);
     deps.publicUrl ||= url;
     say(`Slipway control plane listening on ${url} (docs: ${url}/docs, storage: ${db.kind})`, { event: "listening", url, storage: db.kind });
 

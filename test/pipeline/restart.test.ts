@@ -96,6 +96,8 @@ describe.each(BACKENDS)("a control plane killed and restarted, on %s", (backend)
 
       cp = await start();
       const values = await client.runs.wait(thread.thread_id, "agent", { input: { messages: [{ role: "human", content: "after the crash" }] } });
+      // Served again before the control plane listened, the agent still knows its deployment's URL.
+      expect(await client.runs.wait(null, "whoami", { input: {} })).toMatchObject({ api_url: deployment.url });
       expect((values as { messages: { content: string }[] }).messages.map((m) => m.content)).toEqual([
         "before the crash",
         "You said: before the crash",
