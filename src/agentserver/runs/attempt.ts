@@ -13,7 +13,7 @@ import type { AssistantHandoff } from "./assistant-handoff.ts";
 import type { RunResult } from "./completion.ts";
 import { executeGraph, type ExecutionOutcome, type RunAssistant } from "./executor.ts";
 import type { RunLifecycle, RunLifecycleEvents } from "./lifecycle.ts";
-import { cancelActionOf, deleteRun, finishRunWithSnapshot, handBackRun, nextRunLeasedTo, runEndOf, saveRunResult, type RunRow } from "./repository.ts";
+import { cancelActionOf, deleteRun, finishRunWithSnapshot, handBackRun, nextRunLeasedTo, runEndOf, saveRunResult, type ClaimedRun, type RunRow } from "./repository.ts";
 import { persistRunEvents } from "./run-events.ts";
 
 /** Attempts after which a run that keeps failing to finish ends in error. */
@@ -30,10 +30,7 @@ export interface AttemptControl {
 }
 
 /** The thread's next run, claimed for the same worker with this one's end (migration 0023). */
-export interface NextRun {
-  run: RunRow;
-  moreOnThread: boolean;
-}
+export type NextRun = ClaimedRun;
 
 export interface AttemptDeps {
   db: Database;

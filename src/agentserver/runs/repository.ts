@@ -142,6 +142,22 @@ export async function interruptPendingRun(db: Queryable, runId: string): Promise
   return rows.length > 0;
 }
 
+/** A claimed run, and whether more runs of its thread wait behind it (the worker claims again when it ends). */
+export interface ClaimedRun {
+  run: RunRow;
+  moreOnThread: boolean;
+}
+
+/** `more_on_thread` of the run under `alias`: a pending run of its thread queued after it. */
+const moreOnThreadSql = (alias: string) =>
+  `EXISTS (SELECT 1 FROM runs w WHERE w.thread_id = ${alias}.thread_id AND w.status = 'pending' AND w.seq > ${alias}.seq) AS more_on_thread`;
+
+function claimedRun(row: (RunRow & { more_on_thread: boolean }) | undefined): ClaimedRun | undefined {
+  if (!row) return undefined;
+  const { more_on_thread: moreOnThread, ...run } = row;
+  return { run, moreOnThread };
+}
+
 /**
  * Claims the next run a worker may execute, or none.
  *
@@ -159,7 +175,7 @@ export async function interruptPendingRun(db: Queryable, runId: string): Promise
  * We tried "claim by thread row lock" first: it serialises all claimers on hot threads
  * and needs a second query; the NOT EXISTS form is one statement and index-backed.
  */
-export async function claimNextRun(db: Queryable, workerId: string, leaseSeconds: number): Promise<{ run: RunRow; moreOnThread: boolean } | undefined> {
+export async function claimNextRun(db: Queryable, workerId: string, leaseSeconds: number): Promise<ClaimedRun | undefined> {
   const rows = await db.query<RunRow & { more_on_thread: boolean }>(
     `WITH candidate AS (
        SELECT r.run_id FROM runs r
@@ -175,14 +191,10 @@ export async function claimNextRun(db: Queryable, workerId: string, leaseSeconds
      UPDATE runs SET status = 'running', attempt = runs.attempt + 1, lease_owner = $1,
        lease_expires_at = now() + make_interval(secs => $2), updated_at = now()
      FROM candidate WHERE runs.run_id = candidate.run_id
-     RETURNING ${RUN_COLUMNS.split(", ").map((c) => `runs.${c}`).join(", ")},
-       EXISTS (SELECT 1 FROM runs w WHERE w.thread_id = runs.thread_id AND w.status = 'pending' AND w.seq > runs.seq) AS more_on_thread`,
+     RETURNING ${RUN_COLUMNS.split(", ").map((c) => `runs.${c}`).join(", ")}, ${moreOnThreadSql("runs")}`,
     [workerId, leaseSeconds],
   );
-  const row = rows[0];
-  if (!row) return undefined;
-  const { more_on_thread: moreOnThread, ...run } = row;
-  return { run, moreOnThread };
+  return claimedRun(rows[0]);
 }
 
 /**
@@ -250,14 +262,14 @@ export async function finishRunWithSnapshot(
   outcome: { status: RunStatus; error?: unknown },
   snapshot: { values: unknown; interrupts: unknown; error: unknown; settledStatus: string; now: Date } | undefined,
   extra: { saves?: unknown[]; claimNext?: { leaseSeconds: number } } = {},
-): Promise<{ owned: boolean; next?: { run: RunRow; moreOnThread: boolean } }> {
+): Promise<{ owned: boolean; next?: ClaimedRun }> {
   const json = (value: unknown) => (value === undefined || value === null ? null : jsonbText(value));
   const finish = `finish_run($1, $2, $3, $4, $5::jsonb, $6, $7, $8::jsonb, $9::jsonb, $10::jsonb, $11, $12)`;
   // The CTEs are read before the rows that depend on them: the saves, then the end, then the claim.
   const sql = `WITH ${extra.saves ? `saved AS (${putBatchCall(14)}), ` : ""}
        ended AS (SELECT ${finish} AS owned${extra.saves ? " FROM saved" : ""})
      SELECT ended.owned, ${RUN_COLUMNS.split(", ").map((c) => `n.${c}`).join(", ")},
-       n.run_id IS NOT NULL AND EXISTS (SELECT 1 FROM runs w WHERE w.thread_id = n.thread_id AND w.status = 'pending' AND w.seq > n.seq) AS more_on_thread
+       ${moreOnThreadSql("n")}
      FROM ended LEFT JOIN LATERAL claim_next_of_thread(CASE WHEN ended.owned AND $13::float8 IS NOT NULL THEN $6::uuid END, $2, $13::float8) n ON true`;
   const rows = await db.query<RunRow & { owned: boolean; more_on_thread: boolean }>(sql, [
     run.runId,
@@ -277,25 +289,20 @@ export async function finishRunWithSnapshot(
   ]);
   const row = rows[0];
   if (!row?.owned) return { owned: false };
-  if (!row.run_id) return { owned: true };
-  const { owned: _owned, more_on_thread: moreOnThread, ...next } = row;
-  return { owned: true, next: { run: next as RunRow, moreOnThread } };
+  const { owned: _owned, ...claimed } = row;
+  return { owned: true, next: row.run_id ? claimedRun(claimed) : undefined };
 }
 
 /**
  * The run of a thread running under this worker's lease, if any: what a run's end claimed
  * for the worker when the answer to that statement was lost (see finishRunWithSnapshot).
  */
-export async function nextRunLeasedTo(db: Queryable, threadId: string, workerId: string): Promise<{ run: RunRow; moreOnThread: boolean } | undefined> {
+export async function nextRunLeasedTo(db: Queryable, threadId: string, workerId: string): Promise<ClaimedRun | undefined> {
   const rows = await db.query<RunRow & { more_on_thread: boolean }>(
-    `SELECT ${RUN_COLUMNS}, EXISTS (SELECT 1 FROM runs w WHERE w.thread_id = runs.thread_id AND w.status = 'pending' AND w.seq > runs.seq) AS more_on_thread
-     FROM runs WHERE thread_id = $1 AND status = 'running' AND lease_owner = $2`,
+    `SELECT ${RUN_COLUMNS}, ${moreOnThreadSql("runs")} FROM runs WHERE thread_id = $1 AND status = 'running' AND lease_owner = $2`,
     [threadId, workerId],
   );
-  const row = rows[0];
-  if (!row) return undefined;
-  const { more_on_thread: moreOnThread, ...run } = row;
-  return { run, moreOnThread };
+  return claimedRun(rows[0]);
 }
 
 /** A stateless run's outcome, kept after its thread and run row are gone (migration 0008). */

@@ -145,8 +145,8 @@ export class WorkerPool {
 
   /**
    * A worker for a run about to be created here, if one is free: the creation may claim
-   * the run in the statement that queues it (migration 0022). Give it back with
-   * `adopt(run)` when the run came back claimed, else with `unreserve()`.
+   * the run in the statement that queues it (migration 0022). It becomes `hold(run, true)`
+   * (then `adopt(run)`) when the run came back claimed, else it is given back with `unreserve()`.
    */
   reserve(): { workerId: string; leaseSeconds: number } | undefined {
     if (this.stopped || this.cordoned || !this.hasRoom()) return undefined;
@@ -247,10 +247,22 @@ export class WorkerPool {
   private hasRoom(): boolean {
     const busy = this.active.size + this.reserved;
     if (busy >= this.options.workers) return false;
+    return busy === 0 || this.heapUnderBound();
+  }
+
+  private heapUnderBound(): boolean {
     const fraction = this.options.heapFraction;
-    if (fraction === undefined || busy === 0) return true;
+    if (fraction === undefined) return true;
     const heap = getHeapStatistics();
     return heap.used_heap_size < heap.heap_size_limit * fraction;
+  }
+
+  /** A run's slot is free again (its entry stays if a later attempt of it took the slot). */
+  private vacate(run: RunRow, controller: AbortController): void {
+    if (this.active.get(run.run_id) === controller) this.active.delete(run.run_id);
+    const left = (this.activeThreads.get(run.thread_id) ?? 1) - 1;
+    if (left > 0) this.activeThreads.set(run.thread_id, left);
+    else this.activeThreads.delete(run.thread_id);
   }
 
   private launch(run: RunRow, moreOnThread: boolean): void {
@@ -280,10 +292,7 @@ export class WorkerPool {
       .finally(() => {
         // An earlier attempt that lost its lease may end after the run was claimed again
         // here: the later attempt's entry (its lease, its cancel) stays.
-        if (this.active.get(run.run_id) === controller) this.active.delete(run.run_id);
-        const left = (this.activeThreads.get(threadId) ?? 1) - 1;
-        if (left > 0) this.activeThreads.set(threadId, left);
-        else this.activeThreads.delete(threadId);
+        this.vacate(run, controller);
         this.inFlight.delete(task);
         this.signals++;
         if (next) {
@@ -308,10 +317,7 @@ export class WorkerPool {
     } catch (error) {
       this.log.warn({ err: error, run_id: run.run_id }, "handing back a run claimed while stopping failed; its lease will expire");
     } finally {
-      if (this.active.get(run.run_id) === controller) this.active.delete(run.run_id);
-      const left = (this.activeThreads.get(run.thread_id) ?? 1) - 1;
-      if (left > 0) this.activeThreads.set(run.thread_id, left);
-      else this.activeThreads.delete(run.thread_id);
+      this.vacate(run, controller);
     }
   }
 
@@ -321,11 +327,7 @@ export class WorkerPool {
    */
   private mayTakeNext(): { leaseSeconds: number } | undefined {
     if (this.stopped || this.cordoned) return undefined;
-    const fraction = this.options.heapFraction;
-    if (fraction !== undefined && this.active.size > 1) {
-      const heap = getHeapStatistics();
-      if (heap.used_heap_size >= heap.heap_size_limit * fraction) return undefined;
-    }
+    if (this.active.size > 1 && !this.heapUnderBound()) return undefined;
     return { leaseSeconds: this.options.leaseSeconds };
   }
 
