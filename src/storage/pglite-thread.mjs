@@ -8,6 +8,7 @@ import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { parentPort, workerData } from "node:worker_threads";
 import { PGlite } from "@electric-sql/pglite";
+import { useNativeBytea } from "./pglite-bytea.mjs";
 import { serveOnSocket } from "./pglite-sharing.mjs";
 
 const port = /** @type {import("node:worker_threads").MessagePort} */ (parentPort);
@@ -87,6 +88,7 @@ async function open() {
   const inMemory = dataDir === "memory://" || dataDir === "";
   pg = inMemory ? new PGlite() : new PGlite(dataDir, templateFor(dataDir));
   await pg.waitReady;
+  useNativeBytea(pg);
   await pg.exec(`CREATE SCHEMA IF NOT EXISTS ${schema}; SET search_path TO ${schema}, public;`);
 }
 

@@ -1,8 +1,13 @@
 import pg from "pg";
 import { assertSchemaName, type Database, type Queryable } from "./database.ts";
+import { parseByteaArrayText } from "./bytea-text.mjs";
 
 // int8 (count(*), bigserial) as JS numbers; our counts stay far below 2^53.
 pg.types.setTypeParser(20, (value) => Number(value));
+// bytea[] (checkpoint blobs) through native hex instead of pg-types' character loop.
+const BYTEA_ARRAY = 1001 as Parameters<typeof pg.types.setTypeParser>[0];
+const parseByteaArrayOwn = pg.types.getTypeParser(BYTEA_ARRAY, "text");
+pg.types.setTypeParser(BYTEA_ARRAY, (value: string) => parseByteaArrayText(value) ?? parseByteaArrayOwn(value));
 
 /** A PostgreSQL server through a `pg` pool, every connection pinned to `schema`. */
 export async function openPostgres(url: string, schema: string, poolSize = 20): Promise<Database> {
