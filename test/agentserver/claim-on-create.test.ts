@@ -16,6 +16,18 @@ describe.each(BACKENDS)("runs claimed as they are created (%s)", (backend) => {
     agent = undefined;
   });
 
+  /** Counts the agent's statements that contain `text`, from now until `stop()`. */
+  function countStatements(text: string): { count: () => number; stop: () => void } {
+    const db = agent!.server.db as { query: (sql: string, params?: unknown[]) => Promise<unknown[]> };
+    const query = db.query.bind(db);
+    let count = 0;
+    db.query = (sql, params) => {
+      if (sql.includes(text)) count++;
+      return query(sql, params);
+    };
+    return { count: () => count, stop: () => void (db.query = query) };
+  }
+
   const row = (runId: string) =>
     agent!.server.db.query<{ status: string; attempt: number; lease_owner: string | null }>(
       "SELECT status, attempt, lease_owner FROM runs WHERE run_id = $1",
@@ -71,13 +83,7 @@ describe.each(BACKENDS)("runs claimed as they are created (%s)", (backend) => {
   it("takes each next run of a thread with the end of the one before, without a claim of its own", async () => {
     agent = await startTestAgentServer(backend, { workers: 4 });
     const { client } = agent;
-    const db = agent.server.db as { query: (sql: string, params?: unknown[]) => Promise<unknown[]> };
-    const query = db.query.bind(db);
-    let claims = 0;
-    db.query = (sql, params) => {
-      if (sql.includes("WITH candidate")) claims++;
-      return query(sql, params);
-    };
+    const claims = countStatements("WITH candidate");
     const thread = await client.threads.create();
     const created = [];
     for (let i = 0; i < 5; i++) created.push(await client.runs.create(thread.thread_id, "slow", { input: { steps: 1, delay_ms: 50 } }));
@@ -88,7 +94,29 @@ describe.each(BACKENDS)("runs claimed as they are created (%s)", (backend) => {
     );
     expect(rows.map((r) => [r.run_id, r.status, r.attempt])).toEqual(created.map((r) => [r.run_id, "success", 1]));
     // At most the one that finds the thread's queue empty after the last run.
-    expect(claims).toBeLessThanOrEqual(1);
+    expect(claims.count()).toBeLessThanOrEqual(1);
+  });
+
+  it("starts each run claimed by the end of the one before from the checkpoint that one ended on, without reading it", async () => {
+    agent = await startTestAgentServer(backend, { workers: 4 });
+    const { client } = agent;
+    const reads = countStatements("checkpoint_tuple(");
+    const thread = await client.threads.create();
+    const created = [];
+    // The first run is still working while the others are queued behind it: each later one is claimed by an end.
+    created.push(await client.runs.create(thread.thread_id, "slow", { input: { steps: 1, delay_ms: 300, messages: [{ role: "human", content: "0" }] } }));
+    for (let i = 1; i < 4; i++) {
+      created.push(await client.runs.create(thread.thread_id, "slow", { input: { steps: 1, delay_ms: 5, messages: [{ role: "human", content: String(i) }] } }));
+    }
+    await client.runs.join(thread.thread_id, created[3].run_id);
+    const readsByRuns = reads.count();
+    reads.stop();
+    const statuses = await Promise.all(created.map((r) => client.runs.get(thread.thread_id, r.run_id).then((run) => run.status)));
+    expect(statuses).toEqual(["success", "success", "success", "success"]);
+    // Only the first run read the thread's checkpoint.
+    expect(readsByRuns).toBe(1);
+    const state = await client.threads.getState<{ messages: Array<{ type: string; content: string }> }>(thread.thread_id);
+    expect(state.values.messages.map((m) => `${m.type}:${m.content}`)).toEqual(["0", "1", "2", "3"].flatMap((n) => [`human:${n}`, "ai:step left 0"]));
   });
 
   it("claims a stateless run too, and waits for its result", async () => {

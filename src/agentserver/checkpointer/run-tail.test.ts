@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { Annotation, DeltaChannel, END, START, StateGraph, interrupt, type BaseChannel } from "@langchain/langgraph";
+import { Annotation, Command, DeltaChannel, END, START, StateGraph, interrupt, type BaseChannel } from "@langchain/langgraph";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { BACKENDS, freshBackend } from "../../../test/support/backends.ts";
 import type { Database } from "../../storage/database.ts";
@@ -143,6 +143,70 @@ describe.each(BACKENDS)("a run's tail of saves (%s)", (backend) => {
     expect(tail.tuple()).toBeUndefined();
     expect(tail.take()).toEqual([]);
     expect((await graph.getState({ configurable: { thread_id: threadId } })).next).toEqual(["approve"]);
+    saver.unfollow(tail);
+  });
+
+  it("starts the next run from the checkpoint the one before ended on, without reading it, as from the database", async () => {
+    const reads: string[] = [];
+    const counted = new SlipwaySaver({
+      query: (sql: string, params?: unknown[]) => {
+        if (sql.includes("checkpoint_tuple(")) reads.push(String(params?.[0]));
+        return db.query(sql, params);
+      },
+      transaction: db.transaction.bind(db),
+    } as Pick<Database, "query" | "transaction">);
+    // The same two runs twice: the second resumes the first's interrupt, from what the first ended on or from the database.
+    // `work` ran beside the interrupted task: its write is a pending write of that checkpoint, so it must not run again.
+    let workRuns = 0;
+    const twice = async (handOver: boolean) => {
+      const threadId = randomUUID();
+      workRuns = 0;
+      const graph = new StateGraph(State)
+        .addNode("work", () => ({ items: [`work:${++workRuns}`] }))
+        .addNode("approve", () => ({ items: [`approved:${interrupt<string, string>("approve?")}`] }))
+        .addEdge(START, "work")
+        .addEdge(START, "approve")
+        .compile({ checkpointer: counted });
+      const firstRun = randomUUID();
+      const first = counted.followRun(threadId, firstRun, "async");
+      await graph.invoke({ items: ["in"] }, { configurable: { thread_id: threadId }, metadata: { run_id: firstRun } });
+      const endedOn = { tuple: first.tuple() };
+      await first.flush();
+      counted.unfollow(first);
+
+      const secondRun = randomUUID();
+      const second = counted.followRun(threadId, secondRun, "async", handOver ? endedOn : undefined);
+      // Another run's read of the thread is not answered from it.
+      await graph.getState({ configurable: { thread_id: threadId } });
+      const readsBefore = reads.length;
+      const values = await graph.invoke(new Command({ resume: "yes" }), { configurable: { thread_id: threadId }, metadata: { run_id: secondRun } });
+      const secondReads = reads.length - readsBefore;
+      await second.flush();
+      counted.unfollow(second);
+      return { values, secondReads, workRuns, state: await graph.getState({ configurable: { thread_id: threadId } }) };
+    };
+    const fromDatabase = await twice(false);
+    const handedOver = await twice(true);
+    expect(fromDatabase.secondReads).toBe(1);
+    expect(handedOver.secondReads).toBe(0);
+    expect([...(handedOver.values.items as string[])].sort()).toEqual(["approved:yes", "in", "work:1"]);
+    expect(handedOver.workRuns).toBe(1);
+    expect(handedOver.values).toEqual(fromDatabase.values);
+    expect(handedOver.state.next).toEqual([]);
+    expect(handedOver.state.metadata?.step).toBe(fromDatabase.state.metadata?.step);
+  });
+
+  it("answers only the first read of its own run at the root, of the newest or that checkpoint", async () => {
+    const threadId = randomUUID();
+    const runId = randomUUID();
+    const start = { tuple: undefined };
+    const own = { configurable: { thread_id: threadId }, metadata: { run_id: runId } };
+    const tail = saver.followRun(threadId, runId, "async", start);
+    expect(tail.startingPoint("", undefined, { configurable: { thread_id: threadId }, metadata: { run_id: "other" } })).toBeUndefined();
+    expect(tail.startingPoint("child:1", undefined, own)).toBeUndefined();
+    expect(tail.startingPoint("", "some-id", own)).toBeUndefined();
+    expect(tail.startingPoint("", undefined, own)).toBe(start);
+    expect(tail.startingPoint("", undefined, own)).toBeUndefined();
     saver.unfollow(tail);
   });
 });

@@ -14,6 +14,16 @@ import { configOf } from "./codec.ts";
 export const HOLD_MS = 100;
 
 /**
+ * The thread's newest root checkpoint when a run starts, known without reading it: the
+ * one the thread's previous run ended on, when that run's end claimed this run (`tuple`
+ * undefined: the thread has none). Nothing else can write the thread's checkpoints in
+ * between, since it has a run pending or running throughout (state updates are refused).
+ */
+export interface StartingPoint {
+  tuple: CheckpointTuple | undefined;
+}
+
+/**
  * The newest root checkpoint one executing run saved, as it saved it, and (when the
  * run's durability lets a save resolve before it is stored) its last save, held back.
  *
@@ -49,7 +59,22 @@ export class RunTail {
     readonly runId: string,
     readonly holds: boolean,
     private readonly send: (ops: SaveOp[]) => Promise<void>,
+    private start?: StartingPoint,
   ) {}
+
+  /**
+   * The run's first read of the thread's newest root checkpoint (or of that one by id),
+   * answered from the starting point it was given; undefined: ask the database. Once only,
+   * and only before the run saved anything: after that the database (or `lend`) knows better.
+   */
+  startingPoint(ns: string, checkpointId: string | undefined, config: RunnableConfig): StartingPoint | undefined {
+    const start = this.start;
+    if (!start || this.latest || this.writes.size || ns !== "") return undefined;
+    if ((config.metadata?.run_id ?? config.configurable?.run_id) !== this.runId) return undefined;
+    if (checkpointId && checkpointId !== start.tuple?.checkpoint.id) return undefined;
+    this.start = undefined;
+    return start;
+  }
 
   /** Is this save one of this run's root-graph saves? */
   owns(threadId: string, ns: string, config: RunnableConfig): boolean {

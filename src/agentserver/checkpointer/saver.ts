@@ -33,7 +33,7 @@ import {
   PRUNE_KEEP_LATEST,
 } from "./sql.ts";
 import { SaveBatcher, type SaveOp } from "./batch.ts";
-import { RunTail } from "./run-tail.ts";
+import { RunTail, type StartingPoint } from "./run-tail.ts";
 import { nextChannelVersion } from "./versions.ts";
 
 export interface SlipwaySaverOptions {
@@ -103,6 +103,8 @@ export class SlipwaySaver extends BaseCheckpointSaver {
     if (threadId === undefined || threadId === null || threadId === "") return undefined;
     const ns = String(config.configurable?.checkpoint_ns ?? "");
     const checkpointId = getCheckpointId(config);
+    const known = this.tails.get(String(threadId))?.startingPoint(ns, checkpointId, config);
+    if (known) return known.tuple;
     const rows = await this.db.query<TupleRow>(GET_TUPLE, [String(threadId), ns, checkpointId || null]);
     return rows[0] ? this.decode(rows[0]) : undefined;
   }
@@ -227,9 +229,11 @@ export class SlipwaySaver extends BaseCheckpointSaver {
   /**
    * Follows one run's root-graph saves until `unfollow` (see run-tail.ts): for its
    * snapshot at the end and, unless its durability is "sync", to hold back its last save.
+   * With `start`, the run's first read of the thread is answered from it.
    */
-  followRun(threadId: string, runId: string, durability: "sync" | "async" | "exit" | undefined): RunTail {
-    const tail = new RunTail(threadId, runId, durability !== "sync", (ops) => Promise.all(ops.map((op) => this.batcher.save(op))).then(() => undefined));
+  followRun(threadId: string, runId: string, durability: "sync" | "async" | "exit" | undefined, start?: StartingPoint): RunTail {
+    const send = (ops: SaveOp[]) => Promise.all(ops.map((op) => this.batcher.save(op))).then(() => undefined);
+    const tail = new RunTail(threadId, runId, durability !== "sync", send, start);
     this.tails.set(threadId, tail);
     return tail;
   }

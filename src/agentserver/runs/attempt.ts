@@ -3,10 +3,10 @@ import type { CheckpointTuple } from "@langchain/langgraph-checkpoint";
 import type { Database } from "../../storage/database.ts";
 import { batchParams, type SaveOp } from "../checkpointer/batch.ts";
 import type { GraphLike } from "../graphs/registry.ts";
-import type { RunTail } from "../checkpointer/run-tail.ts";
+import type { RunTail, StartingPoint } from "../checkpointer/run-tail.ts";
 import type { GraphRegistry } from "../graphs/registry.ts";
 import type { StreamBroker } from "../stream/broker.ts";
-import { describeError } from "../serialize.ts";
+import { describeError, type WireValues } from "../serialize.ts";
 import { deleteThreadRow, threadValues, type SnapshotWrite } from "../threads/repository.ts";
 import type { RunLastState } from "../threads/snapshot.ts";
 import type { AssistantHandoff } from "./assistant-handoff.ts";
@@ -27,10 +27,15 @@ export interface AttemptControl {
   claimNext?: () => { leaseSeconds: number } | undefined;
   /** Told as soon as the end claimed the next run, before the attempt returns it. */
   claimedNext?: (run: RunRow) => void;
+  /** The thread's newest checkpoint, when the run that claimed this one knew it (run-tail.ts). */
+  start?: StartingPoint;
 }
 
-/** The thread's next run, claimed for the same worker with this one's end (migration 0023). */
-export type NextRun = ClaimedRun;
+/**
+ * The thread's next run, claimed for the same worker with this one's end (migration
+ * 0023), and the checkpoint this one ended on, which is where the next one starts.
+ */
+export type NextRun = ClaimedRun & { start?: StartingPoint };
 
 export interface AttemptDeps {
   db: Database;
@@ -43,7 +48,7 @@ export interface AttemptDeps {
     deleteCheckpointsOfRun(threadId: string, runId: string): Promise<unknown>;
     deleteThread(threadId: string): Promise<void>;
     /** Follows the run's own saves (checkpointer/run-tail.ts) until unfollow. */
-    followRun(threadId: string, runId: string, durability: RunRow["kwargs"]["durability"]): RunTail;
+    followRun(threadId: string, runId: string, durability: RunRow["kwargs"]["durability"], start?: StartingPoint): RunTail;
     unfollow(tail: RunTail): void;
     getTuple(config: RunnableConfig): Promise<CheckpointTuple | undefined>;
   };
@@ -88,7 +93,7 @@ export function createAttemptRunner(deps: AttemptDeps) {
     }
     const resumeFromCheckpoint = run.attempt > 1 && (await wroteCheckpoint(deps, run));
     await lifecycle.emit("started", { run });
-    const tail = deps.checkpointer.followRun(run.thread_id, run.run_id, run.kwargs.durability);
+    const tail = deps.checkpointer.followRun(run.thread_id, run.run_id, run.kwargs.durability, resumeFromCheckpoint ? undefined : control.start);
     try {
       const outcome = await executeGraph({ graphs: deps.graphs, assistant, run, signal: control.signal, emit, resumeFromCheckpoint });
       return await afterExecution(run, control, outcome, tail, emit, events);
@@ -135,6 +140,7 @@ export function createAttemptRunner(deps: AttemptDeps) {
     return finish(run, control, outcome.status === "success" ? { status: "success", values: outcome.values } : outcome, emit, events, {
       tail,
       graph: outcome.graph,
+      sent: outcome.status === "success" ? outcome.final : undefined,
     });
   }
 
@@ -197,7 +203,7 @@ export function createAttemptRunner(deps: AttemptDeps) {
     outcome: { status: "success"; values: unknown } | { status: "error"; error: { error: string; message: string } } | { status: "interrupted" },
     emit: (event: string, data: unknown) => void,
     events: Array<{ id: number; event: string; data: unknown }>,
-    last?: { tail: RunTail; graph?: GraphLike },
+    last?: { tail: RunTail; graph?: GraphLike; sent?: WireValues },
   ): Promise<NextRun | undefined> {
     // The held save goes with the end (taking it stops its timer); the saves the run
     // already sent are stored before the end is.
@@ -212,7 +218,7 @@ export function createAttemptRunner(deps: AttemptDeps) {
     let error = outcome.status === "error" ? outcome.error : undefined;
     if (error) emit("error", error);
     const lent = last?.graph && last.tail.failure === undefined ? last.tail.lend(deps.checkpointer) : undefined;
-    const fromRun = lent && last?.graph ? { graph: last.graph, checkpointer: lent } : undefined;
+    const fromRun = lent && last?.graph ? { graph: last.graph, checkpointer: lent, sent: last.sent } : undefined;
     // The thread's new snapshot is written with the run's end, in one statement; a
     // stateless run's thread is deleted below, so it needs none.
     const snapshot = run.kwargs.temporary
@@ -225,6 +231,8 @@ export function createAttemptRunner(deps: AttemptDeps) {
     // The thread's next run, if one waits, is claimed for this worker in the same statement.
     const claimNext = run.kwargs.temporary ? undefined : control.claimNext?.();
     let recorded = await recordEnd(run, control.workerId, { status: outcome.status, error }, snapshot, saves, claimNext);
+    // Stored with the end: the checkpoint the run ended on is where the next one starts.
+    const endedOn: StartingPoint | undefined = recorded.end === "ours" && lent ? { tuple: last?.tail.tuple() } : undefined;
     if (recorded.end === "unsaved") {
       // Its last checkpoint could not be stored: the run ends in error, the thread as stored.
       const alreadyFailed = outcome.status === "error";
@@ -235,7 +243,7 @@ export function createAttemptRunner(deps: AttemptDeps) {
       recorded = await recordEnd(run, control.workerId, { status: "error", error }, stored, undefined, claimNext);
     }
     if (recorded.end === "unsaved") throw recorded.error;
-    const next = recorded.end === "ours" ? recorded.next : undefined;
+    const next = recorded.end === "ours" && recorded.next ? { ...recorded.next, start: endedOn } : undefined;
     // Ours from now on: a cancel for it must find it while this run's end is being told.
     if (next) control.claimedNext?.(next.run);
     if (recorded.end === "gone") {

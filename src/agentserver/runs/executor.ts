@@ -1,6 +1,6 @@
 import { Command, Send } from "@langchain/langgraph";
 import type { GraphLike, GraphRegistry } from "../graphs/registry.ts";
-import { describeError, toWire } from "../serialize.ts";
+import { describeError, toWire, valuesToWire, type WireValues } from "../serialize.ts";
 import { MessagesModeTracker } from "../stream/messages-mode.ts";
 import { emitChunk, planStream, type Emit } from "../stream/modes.ts";
 import type { RunRow } from "./repository.ts";
@@ -16,9 +16,12 @@ export interface RunAssistant {
   metadata?: Record<string, unknown>;
 }
 
-/** How the run ended; `graph` is the graph it ran, when it got that far. */
+/**
+ * How the run ended; `graph` is the graph it ran, when it got that far. `final`: its
+ * last values as sent on the stream, for the thread's snapshot to reuse.
+ */
 export type ExecutionOutcome =
-  | { status: "success"; values: unknown; graph: GraphLike }
+  | { status: "success"; values: unknown; graph: GraphLike; final?: WireValues }
   | { status: "error"; error: { error: string; message: string }; graph?: GraphLike }
   | { status: "cancelled" };
 
@@ -43,6 +46,12 @@ export async function executeGraph(options: ExecuteOptions): Promise<ExecutionOu
   const config = buildConfig(run, assistant);
   const plan = planStream(kwargs.stream_mode, kwargs.stream_subgraphs);
   let finalValues: unknown = undefined;
+  let sent: WireValues | undefined;
+  const seeValues = (seen: { values?: unknown; sent?: WireValues }) => {
+    if (!("values" in seen)) return;
+    finalValues = seen.values;
+    sent = seen.sent;
+  };
   let graph: GraphLike | undefined;
   try {
     graph = await options.graphs.resolve(assistant.graph_id, config);
@@ -57,14 +66,13 @@ export async function executeGraph(options: ExecuteOptions): Promise<ExecutionOu
       durability: kwargs.durability,
     };
     if (plan.useEvents) {
-      finalValues = await streamWithEvents(graph, input, streamConfig, run.run_id, plan, emit);
+      await streamWithEvents(graph, input, streamConfig, run.run_id, plan, emit, seeValues);
     } else {
-      for await (const chunk of await graph.stream(input, streamConfig)) {
-        const seen = emitChunk(plan, chunk, emit);
-        if ("values" in seen) finalValues = seen.values;
-      }
+      for await (const chunk of await graph.stream(input, streamConfig)) seeValues(emitChunk(plan, chunk, emit));
     }
-    return { status: "success", values: toWire(finalValues ?? {}), graph };
+    // The last values chunk was sent as they are now: the graph has ended.
+    const final = sent && sent.raw === finalValues ? sent : undefined;
+    return { status: "success", values: final ? final.wire : valuesToWire(finalValues ?? {}), graph, final };
   } catch (error) {
     if (signal.aborted) return { status: "cancelled" };
     return { status: "error", error: describeError(error), graph };
@@ -78,8 +86,8 @@ async function streamWithEvents(
   runId: string,
   plan: ReturnType<typeof planStream>,
   emit: Emit,
-): Promise<unknown> {
-  let finalValues: unknown;
+  seeValues: (seen: ReturnType<typeof emitChunk>) => void,
+): Promise<void> {
   const messages = plan.apiModes.has("messages") ? new MessagesModeTracker(emit) : undefined;
   const events = graph.streamEvents(input, { ...config, version: "v2", runId }) as AsyncIterable<{
     event: string;
@@ -89,16 +97,13 @@ async function streamWithEvents(
   for await (const event of events) {
     if (event.event === "on_chain_stream" && event.run_id === runId) {
       const seen = emitChunk(plan, event.data?.chunk, emit);
-      if ("values" in seen) {
-        finalValues = seen.values;
-        messages?.values(seen.values);
-      }
+      seeValues(seen);
+      if ("values" in seen) messages?.values(seen.values);
     } else if (plan.apiModes.has("events")) {
       emit("events", toWire(event));
     }
     messages?.handle(event);
   }
-  return finalValues;
 }
 
 /** The RunnableConfig: assistant config under the run's, plus the ids LangGraph reads. */

@@ -265,7 +265,7 @@ export class WorkerPool {
     else this.activeThreads.delete(run.thread_id);
   }
 
-  private launch(run: RunRow, moreOnThread: boolean): void {
+  private launch(run: RunRow, moreOnThread: boolean, start?: NextRun["start"]): void {
     this.hold(run);
     const controller = this.held.get(run.run_id)!;
     this.held.delete(run.run_id);
@@ -280,6 +280,7 @@ export class WorkerPool {
     const task = this.runAttempt(run, {
       signal: controller.signal,
       workerId: this.workerId,
+      start,
       claimNext: () => this.mayTakeNext(),
       claimedNext: (claimed) => {
         this.hold(claimed);
@@ -297,7 +298,7 @@ export class WorkerPool {
         this.signals++;
         if (next) {
           // Claimed with this run's end: it takes the slot this one leaves.
-          this.launch(next.run, next.moreOnThread);
+          this.launch(next.run, next.moreOnThread, next.start);
         } else if (this.waitingThreads.delete(threadId) || this.maybeBlocked) {
           // The next run of this thread (or one an empty claim could not take) may go now.
           this.maybeBlocked = false;

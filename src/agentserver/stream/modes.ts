@@ -1,4 +1,4 @@
-import { toWire } from "../serialize.ts";
+import { toWire, valuesToWire, type WireValues } from "../serialize.ts";
 import { reshapePayload } from "./debug-payloads.ts";
 
 /**
@@ -46,8 +46,11 @@ export function eventInModes(event: string, modes: readonly string[] | undefined
 
 export type Emit = (event: string, data: unknown) => void;
 
-/** One chunk of graph.stream(...): [mode, data] or [namespace, mode, data] with subgraphs. */
-export function emitChunk(plan: StreamPlan, chunk: unknown, emit: Emit): { values?: unknown } {
+/**
+ * One chunk of graph.stream(...): [mode, data] or [namespace, mode, data] with subgraphs.
+ * A root `values` chunk comes back, with its wire form when it was sent (for the run's end).
+ */
+export function emitChunk(plan: StreamPlan, chunk: unknown, emit: Emit): { values?: unknown; sent?: WireValues } {
   const [namespace, mode, data] = splitChunk(chunk, plan.subgraphs);
   const suffix = namespace.length ? `|${namespace.join("|")}` : "";
   const isRoot = namespace.length === 0;
@@ -55,10 +58,16 @@ export function emitChunk(plan: StreamPlan, chunk: unknown, emit: Emit): { value
     if (plan.apiModes.has("messages-tuple")) emit(`messages${suffix}`, toWire(data));
     return {};
   }
-  if (plan.apiModes.has(mode) || (mode === "values" && plan.apiModes.size === 0)) {
-    emit(`${mode}${suffix}`, toWire(reshapePayload(mode, data)));
+  const sends = plan.apiModes.has(mode) || (mode === "values" && plan.apiModes.size === 0);
+  if (mode === "values" && isRoot) {
+    if (!sends) return { values: data };
+    const wire = valuesToWire(data);
+    emit(`values${suffix}`, wire);
+    const sent = data && typeof data === "object" && wire && typeof wire === "object" ? { raw: data as Record<string, unknown>, wire: wire as Record<string, unknown> } : undefined;
+    return { values: data, sent };
   }
-  return mode === "values" && isRoot ? { values: data } : {};
+  if (sends) emit(`${mode}${suffix}`, toWire(reshapePayload(mode, data)));
+  return {};
 }
 
 function splitChunk(chunk: unknown, subgraphs: boolean): [string[], string, unknown] {

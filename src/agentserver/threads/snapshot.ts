@@ -1,7 +1,7 @@
 import type { Database, Queryable } from "../../storage/database.ts";
 import { graphForThread } from "../assistants/thread-graph.ts";
 import type { GraphLike, GraphRegistry, StateSnapshotLike } from "../graphs/registry.ts";
-import { describeError, toWire } from "../serialize.ts";
+import { describeError, toWire, valuesToWire, type WireValues } from "../serialize.ts";
 import { getThread, lockThread, writeSnapshot, type SnapshotWrite, type ThreadRow } from "./repository.ts";
 import type { ThreadStatus } from "./schemas.ts";
 import { hasCheckpoint, readSnapshot } from "./state.ts";
@@ -48,6 +48,8 @@ function interruptMap(snapshot: StateSnapshotLike): Record<string, unknown[]> {
 export interface RunLastState {
   graph: GraphLike;
   checkpointer: object;
+  /** The run's last values as sent on its stream: unchanged keys are not converted again. */
+  sent?: WireValues;
 }
 
 /** LangGraph's config key for a checkpointer lent to a graph's state methods (stable across its versions). */
@@ -81,7 +83,7 @@ export async function computeThreadSnapshot(
   const interrupts = saved ? interruptMap(saved) : {};
   const runError = outcome.runError;
   return {
-    values: saved ? (toWire(saved.values) ?? {}) : fallbackValues,
+    values: saved ? (valuesToWire(saved.values, fromRun?.sent) ?? {}) : fallbackValues,
     interrupts,
     error: runError === undefined ? null : errorJson(runError),
     settledStatus: settledStatus({
