@@ -113,10 +113,28 @@ describe.each(BACKENDS)("runs claimed as they are created (%s)", (backend) => {
     reads.stop();
     const statuses = await Promise.all(created.map((r) => client.runs.get(thread.thread_id, r.run_id).then((run) => run.status)));
     expect(statuses).toEqual(["success", "success", "success", "success"]);
-    // Only the first run read the thread's checkpoint.
-    expect(readsByRuns).toBe(1);
+    // None read the thread's checkpoint: the first was claimed at creation on a thread with none.
+    expect(readsByRuns).toBe(0);
     const state = await client.threads.getState<{ messages: Array<{ type: string; content: string }> }>(thread.thread_id);
     expect(state.values.messages.map((m) => `${m.type}:${m.content}`)).toEqual(["0", "1", "2", "3"].flatMap((n) => [`human:${n}`, "ai:step left 0"]));
+  });
+
+  it("starts a run claimed at creation on a thread with no checkpoint without reading one, and reads it once there is one", async () => {
+    agent = await startTestAgentServer(backend, { workers: 4 });
+    const { client } = agent;
+    const thread = await client.threads.create();
+    const reads = countStatements("checkpoint_tuple(");
+    const say = (content: string) => client.runs.wait(thread.thread_id, "agent", { input: { messages: [{ role: "human", content }] } });
+    await say("first");
+    const readsOfFirst = reads.count();
+    await say("second");
+    const readsOfSecond = reads.count() - readsOfFirst;
+    await client.runs.wait(null, "agent", { input: { messages: [{ role: "human", content: "stateless" }] } });
+    const readsOfStateless = reads.count() - readsOfFirst - readsOfSecond;
+    reads.stop();
+    expect([readsOfFirst, readsOfSecond, readsOfStateless]).toEqual([0, 1, 0]);
+    const state = await client.threads.getState<{ messages: Array<{ type: string; content: string }> }>(thread.thread_id);
+    expect(state.values.messages.map((m) => `${m.type}:${m.content}`)).toEqual(["human:first", "ai:You said: first", "human:second", "ai:You said: second"]);
   });
 
   it("claims a stateless run too, and waits for its result", async () => {

@@ -139,7 +139,7 @@ async function queueRun(
   const stateless = cron.thread_id === null;
   const threadId = cron.thread_id ?? newId();
   const assistantMetadata = cron.assistant_metadata ?? {};
-  const run = await enqueueRunFast(tx, { ...fields, thread_id: threadId, newThread: stateless, threadMetadata, assistantMetadata });
+  const run = (await enqueueRunFast(tx, { ...fields, thread_id: threadId, newThread: stateless, threadMetadata, assistantMetadata }))?.run;
   if (run) return { run, strategy };
   if (stateless) throw new Error(`could not create a thread for cron ${cron.cron_id}`);
   // The thread is busy under reject / interrupt / rollback (or gone).

@@ -216,9 +216,16 @@ export async function enqueueRunFast(
     /** Announce it on this channel in the same statement (a PostgreSQL server; see 0022). */
     announceOn?: string;
   },
-): Promise<RunRow | undefined> {
-  const rows = await db.query<RunRow>(
-    `SELECT ${RUN_COLUMNS} FROM enqueue_run($1, $2, $3, $4, $5::jsonb, $6, $7::jsonb, $8::jsonb, $9, $10, $11::jsonb, $12, $13, $14)`,
+): Promise<{ run: RunRow; startsEmpty: boolean } | undefined> {
+  // starts_empty: claimed here, on a thread with no root checkpoint. No other writer can
+  // add one before the run starts (state updates are refused while it is active), so
+  // its first read of the thread needs no statement (run-tail.ts, StartingPoint). A scalar
+  // subquery, not EXISTS: that would become a join over all checkpoints (the function is
+  // estimated at 1000 rows), an index probe is what one row needs.
+  const rows = await db.query<RunRow & { starts_empty: boolean }>(
+    `SELECT ${RUN_COLUMNS},
+            r.status = 'running' AND (SELECT true FROM checkpoints c WHERE c.thread_id = r.thread_id::text AND c.checkpoint_ns = '' LIMIT 1) IS NULL AS starts_empty
+     FROM enqueue_run($1, $2, $3, $4, $5::jsonb, $6, $7::jsonb, $8::jsonb, $9, $10, $11::jsonb, $12, $13, $14) r`,
     [
       run.run_id,
       run.thread_id,
@@ -236,7 +243,9 @@ export async function enqueueRunFast(
       run.announceOn ?? null,
     ],
   );
-  return rows[0];
+  if (!rows[0]) return undefined;
+  const { starts_empty: startsEmpty, ...row } = rows[0];
+  return { run: row, startsEmpty };
 }
 
 /** JSON for a jsonb parameter: PostgreSQL's jsonb cannot hold the NUL character, so strings lose it. */

@@ -87,8 +87,9 @@ export class RunService {
     const claimFor = fields.afterSeconds > 0 ? undefined : deps.claimer?.reserve();
     const announceOn = deps.db.kind === "postgres" ? runsChannel(deps.db.schema) : undefined;
     let fast: RunRow | undefined;
+    let startsEmpty = false;
     try {
-      fast = await enqueueRunFast(deps.db, {
+      const enqueued = await enqueueRunFast(deps.db, {
         ...fields,
         thread_id: threadId ?? newThreadId,
         newThread: threadId === null,
@@ -97,6 +98,8 @@ export class RunService {
         claimFor,
         announceOn,
       });
+      fast = enqueued?.run;
+      startsEmpty = enqueued?.startsEmpty ?? false;
     } finally {
       if (claimFor && fast?.status === "running") deps.claimer?.hold(fast, true);
       else if (claimFor) deps.claimer?.unreserve();
@@ -133,7 +136,7 @@ export class RunService {
       await deps.lifecycle.emit("queued", { run, delaySeconds: body.after_seconds ?? 0, announced: fast !== undefined && announceOn !== undefined });
     } finally {
       // Claimed as it was queued: ours to execute whatever happened above (its lease says so).
-      if (run.status === "running") deps.claimer?.adopt(run);
+      if (run.status === "running") deps.claimer?.adopt(run, startsEmpty ? { tuple: undefined } : undefined);
     }
     return run;
   }

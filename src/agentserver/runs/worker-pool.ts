@@ -172,9 +172,12 @@ export class WorkerPool {
     this.activeThreads.set(run.thread_id, (this.activeThreads.get(run.thread_id) ?? 0) + 1);
   }
 
-  /** Executes a run that its creation claimed for this pool (status running, leased to us; see hold). */
-  adopt(run: RunRow): void {
-    this.launch(run, false);
+  /**
+   * Executes a run that its creation claimed for this pool (status running, leased to us;
+   * see hold); `start`: the thread's newest checkpoint, when the creation knew it.
+   */
+  adopt(run: RunRow, start?: NextRun["start"]): void {
+    this.launch(run, false, start);
   }
 
   /** Aborts a run executing in this process, if it is here. */
