@@ -9,6 +9,7 @@ import { join } from "node:path";
 import { parentPort, workerData } from "node:worker_threads";
 import { PGlite } from "@electric-sql/pglite";
 import { useNativeBytea } from "./pglite-bytea.mjs";
+import { PreparedStatements } from "./pglite-prepared.mjs";
 import { serveOnSocket } from "./pglite-sharing.mjs";
 
 const port = /** @type {import("node:worker_threads").MessagePort} */ (parentPort);
@@ -16,6 +17,8 @@ const { dataDir, schema, template } = /** @type {{ dataDir: string; schema: stri
 
 /** @type {PGlite} */
 let pg;
+/** @type {PreparedStatements} */
+let prepared;
 /** Open transactions: PGlite holds its lock until the callback we keep waiting returns. */
 const transactions = new Map();
 /** Who hears each NOTIFY channel: the parent, and clients of the socket when shared. */
@@ -89,6 +92,7 @@ async function open() {
   pg = inMemory ? new PGlite() : new PGlite(dataDir, templateFor(dataDir));
   await pg.waitReady;
   useNativeBytea(pg);
+  prepared = new PreparedStatements(pg);
   await pg.exec(`CREATE SCHEMA IF NOT EXISTS ${schema}; SET search_path TO ${schema}, public;`);
 }
 
@@ -132,9 +136,10 @@ async function handle(message) {
     case "open":
       return open();
     case "query": {
-      const target = message.txId === undefined ? pg : transactions.get(message.txId)?.tx;
-      if (!target) throw new Error(`no open transaction ${message.txId}`);
-      return (await target.query(message.sql, message.params)).rows;
+      if (message.txId === undefined) return prepared.query(message.sql, message.params);
+      const tx = transactions.get(message.txId)?.tx;
+      if (!tx) throw new Error(`no open transaction ${message.txId}`);
+      return prepared.query(message.sql, message.params, tx);
     }
     case "begin":
       return begin(message.txId);

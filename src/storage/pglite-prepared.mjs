@@ -1,0 +1,174 @@
+// @ts-check
+// The statements a server sends over and over (each run's queueing, saves and end) run
+// on the embedded database as named prepared statements: parsed and planned once, then
+// one call into PostgreSQL per execution (bind, execute, sync). PGlite's `query` makes
+// six calls for every statement (parse, describe, bind, describe, execute, sync) and
+// plans it each time; for a one-row insert that is about 110 µs against 30 µs here.
+// Parameters and results go through PGlite's own codecs, by the types PostgreSQL gave
+// when the statement was prepared, so values read and write as `query` has them.
+
+const enc = new TextEncoder();
+
+/** One frontend message: type byte, length, body. */
+function message(type, ...parts) {
+  const length = parts.reduce((sum, part) => sum + part.length, 0);
+  const out = new Uint8Array(5 + length);
+  out[0] = type.charCodeAt(0);
+  new DataView(out.buffer).setInt32(1, 4 + length);
+  let at = 5;
+  for (const part of parts) {
+    out.set(part, at);
+    at += part.length;
+  }
+  return out;
+}
+
+const cstring = (text) => {
+  const bytes = enc.encode(text);
+  const out = new Uint8Array(bytes.length + 1);
+  out.set(bytes);
+  return out;
+};
+const int16 = (n) => new Uint8Array([(n >> 8) & 0xff, n & 0xff]);
+const int32 = (n) => new Uint8Array([(n >>> 24) & 0xff, (n >>> 16) & 0xff, (n >>> 8) & 0xff, n & 0xff]);
+
+function concat(parts) {
+  const out = new Uint8Array(parts.reduce((sum, part) => sum + part.length, 0));
+  let at = 0;
+  for (const part of parts) {
+    out.set(part, at);
+    at += part.length;
+  }
+  return out;
+}
+
+const SYNC = message("S");
+const EXECUTE = message("E", cstring(""), int32(0));
+/** Statements that are planned queries; anything else (DDL, SET, ...) keeps PGlite's path. */
+const PREPARABLE = /^\s*(SELECT|INSERT|UPDATE|DELETE|WITH)\b/i;
+
+/**
+ * @typedef {{ name: string; paramTypes: number[]; fields: Array<{ name: string; dataTypeID: number }> }} Prepared
+ */
+
+export class PreparedStatements {
+  /**
+   * @param {any} pg an open PGlite
+   * @param {number} limit statements kept prepared; the least recently used goes first
+   */
+  constructor(pg, limit = 500) {
+    this.pg = pg;
+    this.limit = limit;
+    /** @type {Map<string, Prepared | null>} null: not preparable, PGlite's path */
+    this.bySql = new Map();
+    this.count = 0;
+  }
+
+  /**
+   * The rows of `sql` with `params`, as `pg.query(sql, params).rows` would give them.
+   * Inside a transaction (`tx`, PGlite's) only statements prepared before are used: one
+   * prepared in a transaction that fails would be remembered as not preparable.
+   */
+  async query(sql, params = [], tx = undefined) {
+    let prepared = this.bySql.get(sql);
+    if (prepared) {
+      // Most recently used last: the first is the one to give up when the cache is full.
+      this.bySql.delete(sql);
+      this.bySql.set(sql, prepared);
+    }
+    if (prepared === undefined && !tx) prepared = await this.prepare(sql);
+    if (!prepared) return (await (tx ?? this.pg).query(sql, params)).rows;
+    try {
+      return this.rowsOf(prepared, await this.exclusive([this.bind(prepared, params), EXECUTE, SYNC], Boolean(tx)));
+    } catch (error) {
+      // Not run: the statement no longer fits its tables as prepared (or is gone). It goes
+      // PGlite's way this time and is prepared again the next.
+      if (error?.code !== "0A000" && error?.code !== "26000") throw error;
+      this.forget(sql, prepared);
+      return (await (tx ?? this.pg).query(sql, params)).rows;
+    }
+  }
+
+  /** @returns {Promise<Prepared | null>} */
+  async prepare(sql) {
+    if (!PREPARABLE.test(sql)) return null;
+    if (this.bySql.size >= this.limit) {
+      const [oldestSql, oldest] = this.bySql.entries().next().value;
+      if (oldest) this.forget(oldestSql, oldest);
+      else this.bySql.delete(oldestSql);
+    }
+    const name = `slipway_${++this.count}`;
+    let messages;
+    try {
+      messages = await this.exclusive([message("P", cstring(name), cstring(sql), int16(0)), message("D", enc.encode("S"), cstring(name)), SYNC]);
+    } catch {
+      // Several commands in one string, or an error PGlite's own path reports as usual.
+      this.bySql.set(sql, null);
+      return null;
+    }
+    const params = messages.find((m) => m.name === "parameterDescription");
+    const rows = messages.find((m) => m.name === "rowDescription");
+    /** @type {Prepared} */
+    const prepared = {
+      name,
+      paramTypes: params?.dataTypeIDs ?? [],
+      fields: (rows?.fields ?? []).map((f) => ({ name: f.name, dataTypeID: f.dataTypeID })),
+    };
+    this.bySql.set(sql, prepared);
+    return prepared;
+  }
+
+  forget(sql, prepared) {
+    this.bySql.delete(sql);
+    this.exclusive([message("C", enc.encode("S"), cstring(prepared.name)), SYNC]).catch(() => undefined);
+  }
+
+  /** Bind: the statement's parameters as text, through PGlite's serializer for each type. */
+  bind(prepared, params) {
+    const parts = [cstring(""), cstring(prepared.name), int16(0), int16(params.length)];
+    for (let i = 0; i < params.length; i++) {
+      const value = params[i];
+      if (value === null || value === undefined) {
+        parts.push(int32(-1));
+        continue;
+      }
+      const serialize = this.pg.serializers[prepared.paramTypes[i]];
+      const bytes = enc.encode(serialize ? serialize(value) : value.toString());
+      parts.push(int32(bytes.length), bytes);
+    }
+    parts.push(int16(0));
+    return message("B", concat(parts));
+  }
+
+  rowsOf(prepared, messages) {
+    const rows = [];
+    const fields = prepared.fields;
+    for (const m of messages) {
+      if (m.name !== "dataRow") continue;
+      const row = {};
+      for (let i = 0; i < fields.length; i++) {
+        const text = m.fields[i];
+        const parse = this.pg.parsers[fields[i].dataTypeID];
+        row[fields[i].name] = text === null ? null : parse ? parse(text, fields[i].dataTypeID) : text;
+      }
+      rows.push(row);
+    }
+    return rows;
+  }
+
+  /**
+   * One call into the database, between other queries and transactions as `query` is;
+   * inside a transaction, which holds PGlite's transaction lock, between its queries only.
+   */
+  async exclusive(parts, inTransaction = false) {
+    const pg = this.pg;
+    await pg._checkReady();
+    const run = () =>
+      pg._runExclusiveQuery(async () => {
+        const { messages } = await pg.execProtocol(concat(parts), { syncToFs: false });
+        if (!inTransaction) await pg.syncToFs();
+        return messages;
+      });
+    return inTransaction ? run() : pg._runExclusiveTransaction(run);
+  }
+}
