@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import pg from "pg";
 import { assertSchemaName, type Database, type Queryable } from "./database.ts";
 import { parseByteaArrayText } from "./bytea-text.mjs";
@@ -78,15 +79,14 @@ export async function openPostgres(url: string, schema: string, poolSize = 20): 
     shared: true,
     schema,
     async query(sql, params) {
-      const result = await pool.query(sql, params as unknown[] | undefined);
-      return result.rows;
+      return runPrepared(pool, sql, params);
     },
     async transaction<T>(work: (tx: Queryable) => Promise<T>): Promise<T> {
       const client = await pool.connect();
       try {
         await client.query("BEGIN");
         const tx: Queryable = {
-          query: async (sql, params) => (await client.query(sql, params as unknown[] | undefined)).rows,
+          query: (sql, params) => runPrepared(client, sql, params),
         };
         const result = await work(tx);
         await client.query("COMMIT");
@@ -123,6 +123,43 @@ export async function openPostgres(url: string, schema: string, poolSize = 20): 
       await pool.end();
     },
   };
+}
+
+/** Statements that are planned queries; anything else (DDL, LISTEN, ...) is sent as it is. */
+const PREPARABLE = /^\s*(SELECT|INSERT|UPDATE|DELETE|WITH)\b/i;
+/** Distinct texts given a name; past it, new texts go unnamed (a statement built with values inline would fill every connection). */
+const MAX_NAMED = 500;
+const names = new Map<string, string>();
+
+let renamed = 0;
+
+/** The name a statement is prepared under on each connection (node-postgres parses it once per connection). */
+function statementName(sql: string): string | undefined {
+  let name = names.get(sql);
+  if (name === undefined && names.size < MAX_NAMED && PREPARABLE.test(sql)) {
+    name = `slipway_${createHash("sha1").update(sql).digest("hex").slice(0, 20)}`;
+    names.set(sql, name);
+  }
+  return name;
+}
+
+/**
+ * Runs a statement as a named prepared statement, so the server parses and plans the
+ * statements we send over and over once per connection. A statement prepared before its
+ * tables changed shape (another process migrated them) fails without running: it is
+ * sent unnamed then, and prepared again under a new name the next time.
+ */
+async function runPrepared<Row>(target: pg.Pool | pg.PoolClient, sql: string, params: readonly unknown[] | undefined): Promise<Row[]> {
+  const name = statementName(sql);
+  if (!name) return (await target.query(sql, params as unknown[] | undefined)).rows as Row[];
+  try {
+    return (await target.query({ name, text: sql, values: params as unknown[] | undefined })).rows as Row[];
+  } catch (error) {
+    if ((error as { code?: string }).code !== "0A000") throw error;
+    // Prepared afresh, under a new name, wherever it is used next.
+    names.set(sql, `${name.slice(0, 29)}_${++renamed}`);
+    return (await target.query(sql, params as unknown[] | undefined)).rows as Row[];
+  }
 }
 
 function quoteIdent(name: string): string {
