@@ -15,6 +15,8 @@
  *   --runs 2000 --seconds 60    bound of the create+wait phase (count, then time); also the
  *                               floors' run count. 400 runs lasted about 2 s on our servers,
  *                               mostly JIT warm-up: 2000 measure the steady state
+ *   --warmup 200                create+wait runs before the measured ones, on every server
+ *                               alike, not counted: the figures are the steady state
  *   --concurrency 20            callers in the create+wait phase
  *   --streams 30 --burst 50     sizes of the stream and enqueue phases
  *   --json <file>               also write the figures as JSON
@@ -39,6 +41,7 @@ const { values: flags } = parseArgs({
     "inflight-clients": { type: "string", default: "50" },
     "inflight-wait-ms": { type: "string", default: "2000" },
     runs: { type: "string", default: "2000" },
+    warmup: { type: "string", default: "200" },
     seconds: { type: "string", default: "60" },
     concurrency: { type: "string", default: "20" },
     streams: { type: "string", default: "30" },
@@ -51,6 +54,7 @@ const wanted = new Set(flags.only.split(",").map((s) => s.trim()));
 for (const name of wanted) if (!["ours", "postgres", "peer", "floor", "roundtrips", "inflight"].includes(name)) throw new Error(`--only: unknown target '${name}'`);
 const workload: WorkloadOptions = {
   runs: Number(flags.runs),
+  warmup: Number(flags.warmup),
   seconds: Number(flags.seconds),
   concurrency: Number(flags.concurrency),
   streams: Number(flags.streams),

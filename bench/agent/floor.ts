@@ -84,7 +84,7 @@ async function transportFirstUpdate(): Promise<number> {
   const { port } = server.address() as { port: number };
   try {
     const client = new Client({ apiUrl: `http://127.0.0.1:${port}`, apiKey: null, callerOptions: { maxRetries: 0 } });
-    const options = { runs: 0, concurrency: 1, seconds: 60, streams, burst: 0 };
+    const options = { runs: 0, warmup: 0, concurrency: 1, seconds: 60, streams, burst: 0 };
     const fail = (error: unknown) => {
       throw error;
     };

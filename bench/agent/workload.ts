@@ -7,6 +7,8 @@ import { Client } from "@langchain/langgraph-sdk";
  */
 export interface WorkloadOptions {
   runs: number;
+  /** create+wait runs by `concurrency` callers before the measured ones, not counted (JIT, caches, pools). */
+  warmup: number;
   concurrency: number;
   seconds: number;
   streams: number;
@@ -48,11 +50,10 @@ export async function runWorkload(apiUrl: string, options: WorkloadOptions): Pro
     firstError ??= error instanceof Error ? error.message : String(error);
   };
 
-  // Warm-up: first requests pay for graph loading and JIT, on every server alike.
-  for (let i = 0; i < 5; i++) {
-    const thread = await client.threads.create();
-    await client.runs.wait(thread.thread_id, ASSISTANT, { input: input(`warm-up ${i}`) });
-  }
+  // Warm-up: first requests pay for graph loading and JIT, on every server alike. It is
+  // the measured workload itself, at its concurrency, so what is measured is the steady
+  // state, as the floors' in-process figures are (floor.ts warms up too).
+  await createAndWait(client, { ...options, runs: options.warmup }, noteError);
 
   const wait = await createAndWait(client, options, noteError);
   const stream = await firstUpdates(client, options, noteError);
