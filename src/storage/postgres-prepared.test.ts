@@ -11,15 +11,22 @@ describe("prepared statements on PostgreSQL", () => {
   });
   afterAll(() => db?.close());
 
-  it("prepares a repeated statement under a name of its own on the connection it runs on", async () => {
-    const sql = "SELECT $1::int + 1 AS v, current_setting('search_path') AS path";
-    for (let i = 0; i < 5; i++) expect((await db.query<{ v: number }>(sql, [i]))[0].v).toBe(i + 1);
-    const named = await db.transaction(async (tx) => {
-      await tx.query(sql, [1]);
-      return tx.query<{ name: string }>("SELECT name FROM pg_prepared_statements WHERE statement = $1", [sql]);
-    });
-    expect(named).toHaveLength(1);
-    expect(named[0].name).toMatch(/^slipway_[0-9a-f]{20}$/);
+  it("prepares a repeated statement under a name of its own, outside transactions", async () => {
+    const single = await openDatabase({ ...freshBackend("postgres"), component: "agent", poolSize: 1 });
+    try {
+      const sql = "SELECT $1::int + 1 AS v, current_setting('search_path') AS path";
+      const inTransaction = "SELECT $1::int * 2 AS v";
+      for (let i = 0; i < 3; i++) expect((await single.query<{ v: number }>(sql, [i]))[0].v).toBe(i + 1);
+      expect(await single.transaction((tx) => tx.query(inTransaction, [2]))).toEqual([{ v: 4 }]);
+      // One connection: what it holds prepared is what this pool prepared.
+      const held = await single.transaction((tx) => tx.query<{ name: string; statement: string }>("SELECT name, statement FROM pg_prepared_statements"));
+      expect(held.map((h) => h.statement)).toContain(sql);
+      expect(held.find((h) => h.statement === sql)?.name).toMatch(/^slipway_[0-9a-f]{20}$/);
+      // A statement that failed as prepared inside a transaction would abort it: there they go unnamed.
+      expect(held.map((h) => h.statement)).not.toContain(inTransaction);
+    } finally {
+      await single.close();
+    }
   });
 
   it("follows a table that changed shape after the statement was prepared, on every connection", async () => {

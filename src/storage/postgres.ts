@@ -85,8 +85,10 @@ export async function openPostgres(url: string, schema: string, poolSize = 20): 
       const client = await pool.connect();
       try {
         await client.query("BEGIN");
+        // Unnamed inside a transaction: a prepared statement failing there (0A000 below)
+        // would abort the transaction, and the retry with it.
         const tx: Queryable = {
-          query: (sql, params) => runPrepared(client, sql, params),
+          query: async (sql, params) => (await client.query(sql, params as unknown[] | undefined)).rows,
         };
         const result = await work(tx);
         await client.query("COMMIT");
@@ -149,7 +151,7 @@ function statementName(sql: string): string | undefined {
  * tables changed shape (another process migrated them) fails without running: it is
  * sent unnamed then, and prepared again under a new name the next time.
  */
-async function runPrepared<Row>(target: pg.Pool | pg.PoolClient, sql: string, params: readonly unknown[] | undefined): Promise<Row[]> {
+async function runPrepared<Row>(target: pg.Pool, sql: string, params: readonly unknown[] | undefined): Promise<Row[]> {
   const name = statementName(sql);
   if (!name) return (await target.query(sql, params as unknown[] | undefined)).rows as Row[];
   try {
