@@ -85,7 +85,11 @@ export class PreparedStatements {
       // PGlite's way this time and is prepared again the next.
       if (error?.code !== "0A000" && error?.code !== "26000") throw error;
       this.forget(sql, prepared);
-      return (await (tx ?? this.pg).query(sql, params)).rows;
+      // Inside a transaction the failure has already aborted it: sent again, the statement
+      // could only fail with 25P02, which would hide why. The transaction fails with the
+      // cause, and the statement is prepared afresh for the next one.
+      if (tx) throw error;
+      return (await this.pg.query(sql, params)).rows;
     }
   }
 

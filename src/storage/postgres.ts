@@ -86,7 +86,7 @@ export async function openPostgres(url: string, schema: string, poolSize = 20): 
       try {
         await client.query("BEGIN");
         const tx: Queryable = {
-          query: (sql, params) => runPrepared(client, sql, params),
+          query: (sql, params) => runPrepared(client, sql, params, true),
         };
         const result = await work(tx);
         await client.query("COMMIT");
@@ -149,7 +149,7 @@ function statementName(sql: string): string | undefined {
  * tables changed shape (another process migrated them) fails without running: it is
  * sent unnamed then, and prepared again under a new name the next time.
  */
-async function runPrepared<Row>(target: pg.Pool | pg.PoolClient, sql: string, params: readonly unknown[] | undefined): Promise<Row[]> {
+async function runPrepared<Row>(target: pg.Pool | pg.PoolClient, sql: string, params: readonly unknown[] | undefined, inTransaction = false): Promise<Row[]> {
   const name = statementName(sql);
   if (!name) return (await target.query(sql, params as unknown[] | undefined)).rows as Row[];
   try {
@@ -158,6 +158,9 @@ async function runPrepared<Row>(target: pg.Pool | pg.PoolClient, sql: string, pa
     if ((error as { code?: string }).code !== "0A000") throw error;
     // Prepared afresh, under a new name, wherever it is used next.
     names.set(sql, `${name.slice(0, 29)}_${++renamed}`);
+    // Inside a transaction the failure has already aborted it: sent again, the statement
+    // could only fail with 25P02, which would hide why. The transaction fails with the cause.
+    if (inTransaction) throw error;
     return (await target.query(sql, params as unknown[] | undefined)).rows as Row[];
   }
 }
