@@ -42,7 +42,7 @@ describe("a run's starting point is the thread as stored", () => {
     const firstRun = randomUUID();
     const tail = saver.followRun(threadId, firstRun, "async");
     await graph.invoke({}, { configurable: { thread_id: threadId }, metadata: { run_id: firstRun } }).catch(() => undefined);
-    const endedOn = { tuple: tail.tuple() };
+    const endedOn = tail.endedOn();
     await tail.flush();
     saver.unfollow(tail);
 
