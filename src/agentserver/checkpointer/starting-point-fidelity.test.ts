@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { Annotation, END, START, StateGraph } from "@langchain/langgraph";
+import { Annotation, DeltaChannel, END, START, StateGraph, type BaseChannel } from "@langchain/langgraph";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { freshBackend } from "../../../test/support/backends.ts";
 import type { Database } from "../../storage/database.ts";
@@ -73,5 +73,36 @@ describe("a run's starting point is the thread as stored", () => {
     const handedOver = await twoRuns(true, first);
     expect(fromDatabase).toBe("undefined items=");
     expect(handedOver).toBe(fromDatabase);
+  });
+
+  it("rebuilds a delta channel from a handed-over end as from the database", async () => {
+    const DeltaState = Annotation.Root({
+      items: new DeltaChannel((state: string[], writes: string[][]) => state.concat(...writes.map((w) => (Array.isArray(w) ? w : [w]))), {
+        initialValueFactory: () => [],
+      }) as unknown as BaseChannel<string[], string[] | string[][]>,
+    });
+    const twice = async (handOver: boolean) => {
+      const threadId = randomUUID();
+      const graph = new StateGraph(DeltaState)
+        .addNode("a", (state) => ({ items: [`a${state.items.length}`] }))
+        .addEdge(START, "a")
+        .addEdge("a", END)
+        .compile({ checkpointer: saver });
+      const firstRun = randomUUID();
+      const tail = saver.followRun(threadId, firstRun, "exit");
+      await graph.invoke({ items: ["in"] }, { configurable: { thread_id: threadId }, metadata: { run_id: firstRun }, durability: "exit" });
+      const endedOn = tail.endedOn();
+      await tail.flush();
+      saver.unfollow(tail);
+      const secondRun = randomUUID();
+      const second = saver.followRun(threadId, secondRun, "exit", handOver ? endedOn : undefined);
+      const values = await graph.invoke({ items: ["more"] }, { configurable: { thread_id: threadId }, metadata: { run_id: secondRun }, durability: "exit" });
+      await second.flush();
+      saver.unfollow(second);
+      return values;
+    };
+    const fromDatabase = await twice(false);
+    expect(fromDatabase).toEqual({ items: ["in", "a1", "more", "a3"] });
+    expect(await twice(true)).toEqual(fromDatabase);
   });
 });
