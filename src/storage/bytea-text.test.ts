@@ -1,3 +1,4 @@
+import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { BACKENDS, freshBackend } from "../../test/support/backends.ts";
 import { byteaArrayText, parseByteaArrayText, parseByteaText } from "./bytea-text.mjs";
@@ -58,6 +59,27 @@ describe("bytea through node-postgres", () => {
       expect(rows[0].many.map((v) => (v ? [...v] : v))).toEqual([[...every], null]);
     } finally {
       await db.close();
+    }
+  });
+});
+
+describe("node-postgres outside our connections", () => {
+  it("keeps the driver's own parsers for other users of pg in the process (a graph's code)", async () => {
+    const target = freshBackend("postgres");
+    const ours = await openDatabase({ ...target, component: "agent" });
+    const theirs = new pg.Client({ connectionString: target.databaseUrl });
+    await theirs.connect();
+    try {
+      const sql = "SELECT 7::int8 AS big, ARRAY['\\x0102'::bytea] AS blobs";
+      const [mine] = await ours.query<{ big: unknown; blobs: unknown[] }>(sql);
+      const [other] = (await theirs.query(sql)).rows as Array<{ big: unknown; blobs: unknown[] }>;
+      expect(mine.big).toBe(7);
+      expect(other.big).toBe("7");
+      expect(Buffer.isBuffer(other.blobs[0])).toBe(true);
+      expect([...(mine.blobs[0] as Uint8Array)]).toEqual([1, 2]);
+    } finally {
+      await theirs.end();
+      await ours.close();
     }
   });
 });

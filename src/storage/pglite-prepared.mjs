@@ -61,6 +61,8 @@ export class PreparedStatements {
     this.limit = limit;
     /** @type {Map<string, Prepared | null>} null: not preparable, PGlite's path */
     this.bySql = new Map();
+    /** @type {Map<string, Promise<Prepared | null>>} statements being prepared: their other callers wait for that */
+    this.preparing = new Map();
     this.count = 0;
   }
 
@@ -76,7 +78,7 @@ export class PreparedStatements {
       this.bySql.delete(sql);
       this.bySql.set(sql, prepared);
     }
-    if (prepared === undefined && !tx) prepared = await this.prepare(sql);
+    if (prepared === undefined && !tx) prepared = await this.prepareOnce(sql);
     if (!prepared) return (await (tx ?? this.pg).query(sql, params)).rows;
     try {
       return this.rowsOf(prepared, await this.exclusive([this.bind(prepared, params), EXECUTE, SYNC], Boolean(tx)));
@@ -85,8 +87,22 @@ export class PreparedStatements {
       // PGlite's way this time and is prepared again the next.
       if (error?.code !== "0A000" && error?.code !== "26000") throw error;
       this.forget(sql, prepared);
-      return (await (tx ?? this.pg).query(sql, params)).rows;
+      // Inside a transaction the failure has already aborted it: sent again, the statement
+      // could only fail with 25P02, which would hide why. The transaction fails with the
+      // cause, and the statement is prepared afresh for the next one.
+      if (tx) throw error;
+      return (await this.pg.query(sql, params)).rows;
     }
+  }
+
+  /** One preparation of `sql` for all who ask while it is under way (each would leave a copy prepared). */
+  prepareOnce(sql) {
+    let pending = this.preparing.get(sql);
+    if (!pending) {
+      pending = this.prepare(sql).finally(() => this.preparing.delete(sql));
+      this.preparing.set(sql, pending);
+    }
+    return pending;
   }
 
   /** @returns {Promise<Prepared | null>} */

@@ -37,4 +37,21 @@ describe("prepared statements on PostgreSQL", () => {
     await db.query("ALTER TABLE shape_probe ADD COLUMN b text DEFAULT 'x'");
     for (let i = 0; i < 4; i++) expect(await db.query(select, [1])).toEqual([{ a: 1, b: "x" }]);
   });
+
+  // Last: it turns names off for the rest of this process.
+  it("goes unnamed for good once the server lost a prepared statement, as behind a pooler", async () => {
+    const single = await openDatabase({ ...freshBackend("postgres"), component: "agent", poolSize: 1 });
+    try {
+      const sql = "SELECT $1::int + 10 AS v";
+      expect(await single.query(sql, [1])).toEqual([{ v: 11 }]);
+      // What a pooler does when it hands the next statement to another server connection.
+      await single.query("DEALLOCATE ALL");
+      expect(await single.query(sql, [2])).toEqual([{ v: 12 }]);
+      expect(await single.query("SELECT $1::int + 20 AS v", [3])).toEqual([{ v: 23 }]);
+      const held = await single.query<{ n: number }>("SELECT count(*)::int AS n FROM pg_prepared_statements");
+      expect(held).toEqual([{ n: 0 }]);
+    } finally {
+      await single.close();
+    }
+  });
 });

@@ -3,12 +3,21 @@ import pg from "pg";
 import { assertSchemaName, type Database, type Queryable } from "./database.ts";
 import { parseByteaArrayText } from "./bytea-text.mjs";
 
-// int8 (count(*), bigserial) as JS numbers; our counts stay far below 2^53.
-pg.types.setTypeParser(20, (value) => Number(value));
-// bytea[] (checkpoint blobs) through native hex instead of pg-types' character loop.
-const BYTEA_ARRAY = 1001 as Parameters<typeof pg.types.setTypeParser>[0];
-const parseByteaArrayOwn = pg.types.getTypeParser(BYTEA_ARRAY, "text");
-pg.types.setTypeParser(BYTEA_ARRAY, (value: string) => parseByteaArrayText(value) ?? parseByteaArrayOwn(value));
+// Our connections' own type parsers, so that other users of `pg` in the process (a graph's
+// own code) keep the driver's defaults: int8 (count(*), bigserial) as JS numbers, our counts
+// staying far below 2^53; bytea[] (checkpoint blobs) through native hex instead of the
+// driver's character loop.
+type TypeId = Parameters<typeof pg.types.getTypeParser>[0];
+const INT8 = 20;
+const BYTEA_ARRAY = 1001;
+const parseByteaArrayOwn = pg.types.getTypeParser(BYTEA_ARRAY as TypeId, "text");
+const types = {
+  getTypeParser(oid: number, format?: "text" | "binary") {
+    if (format !== "binary" && oid === INT8) return (value: string) => Number(value);
+    if (format !== "binary" && oid === BYTEA_ARRAY) return (value: string) => parseByteaArrayText(value) ?? parseByteaArrayOwn(value);
+    return pg.types.getTypeParser(oid as TypeId, format);
+  },
+} as pg.CustomTypesConfig;
 
 /** A PostgreSQL server through a `pg` pool, every connection pinned to `schema`. */
 export async function openPostgres(url: string, schema: string, poolSize = 20): Promise<Database> {
@@ -25,7 +34,7 @@ export async function openPostgres(url: string, schema: string, poolSize = 20): 
   }
   // jit=off: the planner misjudges jsonb set-returning functions and JIT-compiles cheap queries for seconds.
   const options = `-c search_path=${schema},public -c jit=off`;
-  const pool = new pg.Pool({ connectionString: url, max: poolSize, options });
+  const pool = new pg.Pool({ connectionString: url, max: poolSize, options, types });
   pool.on("error", () => {
     // An idle client lost its connection; the pool replaces it on next use.
   });
@@ -38,7 +47,7 @@ export async function openPostgres(url: string, schema: string, poolSize = 20): 
   async function ensureListenClient(): Promise<pg.Client> {
     if (listenClient) return listenClient;
     // Named, so an operator (or a test) can tell this schema's notification connection apart.
-    const client = new pg.Client({ connectionString: url, options, application_name: `slipway-listen:${schema}` });
+    const client = new pg.Client({ connectionString: url, options, types, application_name: `slipway-listen:${schema}` });
     // Before connect: a connection cut while it is being made emits "error" too, and an
     // "error" nobody listens to would end the process.
     client.on("error", () => {
@@ -134,9 +143,12 @@ const MAX_NAMED = 500;
 const names = new Map<string, string>();
 
 let renamed = 0;
+/** Set once the server has lost a prepared statement (see runPrepared): names are off for good. */
+let unnamed = false;
 
 /** The name a statement is prepared under on each connection (node-postgres parses it once per connection). */
 function statementName(sql: string): string | undefined {
+  if (unnamed) return undefined;
   let name = names.get(sql);
   if (name === undefined && names.size < MAX_NAMED && PREPARABLE.test(sql)) {
     name = `slipway_${createHash("sha1").update(sql).digest("hex").slice(0, 20)}`;
@@ -149,7 +161,8 @@ function statementName(sql: string): string | undefined {
  * Runs a statement as a named prepared statement, so the server parses and plans the
  * statements we send over and over once per connection. A statement prepared before its
  * tables changed shape (another process migrated them) fails without running: it is
- * sent unnamed then, and prepared again under a new name the next time.
+ * sent unnamed then, and prepared again under a new name the next time. One the server
+ * no longer has (26000) turns names off.
  */
 async function runPrepared<Row>(target: pg.Pool, sql: string, params: readonly unknown[] | undefined): Promise<Row[]> {
   const name = statementName(sql);
@@ -157,9 +170,18 @@ async function runPrepared<Row>(target: pg.Pool, sql: string, params: readonly u
   try {
     return (await target.query({ name, text: sql, values: params as unknown[] | undefined })).rows as Row[];
   } catch (error) {
-    if ((error as { code?: string }).code !== "0A000") throw error;
-    // Prepared afresh, under a new name, wherever it is used next.
-    names.set(sql, `${name.slice(0, 29)}_${++renamed}`);
+    const code = (error as { code?: string }).code;
+    if (code === "0A000") {
+      // Prepared afresh, under a new name, wherever it is used next.
+      names.set(sql, `${name.slice(0, 29)}_${++renamed}`);
+    } else if (code === "26000") {
+      // The server lost a statement the connection had prepared: a pooler in front of it
+      // (PgBouncer in transaction mode) hands each statement to another connection.
+      // Everything goes unnamed from now on.
+      unnamed = true;
+    } else {
+      throw error;
+    }
     return (await target.query(sql, params as unknown[] | undefined)).rows as Row[];
   }
 }

@@ -170,7 +170,7 @@ describe.each(BACKENDS)("a run's tail of saves (%s)", (backend) => {
       const firstRun = randomUUID();
       const first = counted.followRun(threadId, firstRun, "async");
       await graph.invoke({ items: ["in"] }, { configurable: { thread_id: threadId }, metadata: { run_id: firstRun } });
-      const endedOn = { tuple: first.tuple() };
+      const endedOn = first.endedOn();
       await first.flush();
       counted.unfollow(first);
 

@@ -8,7 +8,7 @@ import {
   type PendingWrite,
 } from "@langchain/langgraph-checkpoint";
 import type { SaveOp } from "./batch.ts";
-import { configOf } from "./codec.ts";
+import { configOf, type BlobColumns, type TupleRow, type WriteColumns } from "./codec.ts";
 
 /** How long a held save may wait for the run's next save or its end before it is sent alone. */
 export const HOLD_MS = 100;
@@ -21,6 +21,23 @@ export const HOLD_MS = 100;
  */
 export interface StartingPoint {
   tuple: CheckpointTuple | undefined;
+  /**
+   * The same checkpoint in the form it was stored in, which the run is given decoded
+   * (saver.ts): the previous run's objects themselves would not read as the database
+   * gives them back (a Date stays a Date, a class keeps its prototype, a change made in
+   * place after the save shows).
+   */
+  stored?: StoredCheckpoint;
+}
+
+/**
+ * A checkpoint as stored: a row as the database would give it back, plus the values of
+ * channels the run did not write (it started with them), which go through the
+ * serializer on their own.
+ */
+export interface StoredCheckpoint {
+  row: TupleRow;
+  carried: Record<string, unknown>;
 }
 
 /**
@@ -45,6 +62,10 @@ export class RunTail {
    * checkpoint they belong to (LangGraph chains puts, not writes), so they are kept by id.
    */
   private readonly writes = new Map<string, Map<string, CheckpointPendingWrite>>();
+  /** As stored: the newest checkpoint's skeleton and metadata, each channel's last blob, the writes' values. */
+  private latestStored?: { skeleton: string; metadata: string };
+  private readonly channelBytes = new Map<string, [string, Uint8Array]>();
+  private readonly writeBytes = new Map<string, Map<string, [string, Uint8Array]>>();
   private held: SaveOp[] = [];
   /** Saves released and not yet sent, the send under way, and whether one is scheduled (see release). */
   private releasing: SaveOp[] = [];
@@ -81,24 +102,96 @@ export class RunTail {
     return threadId === this.threadId && ns === "" && config.metadata?.run_id === this.runId;
   }
 
-  noteCheckpoint(checkpoint: Checkpoint, metadata: CheckpointMetadata, parentId: string | null): void {
+  noteCheckpoint(
+    checkpoint: Checkpoint,
+    metadata: CheckpointMetadata,
+    parentId: string | null,
+    stored?: { skeleton: string; metadata: string; blobs: BlobColumns },
+  ): void {
     this.latest = { checkpoint, metadata, parentId };
+    this.latestStored = stored && { skeleton: stored.skeleton, metadata: stored.metadata };
+    if (stored) stored.blobs.channels.forEach((channel, i) => this.channelBytes.set(channel, [stored.blobs.types[i], stored.blobs.values[i]]));
     // Ids are time-ordered (uuid6): writes of older checkpoints are no longer wanted.
-    for (const id of this.writes.keys()) if (id < checkpoint.id) this.writes.delete(id);
+    for (const id of this.writes.keys()) {
+      if (id < checkpoint.id) {
+        this.writes.delete(id);
+        this.writeBytes.delete(id);
+      }
+    }
   }
 
-  /** A task's writes, kept as the database keeps them (see dumpWrites, put_batch). */
-  noteWrites(checkpointId: string, taskId: string, taskPath: string, writes: PendingWrite[]): void {
+  /** A task's writes, kept as the database keeps them (see dumpWrites, put_batch); `columns`: as stored. */
+  noteWrites(checkpointId: string, taskId: string, taskPath: string, writes: PendingWrite[], columns?: WriteColumns): void {
     if (this.latest && checkpointId < this.latest.checkpoint.id) return;
     let kept = this.writes.get(checkpointId);
     if (!kept) this.writes.set(checkpointId, (kept = new Map()));
+    let keptBytes = this.writeBytes.get(checkpointId);
+    if (!keptBytes) this.writeBytes.set(checkpointId, (keptBytes = new Map()));
     for (const [position, [channel, value]] of writes.entries()) {
       const idx = WRITES_IDX_MAP[channel] ?? position;
       // Sorts as the database returns them: by task path, task, then index (negative ones first).
       const key = `${taskPath}\u0000${taskId}\u0000${idx < 0 ? 0 : 1}${String(idx < 0 ? 1e9 + idx : idx).padStart(10, "0")}`;
       if (idx >= 0 && kept.has(key)) continue;
       kept.set(key, [taskId, channel, value]);
+      const at = columns?.idx.indexOf(idx) ?? -1;
+      if (at >= 0) keptBytes.set(key, [columns!.types[at], columns!.values[at]]);
+      else keptBytes.delete(key);
     }
+  }
+
+  /** Where the thread's next run starts: the newest root checkpoint, and the form it was stored in. */
+  endedOn(): StartingPoint {
+    return { tuple: this.tuple(), stored: this.stored() };
+  }
+
+  /** The newest root checkpoint as stored; undefined when some part of it was not seen stored. */
+  private stored(): StoredCheckpoint | undefined {
+    const latest = this.latest;
+    const stored = this.latestStored;
+    if (!latest || !stored) return undefined;
+    const blobs = { channels: [] as string[], types: [] as string[], values: [] as Uint8Array[] };
+    const carried: Record<string, unknown> = {};
+    for (const [channel, value] of Object.entries(latest.checkpoint.channel_values)) {
+      // Stored are the values of versioned channels only (a default never written is not).
+      if (value === undefined || latest.checkpoint.channel_versions[channel] === undefined) continue;
+      const bytes = this.channelBytes.get(channel);
+      if (!bytes) {
+        carried[channel] = value;
+        continue;
+      }
+      blobs.channels.push(channel);
+      blobs.types.push(bytes[0]);
+      blobs.values.push(bytes[1]);
+    }
+    const writes = { taskIds: [] as string[], channels: [] as string[], types: [] as string[], values: [] as Uint8Array[] };
+    const kept = this.writes.get(latest.checkpoint.id);
+    const keptBytes = this.writeBytes.get(latest.checkpoint.id);
+    for (const [key, [taskId, channel]] of [...(kept?.entries() ?? [])].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
+      const bytes = keptBytes?.get(key);
+      if (!bytes) return undefined;
+      writes.taskIds.push(taskId);
+      writes.channels.push(channel);
+      writes.types.push(bytes[0]);
+      writes.values.push(bytes[1]);
+    }
+    const row: TupleRow = {
+      thread_id: this.threadId,
+      checkpoint_ns: "",
+      checkpoint_id: latest.checkpoint.id,
+      parent_checkpoint_id: latest.parentId,
+      checkpoint: JSON.parse(stored.skeleton),
+      metadata: stored.metadata,
+      blob_channels: blobs.channels,
+      blob_types: blobs.types,
+      blob_values: blobs.values,
+      write_task_ids: writes.taskIds,
+      write_channels: writes.channels,
+      write_types: writes.types,
+      write_values: writes.values,
+      send_types: null,
+      send_values: null,
+    };
+    return { row, carried };
   }
 
   /** The newest root checkpoint as `getTuple` would read it, or undefined when the run saved none. */

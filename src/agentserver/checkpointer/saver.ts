@@ -33,7 +33,7 @@ import {
   PRUNE_KEEP_LATEST,
 } from "./sql.ts";
 import { SaveBatcher, type SaveOp } from "./batch.ts";
-import { RunTail, type StartingPoint } from "./run-tail.ts";
+import { RunTail, type StartingPoint, type StoredCheckpoint } from "./run-tail.ts";
 import { nextChannelVersion } from "./versions.ts";
 
 export interface SlipwaySaverOptions {
@@ -104,7 +104,10 @@ export class SlipwaySaver extends BaseCheckpointSaver {
     const ns = String(config.configurable?.checkpoint_ns ?? "");
     const checkpointId = getCheckpointId(config);
     const known = this.tails.get(String(threadId))?.startingPoint(ns, checkpointId, config);
-    if (known) return known.tuple;
+    // Answered here when the thread has no checkpoint, or from the form it was stored in;
+    // otherwise (a part of it was not seen stored) the database is asked.
+    if (known && !known.tuple) return undefined;
+    if (known?.stored) return this.decodeStored(known.stored);
     const rows = await this.db.query<TupleRow>(GET_TUPLE, [String(threadId), ns, checkpointId || null]);
     return rows[0] ? this.decode(rows[0]) : undefined;
   }
@@ -192,7 +195,7 @@ export class SlipwaySaver extends BaseCheckpointSaver {
       blobs,
     };
     const tail = this.tailOf(op.threadId, checkpoint_ns, config);
-    tail?.noteCheckpoint(checkpoint, stored, op.parentId);
+    tail?.noteCheckpoint(checkpoint, stored, op.parentId, { skeleton: op.checkpoint, metadata: op.metadata, blobs });
     await this.save(op, tail);
     return { configurable: { thread_id, checkpoint_ns, checkpoint_id: checkpoint.id } };
   }
@@ -222,7 +225,7 @@ export class SlipwaySaver extends BaseCheckpointSaver {
       columns: await dumpWrites(this.serde, writes),
     };
     const tail = this.tailOf(op.threadId, op.ns, config);
-    tail?.noteWrites(op.checkpointId, taskId, op.taskPath, writes);
+    tail?.noteWrites(op.checkpointId, taskId, op.taskPath, writes, op.columns);
     await this.save(op, tail);
   }
 
@@ -322,6 +325,19 @@ export class SlipwaySaver extends BaseCheckpointSaver {
       }
       return deleted;
     });
+  }
+
+  /**
+   * A starting point as the database would give it back: decoded from what was stored,
+   * and the values the run started with (it did not write them) through the serializer.
+   */
+  private async decodeStored(stored: StoredCheckpoint): Promise<CheckpointTuple> {
+    const tuple = await this.decode(stored.row);
+    for (const [channel, value] of Object.entries(stored.carried)) {
+      const [type, bytes] = await this.serde.dumpsTyped(value);
+      tuple.checkpoint.channel_values[channel] = await this.serde.loadsTyped(type, bytes);
+    }
+    return tuple;
   }
 
   private decode(row: TupleRow): Promise<CheckpointTuple> {

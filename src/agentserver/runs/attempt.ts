@@ -232,7 +232,7 @@ export function createAttemptRunner(deps: AttemptDeps) {
     const claimNext = run.kwargs.temporary ? undefined : control.claimNext?.();
     let recorded = await recordEnd(run, control.workerId, { status: outcome.status, error }, snapshot, saves, claimNext);
     // Stored with the end: the checkpoint the run ended on is where the next one starts.
-    const endedOn: StartingPoint | undefined = recorded.end === "ours" && lent ? { tuple: last?.tail.tuple() } : undefined;
+    const endedOn: StartingPoint | undefined = recorded.end === "ours" && lent ? last!.tail.endedOn() : undefined;
     if (recorded.end === "unsaved") {
       // Its last checkpoint could not be stored: the run ends in error, the thread as stored.
       const alreadyFailed = outcome.status === "error";
