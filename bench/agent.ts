@@ -16,7 +16,7 @@
  *                               floors' run count. 400 runs lasted about 2 s on our servers,
  *                               mostly JIT warm-up: 2000 measure the steady state
  *   --warmup 200                create+wait runs before the measured ones, on every server
- *                               alike, not counted: the figures are the steady state
+ *                               alike, not counted (JIT and caches warm up)
  *   --concurrency 20            callers in the create+wait phase
  *   --streams 30 --burst 50     sizes of the stream and enqueue phases
  *   --json <file>               also write the figures as JSON

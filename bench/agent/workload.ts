@@ -51,8 +51,8 @@ export async function runWorkload(apiUrl: string, options: WorkloadOptions): Pro
   };
 
   // Warm-up: first requests pay for graph loading and JIT, on every server alike. It is
-  // the measured workload itself, at its concurrency, so what is measured is the steady
-  // state, as the floors' in-process figures are (floor.ts warms up too).
+  // the measured workload itself, at its concurrency, as floor.ts warms up its in-process
+  // figures (neither is at its steady state after it; README, Performance).
   await createAndWait(client, { ...options, runs: options.warmup }, noteError);
 
   const wait = await createAndWait(client, options, noteError);
