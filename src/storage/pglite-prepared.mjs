@@ -117,9 +117,11 @@ export class PreparedStatements {
     let messages;
     try {
       messages = await this.exclusive([message("P", cstring(name), cstring(sql), int16(0)), message("D", enc.encode("S"), cstring(name)), SYNC]);
-    } catch {
-      // Several commands in one string, or an error PGlite's own path reports as usual.
-      this.bySql.set(sql, null);
+    } catch (error) {
+      // Several commands in one string (42601) can never be prepared: remembered. Any other
+      // error (a table not there yet) PGlite's own path reports as usual, and the next
+      // call tries again.
+      if (error?.code === "42601") this.bySql.set(sql, null);
       return null;
     }
     const params = messages.find((m) => m.name === "parameterDescription");

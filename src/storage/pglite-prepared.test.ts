@@ -84,4 +84,13 @@ describe("prepared statements on the embedded database", () => {
     expect(held.n).toBeGreaterThan(400);
     expect(held.n).toBeLessThanOrEqual(500);
   });
+
+  it("prepares a statement once its table exists, having failed before it did", async () => {
+    const select = "SELECT count(*)::int AS n FROM later_probe WHERE id > $1";
+    await expect(db.query(select, [0])).rejects.toMatchObject({ code: "42P01" });
+    await db.query("CREATE TABLE later_probe (id int)");
+    expect(await db.query(select, [0])).toEqual([{ n: 0 }]);
+    const held = await db.query<{ n: number }>("SELECT count(*)::int AS n FROM pg_prepared_statements WHERE statement = $1", [select]);
+    expect(held).toEqual([{ n: 1 }]);
+  });
 });
