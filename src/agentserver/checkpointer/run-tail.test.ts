@@ -199,7 +199,7 @@ describe.each(BACKENDS)("a run's tail of saves (%s)", (backend) => {
   it("answers only the first read of its own run at the root, of the newest or that checkpoint", async () => {
     const threadId = randomUUID();
     const runId = randomUUID();
-    const start = { tuple: undefined };
+    const start = {};
     const own = { configurable: { thread_id: threadId }, metadata: { run_id: runId } };
     const tail = saver.followRun(threadId, runId, "async", start);
     expect(tail.startingPoint("", undefined, { configurable: { thread_id: threadId }, metadata: { run_id: "other" } })).toBeUndefined();

@@ -15,18 +15,17 @@ export const HOLD_MS = 100;
 
 /**
  * The thread's newest root checkpoint when a run starts, known without reading it: the
- * one the thread's previous run ended on, when that run's end claimed this run (`tuple`
- * undefined: the thread has none). Nothing else can write the thread's checkpoints in
- * between, since it has a run pending or running throughout (state updates are refused).
+ * one the thread's previous run ended on, when that run's end claimed this run, or none
+ * (`stored` undefined: the thread has no checkpoint). Nothing else can write the thread's
+ * checkpoints in between, since it has a run pending or running throughout (state
+ * updates are refused).
+ *
+ * The checkpoint is kept in the form it was stored in, and the run is given it decoded
+ * (saver.ts): the previous run's objects themselves would not read as the database gives
+ * them back (a Date stays a Date, a class keeps its prototype, a change made in place
+ * after the save shows).
  */
 export interface StartingPoint {
-  tuple: CheckpointTuple | undefined;
-  /**
-   * The same checkpoint in the form it was stored in, which the run is given decoded
-   * (saver.ts): the previous run's objects themselves would not read as the database
-   * gives them back (a Date stays a Date, a class keeps its prototype, a change made in
-   * place after the save shows).
-   */
   stored?: StoredCheckpoint;
 }
 
@@ -58,14 +57,14 @@ export interface StoredCheckpoint {
 export class RunTail {
   private latest?: { checkpoint: Checkpoint; metadata: CheckpointMetadata; parentId: string | null };
   /**
-   * Pending writes by checkpoint id. A step's writes can be saved before the put of the
-   * checkpoint they belong to (LangGraph chains puts, not writes), so they are kept by id.
+   * Pending writes by checkpoint id, each with its value as stored when seen. A step's
+   * writes can be saved before the put of the checkpoint they belong to (LangGraph chains
+   * puts, not writes), so they are kept by id.
    */
-  private readonly writes = new Map<string, Map<string, CheckpointPendingWrite>>();
-  /** As stored: the newest checkpoint's skeleton and metadata, each channel's last blob, the writes' values. */
+  private readonly writes = new Map<string, Map<string, { write: CheckpointPendingWrite; stored?: [string, Uint8Array] }>>();
+  /** As stored: the newest checkpoint's skeleton and metadata, and each channel's last blob. */
   private latestStored?: { skeleton: string; metadata: string };
   private readonly channelBytes = new Map<string, [string, Uint8Array]>();
-  private readonly writeBytes = new Map<string, Map<string, [string, Uint8Array]>>();
   private held: SaveOp[] = [];
   /** Saves released and not yet sent, the send under way, and whether one is scheduled (see release). */
   private releasing: SaveOp[] = [];
@@ -92,7 +91,7 @@ export class RunTail {
     const start = this.start;
     if (!start || this.latest || this.writes.size || ns !== "") return undefined;
     if ((config.metadata?.run_id ?? config.configurable?.run_id) !== this.runId) return undefined;
-    if (checkpointId && checkpointId !== start.tuple?.checkpoint.id) return undefined;
+    if (checkpointId && checkpointId !== start.stored?.row.checkpoint_id) return undefined;
     this.start = undefined;
     return start;
   }
@@ -112,12 +111,7 @@ export class RunTail {
     this.latestStored = stored && { skeleton: stored.skeleton, metadata: stored.metadata };
     if (stored) stored.blobs.channels.forEach((channel, i) => this.channelBytes.set(channel, [stored.blobs.types[i], stored.blobs.values[i]]));
     // Ids are time-ordered (uuid6): writes of older checkpoints are no longer wanted.
-    for (const id of this.writes.keys()) {
-      if (id < checkpoint.id) {
-        this.writes.delete(id);
-        this.writeBytes.delete(id);
-      }
-    }
+    for (const id of this.writes.keys()) if (id < checkpoint.id) this.writes.delete(id);
   }
 
   /** A task's writes, kept as the database keeps them (see dumpWrites, put_batch); `columns`: as stored. */
@@ -125,23 +119,30 @@ export class RunTail {
     if (this.latest && checkpointId < this.latest.checkpoint.id) return;
     let kept = this.writes.get(checkpointId);
     if (!kept) this.writes.set(checkpointId, (kept = new Map()));
-    let keptBytes = this.writeBytes.get(checkpointId);
-    if (!keptBytes) this.writeBytes.set(checkpointId, (keptBytes = new Map()));
     for (const [position, [channel, value]] of writes.entries()) {
       const idx = WRITES_IDX_MAP[channel] ?? position;
       // Sorts as the database returns them: by task path, task, then index (negative ones first).
       const key = `${taskPath}\u0000${taskId}\u0000${idx < 0 ? 0 : 1}${String(idx < 0 ? 1e9 + idx : idx).padStart(10, "0")}`;
       if (idx >= 0 && kept.has(key)) continue;
-      kept.set(key, [taskId, channel, value]);
       const at = columns?.idx.indexOf(idx) ?? -1;
-      if (at >= 0) keptBytes.set(key, [columns!.types[at], columns!.values[at]]);
-      else keptBytes.delete(key);
+      kept.set(key, { write: [taskId, channel, value], stored: at >= 0 ? [columns!.types[at], columns!.values[at]] : undefined });
     }
   }
 
-  /** Where the thread's next run starts: the newest root checkpoint, and the form it was stored in. */
-  endedOn(): StartingPoint {
-    return { tuple: this.tuple(), stored: this.stored() };
+  /** The newest checkpoint's pending writes, in the database's order. */
+  private latestWrites() {
+    const kept = this.latest ? this.writes.get(this.latest.checkpoint.id) : undefined;
+    return [...(kept?.entries() ?? [])].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, entry]) => entry);
+  }
+
+  /**
+   * Where the thread's next run starts: the newest root checkpoint as it was stored.
+   * Undefined (the next run reads the database) when the run saved none or some part of
+   * it was not seen stored.
+   */
+  endedOn(): StartingPoint | undefined {
+    const stored = this.stored();
+    return stored && { stored };
   }
 
   /** The newest root checkpoint as stored; undefined when some part of it was not seen stored. */
@@ -164,10 +165,7 @@ export class RunTail {
       blobs.values.push(bytes[1]);
     }
     const writes = { taskIds: [] as string[], channels: [] as string[], types: [] as string[], values: [] as Uint8Array[] };
-    const kept = this.writes.get(latest.checkpoint.id);
-    const keptBytes = this.writeBytes.get(latest.checkpoint.id);
-    for (const [key, [taskId, channel]] of [...(kept?.entries() ?? [])].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
-      const bytes = keptBytes?.get(key);
+    for (const { write: [taskId, channel], stored: bytes } of this.latestWrites()) {
       if (!bytes) return undefined;
       writes.taskIds.push(taskId);
       writes.channels.push(channel);
@@ -198,7 +196,7 @@ export class RunTail {
   tuple(): CheckpointTuple | undefined {
     const latest = this.latest;
     if (!latest) return undefined;
-    const pendingWrites = [...(this.writes.get(latest.checkpoint.id)?.entries() ?? [])].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, w]) => w);
+    const pendingWrites = this.latestWrites().map(({ write }) => write);
     return {
       config: configOf(this.threadId, "", latest.checkpoint.id),
       checkpoint: latest.checkpoint,

@@ -104,10 +104,8 @@ export class SlipwaySaver extends BaseCheckpointSaver {
     const ns = String(config.configurable?.checkpoint_ns ?? "");
     const checkpointId = getCheckpointId(config);
     const known = this.tails.get(String(threadId))?.startingPoint(ns, checkpointId, config);
-    // Answered here when the thread has no checkpoint, or from the form it was stored in;
-    // otherwise (a part of it was not seen stored) the database is asked.
-    if (known && !known.tuple) return undefined;
-    if (known?.stored) return this.decodeStored(known.stored);
+    // Answered here: none when the thread has no checkpoint, else decoded from the form it was stored in.
+    if (known) return known.stored ? this.decodeStored(known.stored) : undefined;
     const rows = await this.db.query<TupleRow>(GET_TUPLE, [String(threadId), ns, checkpointId || null]);
     return rows[0] ? this.decode(rows[0]) : undefined;
   }

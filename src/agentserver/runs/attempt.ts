@@ -231,8 +231,8 @@ export function createAttemptRunner(deps: AttemptDeps) {
     // The thread's next run, if one waits, is claimed for this worker in the same statement.
     const claimNext = run.kwargs.temporary ? undefined : control.claimNext?.();
     let recorded = await recordEnd(run, control.workerId, { status: outcome.status, error }, snapshot, saves, claimNext);
-    // Stored with the end: the checkpoint the run ended on is where the next one starts.
-    const endedOn: StartingPoint | undefined = recorded.end === "ours" && lent ? last!.tail.endedOn() : undefined;
+    // Its saves stored with the end: the checkpoint it ended on is where a next run starts.
+    const storedWithEnd = recorded.end === "ours" && lent !== undefined;
     if (recorded.end === "unsaved") {
       // Its last checkpoint could not be stored: the run ends in error, the thread as stored.
       const alreadyFailed = outcome.status === "error";
@@ -243,7 +243,7 @@ export function createAttemptRunner(deps: AttemptDeps) {
       recorded = await recordEnd(run, control.workerId, { status: "error", error }, stored, undefined, claimNext);
     }
     if (recorded.end === "unsaved") throw recorded.error;
-    const next = recorded.end === "ours" && recorded.next ? { ...recorded.next, start: endedOn } : undefined;
+    const next = recorded.end === "ours" && recorded.next ? { ...recorded.next, start: storedWithEnd ? last!.tail.endedOn() : undefined } : undefined;
     // Ours from now on: a cancel for it must find it while this run's end is being told.
     if (next) control.claimedNext?.(next.run);
     if (recorded.end === "gone") {

@@ -136,7 +136,7 @@ export class RunService {
       await deps.lifecycle.emit("queued", { run, delaySeconds: body.after_seconds ?? 0, announced: fast !== undefined && announceOn !== undefined });
     } finally {
       // Claimed as it was queued: ours to execute whatever happened above (its lease says so).
-      if (run.status === "running") deps.claimer?.adopt(run, startsEmpty ? { tuple: undefined } : undefined);
+      if (run.status === "running") deps.claimer?.adopt(run, startsEmpty ? {} : undefined);
     }
     return run;
   }
