@@ -73,11 +73,7 @@ export class PreparedStatements {
    */
   async query(sql, params = [], tx = undefined) {
     let prepared = this.bySql.get(sql);
-    if (prepared) {
-      // Most recently used last: the first is the one to give up when the cache is full.
-      this.bySql.delete(sql);
-      this.bySql.set(sql, prepared);
-    }
+    if (prepared) this.touch(sql, prepared);
     if (prepared === undefined && !tx) prepared = await this.prepareOnce(sql);
     if (!prepared) return (await (tx ?? this.pg).query(sql, params)).rows;
     try {
@@ -93,6 +89,52 @@ export class PreparedStatements {
       if (tx) throw error;
       return (await this.pg.query(sql, params)).rows;
     }
+  }
+
+  /**
+   * Statements outside any transaction, from callers that do not wait on each other, as
+   * one call and one commit when all of them are prepared: bind and execute each, one
+   * sync. Each answer is `{ rows }` or `{ error }`, in order. The implicit transaction
+   * makes them all or nothing, so when one fails, none is kept and all are run again
+   * one by one (each then answers for itself, as if they had never met). Statements
+   * not yet prepared also run one by one.
+   * @param {Array<{ sql: string; params?: unknown[] }>} items
+   * @returns {Promise<Array<{ rows: unknown[] } | { error: unknown }>>}
+   */
+  async queryMany(items) {
+    const prepared = items.map((item) => this.bySql.get(item.sql));
+    if (items.length > 1 && prepared.every(Boolean)) {
+      const parts = [];
+      for (let i = 0; i < items.length; i++) parts.push(this.bind(prepared[i], items[i].params ?? []), EXECUTE);
+      parts.push(SYNC);
+      const answers = this.split(prepared, await this.exclusive(parts, false, false));
+      if (answers) {
+        for (let i = 0; i < items.length; i++) this.touch(items[i].sql, prepared[i]);
+        return answers.map((rows) => ({ rows }));
+      }
+    }
+    const answers = [];
+    for (const item of items) answers.push(await this.query(item.sql, item.params).then((rows) => ({ rows }), (error) => ({ error })));
+    return answers;
+  }
+
+  /** The rows of each statement of a batch, or undefined when one of them failed. */
+  split(prepared, messages) {
+    const answers = [];
+    let current = [];
+    for (const m of messages) {
+      if (m.name === "error") return undefined;
+      if (m.name === "bindComplete") current = [];
+      else if (m.name === "dataRow") current.push(m);
+      else if (m.name === "commandComplete") answers.push(this.rowsOf(prepared[answers.length], current));
+    }
+    return answers.length === prepared.length ? answers : undefined;
+  }
+
+  /** Most recently used last: the first is the one to give up when the cache is full. */
+  touch(sql, prepared) {
+    this.bySql.delete(sql);
+    this.bySql.set(sql, prepared);
   }
 
   /** One preparation of `sql` for all who ask while it is under way (each would leave a copy prepared). */
@@ -177,13 +219,14 @@ export class PreparedStatements {
   /**
    * One call into the database, between other queries and transactions as `query` is;
    * inside a transaction, which holds PGlite's transaction lock, between its queries only.
+   * Without `throwOnError`, an error comes back among the messages.
    */
-  async exclusive(parts, inTransaction = false) {
+  async exclusive(parts, inTransaction = false, throwOnError = true) {
     const pg = this.pg;
     await pg._checkReady();
     const run = () =>
       pg._runExclusiveQuery(async () => {
-        const { messages } = await pg.execProtocol(concat(parts), { syncToFs: false });
+        const { messages } = await pg.execProtocol(concat(parts), { syncToFs: false, throwOnError });
         if (!inTransaction) await pg.syncToFs();
         return messages;
       });

@@ -175,9 +175,44 @@ async function handle(message) {
   }
 }
 
-port.on("message", (message) => {
+function answer(message) {
   handle(message).then(
     (rows) => port.postMessage({ id: message.id, rows }),
     (error) => port.postMessage({ id: message.id, error: plainError(error) }),
   );
+}
+
+/**
+ * Queries outside transactions that reach this thread together (in one wake-up) run as
+ * one call and one commit (PreparedStatements.queryMany), and are answered in one
+ * message: each statement alone spent more on its commit and the messages than inside
+ * PostgreSQL.
+ */
+let together = [];
+
+function runTogether() {
+  const batch = together;
+  together = [];
+  if (batch.length === 0) return;
+  if (batch.length === 1) return answer(batch[0]);
+  prepared.queryMany(batch).then(
+    (results) =>
+      port.postMessage({
+        answers: results.map((result, i) => ("error" in result ? { id: batch[i].id, error: plainError(result.error) } : { id: batch[i].id, rows: result.rows })),
+      }),
+    (error) => port.postMessage({ answers: batch.map(({ id }) => ({ id, error: plainError(error) })) }),
+  );
+}
+
+port.on("message", (message) => {
+  for (const one of message.batch ?? [message]) {
+    if (one.op === "query" && one.txId === undefined) {
+      if (together.length === 0) setImmediate(runTogether);
+      together.push(one);
+      continue;
+    }
+    // Queries that came first keep their place: they ask for PGlite's lock first.
+    runTogether();
+    answer(one);
+  }
 });

@@ -4,7 +4,8 @@ import { Worker } from "node:worker_threads";
 import { DataDirError, prepareDataDir } from "./data-dir.ts";
 import { assertSchemaName, type Database, type Queryable } from "./database.ts";
 
-type Reply = { id: number; rows?: unknown[]; error?: Record<string, unknown> } | { notify: string; payload: string };
+type Answer = { id: number; rows?: unknown[]; error?: Record<string, unknown> };
+type Reply = Answer | { answers: Answer[] } | { notify: string; payload: string };
 
 /**
  * Embedded PostgreSQL (PGlite) on a thread of its own (pglite-thread.mjs), so that
@@ -40,16 +41,21 @@ export async function openPglite(dataDir: string, schema: string, options: { tem
   let nextId = 1;
   let exited: Error | undefined;
 
+  const settle = (answer: Answer) => {
+    const waiter = pending.get(answer.id);
+    pending.delete(answer.id);
+    if (!waiter) return;
+    if (answer.error) waiter.reject(Object.assign(new Error(String(answer.error.message)), answer.error));
+    else waiter.resolve(answer.rows ?? []);
+  };
   worker.on("message", (reply: Reply) => {
     if ("notify" in reply) {
       for (const listener of [...(sqlListeners.get(reply.notify) ?? [])]) listener(reply.payload);
-      return;
+    } else if ("answers" in reply) {
+      for (const answer of reply.answers) settle(answer);
+    } else {
+      settle(reply);
     }
-    const waiter = pending.get(reply.id);
-    pending.delete(reply.id);
-    if (!waiter) return;
-    if (reply.error) waiter.reject(Object.assign(new Error(String(reply.error.message)), reply.error));
-    else waiter.resolve(reply.rows ?? []);
   });
   const fail = (error: Error) => {
     exited = error;
@@ -59,12 +65,20 @@ export async function openPglite(dataDir: string, schema: string, options: { tem
   worker.on("error", fail);
   worker.on("exit", (code) => fail(new Error(`the embedded database thread stopped (exit code ${code})`)));
 
+  // Requests made in the same turn of the event loop travel in one message.
+  let outbox: Array<Record<string, unknown>> = [];
+  const flush = () => {
+    const batch = outbox;
+    outbox = [];
+    worker.postMessage(batch.length === 1 ? batch[0] : { batch });
+  };
   const call = (message: Record<string, unknown>): Promise<unknown[]> => {
     if (exited) return Promise.reject(exited);
     const id = nextId++;
     return new Promise((resolve, reject) => {
       pending.set(id, { resolve, reject });
-      worker.postMessage({ ...message, id });
+      if (outbox.length === 0) queueMicrotask(flush);
+      outbox.push({ ...message, id });
     });
   };
   const query = <Row>(sql: string, params?: readonly unknown[], txId?: number) =>
