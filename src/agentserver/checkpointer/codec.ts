@@ -12,6 +12,7 @@ import {
   WRITES_IDX_MAP,
   maxChannelVersion,
 } from "@langchain/langgraph-checkpoint";
+import { withoutNul } from "../../storage/jsonb-text.ts";
 
 /**
  * Turning checkpoints, metadata and writes into column values and back. Values go
@@ -111,7 +112,7 @@ export async function dumpWrites(serde: SerializerProtocol, writes: PendingWrite
 export async function metadataJson(serde: SerializerProtocol, metadata: CheckpointMetadata): Promise<string> {
   const [type, bytes] = await serde.dumpsTyped(metadata);
   const text = type === "json" ? decoder.decode(bytes) : JSON.stringify(metadata);
-  return text.replace(/(?<!\\)((?:\\\\)*)\\u0000/g, "$1");
+  return withoutNul(text);
 }
 
 /**

@@ -1,4 +1,5 @@
 import type { Queryable } from "../../storage/database.ts";
+import { jsonbText } from "../../storage/jsonb-text.ts";
 import type { MultitaskStrategy, Run, RunStatus } from "./schemas.ts";
 import { activeStatusSql } from "../run-statuses.ts";
 import { putBatchCall } from "../checkpointer/sql.ts";
@@ -248,10 +249,6 @@ export async function enqueueRunFast(
   return { run: row, startsEmpty };
 }
 
-/** JSON for a jsonb parameter: PostgreSQL's jsonb cannot hold the NUL character, so strings lose it. */
-function jsonbText(value: unknown): string {
-  return JSON.stringify(value, (_key, item) => (typeof item === "string" && item.includes("\u0000") ? item.replaceAll("\u0000", "") : item));
-}
 
 /**
  * Records how a run ended, only if this worker still owns that attempt (a worker whose
