@@ -15,8 +15,10 @@
  *   --runs 2000 --seconds 60    bound of the create+wait phase (count, then time); also the
  *                               floors' run count. 400 runs lasted about 2 s on our servers,
  *                               mostly JIT warm-up: 2000 measure the steady state
- *   --warmup 200                create+wait runs before the measured ones, on every server
- *                               alike, not counted (JIT and caches warm up)
+ *   --warmup 1000               create+wait runs before the measured ones, on every server
+ *                               alike, and graph runs before each in-process floor, not
+ *                               counted: JIT, caches and PGlite's WebAssembly warm up (a
+ *                               server's CPU per run kept falling for about 2,000 runs)
  *   --concurrency 20            callers in the create+wait phase
  *   --streams 30 --burst 50     sizes of the stream and enqueue phases
  *   --json <file>               also write the figures as JSON
@@ -41,7 +43,7 @@ const { values: flags } = parseArgs({
     "inflight-clients": { type: "string", default: "50" },
     "inflight-wait-ms": { type: "string", default: "2000" },
     runs: { type: "string", default: "2000" },
-    warmup: { type: "string", default: "200" },
+    warmup: { type: "string", default: "1000" },
     seconds: { type: "string", default: "60" },
     concurrency: { type: "string", default: "20" },
     streams: { type: "string", default: "30" },
@@ -155,6 +157,7 @@ function measureFloor(): Floor {
     env: {
       ...process.env,
       FLOOR_RUNS: String(workload.runs),
+      FLOOR_WARMUP: String(workload.warmup),
       FLOOR_CONCURRENCY: String(workload.concurrency),
       FLOOR_STREAMS: String(workload.streams),
       FLOOR_DATABASE_URL: pg?.databaseUrl ?? "",

@@ -4,7 +4,8 @@
  * one JSON object:
  *
  * - `graphRunsPerSecond`: the bench graph (examples/agent) invoked in this process by
- *   `concurrency` callers, each run on its own thread, checkpoints in LangGraph's
+ *   `concurrency` callers after `FLOOR_WARMUP` runs that are not counted (as each server
+ *   is warmed up), each run on its own thread, checkpoints in LangGraph's
  *   MemorySaver: no HTTP, no storage, no queue. A server executes its runs on one
  *   JavaScript thread too, so its create+wait throughput cannot pass this.
  * - `durableRunsPerSecond`: the same, with Slipway's checkpointer on embedded PGlite
@@ -31,6 +32,7 @@ import { openDatabase } from "../../src/storage/open.ts";
 import { firstUpdates, percentile } from "./workload.ts";
 
 const runs = Number(process.env.FLOOR_RUNS ?? 400);
+const warmup = Number(process.env.FLOOR_WARMUP ?? 50);
 const concurrency = Number(process.env.FLOOR_CONCURRENCY ?? 20);
 const streams = Number(process.env.FLOOR_STREAMS ?? 30);
 
@@ -48,14 +50,20 @@ async function invokeOne(n: number): Promise<void> {
   if (values.messages.at(-1)?.content !== `You said: hello ${n}`) throw new Error(`unexpected answer for run ${n}`);
 }
 
-async function graphThroughput(): Promise<number> {
-  for (let i = 0; i < 50; i++) await invokeOne(-1 - i);
+/** `count` runs by `concurrency` callers, numbered from `from`; the seconds they took. */
+async function invokeMany(from: number, count: number): Promise<number> {
   let next = 0;
   const started = performance.now();
   await Promise.all(Array.from({ length: concurrency }, async () => {
-    while (next < runs) await invokeOne(next++);
+    while (next < count) await invokeOne(from + next++);
   }));
-  return runs / ((performance.now() - started) / 1000);
+  return (performance.now() - started) / 1000;
+}
+
+async function graphThroughput(): Promise<number> {
+  // Warmed up as the bench warms up each server (workload.ts): the same runs, not counted.
+  await invokeMany(-warmup, warmup);
+  return runs / (await invokeMany(0, runs));
 }
 
 async function graphFirstUpdate(): Promise<number> {

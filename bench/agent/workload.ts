@@ -51,8 +51,8 @@ export async function runWorkload(apiUrl: string, options: WorkloadOptions): Pro
   };
 
   // Warm-up: first requests pay for graph loading and JIT, on every server alike. It is
-  // the measured workload itself, at its concurrency, as floor.ts warms up its in-process
-  // figures (neither is at its steady state after it; README, Performance).
+  // the measured workload itself, at its concurrency; floor.ts warms up each in-process
+  // figure with as many graph runs (README, Performance).
   await createAndWait(client, { ...options, runs: options.warmup }, noteError);
 
   const wait = await createAndWait(client, options, noteError);
