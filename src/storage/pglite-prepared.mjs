@@ -103,15 +103,24 @@ export class PreparedStatements {
    */
   async queryMany(items) {
     const prepared = items.map((item) => this.bySql.get(item.sql));
+    /** @type {Uint8Array[] | undefined} undefined: a parameter its serializer refuses, which fails alone below */
+    let binds;
     if (items.length > 1 && prepared.every(Boolean)) {
+      try {
+        binds = items.map((item, i) => this.bind(prepared[i], item.params ?? []));
+      } catch {
+        binds = undefined;
+      }
+    }
+    if (binds) {
+      // Before the wait, as query does: touched after it, a statement the cache gave up
+      // (and closed) meanwhile would be taken back under a name that no longer exists.
+      for (let i = 0; i < items.length; i++) this.touch(items[i].sql, prepared[i]);
       const parts = [];
-      for (let i = 0; i < items.length; i++) parts.push(this.bind(prepared[i], items[i].params ?? []), EXECUTE);
+      for (const bind of binds) parts.push(bind, EXECUTE);
       parts.push(SYNC);
       const answers = this.split(prepared, await this.exclusive(parts, false, false));
-      if (answers) {
-        for (let i = 0; i < items.length; i++) this.touch(items[i].sql, prepared[i]);
-        return answers.map((rows) => ({ rows }));
-      }
+      if (answers) return answers.map((rows) => ({ rows }));
     }
     const answers = [];
     for (const item of items) answers.push(await this.query(item.sql, item.params).then((rows) => ({ rows }), (error) => ({ error })));
