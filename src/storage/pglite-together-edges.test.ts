@@ -57,6 +57,20 @@ describe("statements sent together to the embedded database, at the edges", () =
     // Before the batch: PGlite's lock is first come, first served.
     expect(await later).toEqual([{ id: 2 }]);
   });
+
+  it("answers statements of a batch whose prepared form changed shape or is gone", async () => {
+    await db.query("CREATE TABLE stale_probe (a int)");
+    await db.query("INSERT INTO stale_probe VALUES (1)");
+    const star = "SELECT * FROM stale_probe WHERE a = $1";
+    const count = "SELECT count(*)::int AS n FROM stale_probe WHERE a >= $1";
+    await db.query(star, [1]); // both prepared from here on
+    await db.query(count, [0]);
+    await db.query("ALTER TABLE stale_probe ADD COLUMN b text DEFAULT 'x'");
+    expect(await Promise.all([db.query(star, [1]), db.query(count, [0])])).toEqual([[{ a: 1, b: "x" }], [{ n: 1 }]]);
+    await db.query("DEALLOCATE ALL"); // every prepared statement gone
+    expect(await Promise.all([db.query(star, [1]), db.query(count, [0]), db.query(star, [2])])).toEqual([[{ a: 1, b: "x" }], [{ n: 1 }], []]);
+    expect(await Promise.all([db.query(star, [1]), db.query(count, [0])])).toEqual([[{ a: 1, b: "x" }], [{ n: 1 }]]);
+  });
 });
 
 describe("the cache of prepared statements, while a batch waits", () => {
