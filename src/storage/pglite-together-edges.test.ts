@@ -71,6 +71,24 @@ describe("statements sent together to the embedded database, at the edges", () =
     expect(await Promise.all([db.query(star, [1]), db.query(count, [0]), db.query(star, [2])])).toEqual([[{ a: 1, b: "x" }], [{ n: 1 }], []]);
     expect(await Promise.all([db.query(star, [1]), db.query(count, [0])])).toEqual([[{ a: 1, b: "x" }], [{ n: 1 }]]);
   });
+
+  it("delivers each NOTIFY of a batch once, also when another statement of the batch fails", async () => {
+    await db.query("CREATE TABLE notify_probe (id int PRIMARY KEY)");
+    const insert = "INSERT INTO notify_probe (id) VALUES ($1) RETURNING id";
+    const notify = "SELECT pg_notify($1, $2)";
+    await db.query(insert, [1]); // both prepared from here on
+    await db.query(notify, ["other_channel", "x"]);
+    const heard: string[] = [];
+    await db.listen("batch_probe", (payload) => void heard.push(payload));
+    const settled = await Promise.allSettled([db.query(notify, ["batch_probe", "a"]), db.query(insert, [1]), db.query(notify, ["batch_probe", "b"])]);
+    expect(settled.map((one) => one.status)).toEqual(["fulfilled", "rejected", "fulfilled"]);
+    // Delivered in order: once this one is heard, the batch's were.
+    await new Promise<void>((resolve) => {
+      void db.listen("batch_probe", (payload) => payload === "end" && resolve());
+      void db.query(notify, ["batch_probe", "end"]);
+    });
+    expect(heard).toEqual(["a", "b", "end"]);
+  });
 });
 
 describe("the cache of prepared statements, while a batch waits", () => {
