@@ -119,3 +119,23 @@ describe("the cache of prepared statements, while a batch waits", () => {
     expect(await db.transaction((tx) => tx.query(kept, [3]))).toEqual([{ kept: 3 }]);
   });
 });
+
+describe("closing the embedded database while a batch is on its way", () => {
+  it("answers the batch before it closes, and rejects what comes after", async () => {
+    const db = await openDatabase({ ...freshBackend("pglite"), component: "agent" });
+    const one = "SELECT $1::int AS one";
+    await db.query(one, [0]); // prepared from here on
+    const sent = Promise.allSettled([db.query(one, [1]), db.query(one, [2])]);
+    const closed = db.close();
+    const after = db.query(one, [3]).then(
+      () => "answered",
+      (error: Error) => error.message,
+    );
+    expect(await sent).toEqual([
+      { status: "fulfilled", value: [{ one: 1 }] },
+      { status: "fulfilled", value: [{ one: 2 }] },
+    ]);
+    await closed;
+    expect(await after).toMatch(/closed|closing|stopped/);
+  });
+});
