@@ -47,6 +47,9 @@ const EXECUTE = message("E", cstring(""), int32(0));
 /** Statements that are planned queries; anything else (DDL, SET, ...) keeps PGlite's path. */
 const PREPARABLE = /^\s*(SELECT|INSERT|UPDATE|DELETE|WITH)\b/i;
 
+/** An answer of a batch whose statement did not run as prepared: the statement changed shape, or is gone. */
+const isStale = (answer) => "error" in answer && (answer.error?.code === "0A000" || answer.error?.code === "26000");
+
 /**
  * @typedef {{ name: string; paramTypes: number[]; fields: Array<{ name: string; dataTypeID: number }> }} Prepared
  */
@@ -97,25 +100,72 @@ export class PreparedStatements {
    * sync. Each answer is `{ rows }` or `{ error }`, in order. The implicit transaction
    * makes them all or nothing, so when one fails, none is kept and all are run again
    * one by one (each then answers for itself, as if they had never met). Statements
-   * not yet prepared also run one by one.
+   * not yet prepared go each as if sent alone.
    * @param {Array<{ sql: string; params?: unknown[] }>} items
    * @returns {Promise<Array<{ rows: unknown[] } | { error: unknown }>>}
    */
   async queryMany(items) {
     const prepared = items.map((item) => this.bySql.get(item.sql));
+    /** @type {Uint8Array[] | undefined} undefined: a parameter its serializer refuses, which fails alone below */
+    let binds;
     if (items.length > 1 && prepared.every(Boolean)) {
-      const parts = [];
-      for (let i = 0; i < items.length; i++) parts.push(this.bind(prepared[i], items[i].params ?? []), EXECUTE);
-      parts.push(SYNC);
-      const answers = this.split(prepared, await this.exclusive(parts, false, false));
-      if (answers) {
-        for (let i = 0; i < items.length; i++) this.touch(items[i].sql, prepared[i]);
-        return answers.map((rows) => ({ rows }));
+      try {
+        binds = items.map((item, i) => this.bind(prepared[i], item.params ?? []));
+      } catch {
+        binds = undefined;
       }
     }
-    const answers = [];
-    for (const item of items) answers.push(await this.query(item.sql, item.params).then((rows) => ({ rows }), (error) => ({ error })));
-    return answers;
+    if (binds) {
+      // Before the wait, as query does: touched after it, a statement the cache gave up
+      // (and closed) meanwhile would be taken back under a name that no longer exists.
+      for (let i = 0; i < items.length; i++) this.touch(items[i].sql, prepared[i]);
+      const answers = await this.batch(prepared, binds);
+      // A statement whose prepared form no longer fits (0A000, 26000) did not run: it goes
+      // PGlite's way, as in query.
+      return Promise.all(answers.map((answer, i) => (isStale(answer) ? this.answerOf(items[i]) : answer)));
+    }
+    // Queued in the order sent, as each would be alone.
+    return Promise.all(items.map((item) => this.answerOf(item)));
+  }
+
+  /** @param {{ sql: string; params?: unknown[] }} item */
+  answerOf(item) {
+    return this.query(item.sql, item.params).then(
+      (rows) => ({ rows }),
+      (error) => ({ error }),
+    );
+  }
+
+  /**
+   * The batch as one call and one commit, under one hold of PGlite's lock. When one
+   * statement fails, the others are not kept either: each then runs again alone, with a
+   * commit of its own, still under that hold, so that nothing sent after the batch (and
+   * queued behind it) runs before them.
+   */
+  async batch(prepared, binds) {
+    const pg = this.pg;
+    await pg._checkReady();
+    return pg._runExclusiveTransaction(() =>
+      pg._runExclusiveQuery(async () => {
+        const run = async (parts) => (await pg.execProtocol(concat(parts), { syncToFs: false, throwOnError: false })).messages;
+        const parts = [];
+        for (const bind of binds) parts.push(bind, EXECUTE);
+        parts.push(SYNC);
+        const together = this.split(prepared, await run(parts));
+        let answers;
+        if (together) answers = together.map((rows) => ({ rows }));
+        else {
+          answers = [];
+          for (let i = 0; i < binds.length; i++) {
+            const messages = await run([binds[i], EXECUTE, SYNC]);
+            const error = messages.find((m) => m.name === "error");
+            answers.push(error ? { error } : { rows: this.rowsOf(prepared[i], messages) });
+          }
+        }
+        await pg.syncToFs();
+        return answers;
+      }),
+    );
   }
 
   /** The rows of each statement of a batch, or undefined when one of them failed. */
@@ -219,14 +269,13 @@ export class PreparedStatements {
   /**
    * One call into the database, between other queries and transactions as `query` is;
    * inside a transaction, which holds PGlite's transaction lock, between its queries only.
-   * Without `throwOnError`, an error comes back among the messages.
    */
-  async exclusive(parts, inTransaction = false, throwOnError = true) {
+  async exclusive(parts, inTransaction = false) {
     const pg = this.pg;
     await pg._checkReady();
     const run = () =>
       pg._runExclusiveQuery(async () => {
-        const { messages } = await pg.execProtocol(concat(parts), { syncToFs: false, throwOnError });
+        const { messages } = await pg.execProtocol(concat(parts), { syncToFs: false });
         if (!inTransaction) await pg.syncToFs();
         return messages;
       });

@@ -70,7 +70,20 @@ export async function openPglite(dataDir: string, schema: string, options: { tem
   const flush = () => {
     const batch = outbox;
     outbox = [];
-    worker.postMessage(batch.length === 1 ? batch[0] : { batch });
+    try {
+      worker.postMessage(batch.length === 1 ? batch[0] : { batch });
+    } catch {
+      // A request that cannot cross to the thread (a function among its parameters)
+      // fails alone, as it did when each went on its own: the others still go.
+      for (const one of batch) {
+        try {
+          worker.postMessage(one);
+        } catch (error) {
+          pending.get(one.id as number)?.reject(error as Error);
+          pending.delete(one.id as number);
+        }
+      }
+    }
   };
   const call = (message: Record<string, unknown>): Promise<unknown[]> => {
     if (exited) return Promise.reject(exited);
