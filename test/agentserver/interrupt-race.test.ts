@@ -58,7 +58,7 @@ describe.each(["interrupt", "rollback"] as const)("%s of a run claimed meanwhile
       db,
       lifecycle,
       completion,
-      assistants: { get: async () => ({ assistant_id: assistantId, graph_id: "g", config: {}, context: {} }) },
+      assistants: { forRun: async () => ({ assistant: { assistant_id: assistantId, graph_id: "g", config: {}, context: {} } }) },
       refreshThread: async () => undefined,
       abortLocal: (runId) => aborted.push(runId),
       webhookPolicy: { allowHosts: [], onlyAllowed: false },

@@ -33,8 +33,14 @@ export interface AssistantServiceOptions {
   cacheReads?: boolean;
 }
 
-/** Assistants kept by `cacheReads`, at most this many (the oldest read goes first). */
+/** Assistants kept by `cacheReads`, and for runs (`forRun`), at most this many each (the oldest read goes first). */
 const CACHED_ASSISTANTS = 1000;
+
+/** What was read of an assistant, for the statement that queues a run to check (migration 0024). */
+export interface AssistantStamp {
+  version: number;
+  updatedAt: string;
+}
 
 interface SearchResult {
   assistants: Partial<Assistant>[];
@@ -55,6 +61,8 @@ interface SearchResult {
  */
 export class AssistantService {
   private readonly cache?: Map<string, Assistant>;
+  /** Assistants read for runs on a shared database, checked when each run is queued (`forRun`). */
+  private readonly forRuns = new Map<string, Assistant>();
 
   constructor(
     private readonly db: Database,
@@ -113,20 +121,43 @@ export class AssistantService {
     const id = this.resolveId(idOrGraphId);
     const cached = this.cache?.get(id);
     if (cached) return structuredClone(cached);
+    const assistant = await this.read(idOrGraphId, id);
+    if (this.cache) keep(this.cache, id, assistant);
+    return assistant;
+  }
+
+  /**
+   * The assistant a new run uses. On a database of the process's own, `get`. On a shared
+   * one, what this process read before, with the `stamp` the statement queueing the run
+   * checks (runs/repository.ts enqueueRunFast): another process may have changed or
+   * deleted it since. `fresh` reads it again, after such a check failed.
+   */
+  async forRun(idOrGraphId: string, fresh = false): Promise<{ assistant: Assistant; stamp?: AssistantStamp }> {
+    if (!this.db.shared) return { assistant: await this.get(idOrGraphId) };
+    const id = this.resolveId(idOrGraphId);
+    let assistant = fresh ? undefined : this.forRuns.get(id);
+    if (!assistant) {
+      this.forRuns.delete(id);
+      assistant = await this.read(idOrGraphId, id);
+      keep(this.forRuns, id, assistant);
+    }
+    return { assistant: structuredClone(assistant), stamp: { version: assistant.version, updatedAt: assistant.updated_at } };
+  }
+
+  private async read(idOrGraphId: string, id: string): Promise<Assistant> {
     const row = await sql.findAssistant(this.db, id);
     if (!row) throw notFound(`Assistant "${idOrGraphId}" not found`);
-    const assistant = toWire(row);
-    if (this.cache) {
-      if (this.cache.size >= CACHED_ASSISTANTS) this.cache.delete(this.cache.keys().next().value!);
-      this.cache.set(id, structuredClone(assistant));
-    }
-    return assistant;
+    return toWire(row);
   }
 
   /** Forgets what was read of `id` (every assistant without one), after a write, failed or not. */
   private forget<T>(id: string | undefined, write: Promise<T>): Promise<T> {
-    if (!this.cache) return write;
-    return write.finally(() => (id === undefined ? this.cache!.clear() : this.cache!.delete(id)));
+    return write.finally(() => {
+      for (const kept of [this.cache, this.forRuns]) {
+        if (id === undefined) kept?.clear();
+        else kept?.delete(id);
+      }
+    });
   }
 
   async create(input: AssistantCreate): Promise<Assistant> {
@@ -287,6 +318,12 @@ function project(assistant: Assistant, select: Set<SelectField> | undefined): Pa
 }
 
 const iso = (value: Date | string) => new Date(value).toISOString();
+
+/** Keeps a copy of `assistant`, giving up the oldest kept when full. */
+function keep(kept: Map<string, Assistant>, id: string, assistant: Assistant): void {
+  if (kept.size >= CACHED_ASSISTANTS) kept.delete(kept.keys().next().value!);
+  kept.set(id, structuredClone(assistant));
+}
 
 function toWire(row: AssistantRow): Assistant {
   return {

@@ -216,6 +216,11 @@ export async function enqueueRunFast(
     claimFor?: { workerId: string; leaseSeconds: number };
     /** Announce it on this channel in the same statement (a PostgreSQL server; see 0022). */
     announceOn?: string;
+    /**
+     * The assistant as it was read: queued only if it still is (migration 0024), else the
+     * statement fails with SWA01 (`isStaleAssistant`).
+     */
+    assistantStamp?: { version: number; updatedAt: string };
   },
 ): Promise<{ run: RunRow; startsEmpty: boolean } | undefined> {
   // starts_empty: claimed here, on a thread with no root checkpoint. No other writer can
@@ -226,7 +231,7 @@ export async function enqueueRunFast(
   const rows = await db.query<RunRow & { starts_empty: boolean }>(
     `SELECT ${RUN_COLUMNS},
             r.status = 'running' AND (SELECT true FROM checkpoints c WHERE c.thread_id = r.thread_id::text AND c.checkpoint_ns = '' LIMIT 1) IS NULL AS starts_empty
-     FROM enqueue_run($1, $2, $3, $4, $5::jsonb, $6, $7::jsonb, $8::jsonb, $9, $10, $11::jsonb, $12, $13, $14) r`,
+     FROM enqueue_run($1, $2, $3, $4, $5::jsonb, $6, $7::jsonb, $8::jsonb, $9, $10, $11::jsonb, $12, $13, $14${run.assistantStamp ? ", $15, $16" : ""}) r`,
     [
       run.run_id,
       run.thread_id,
@@ -242,6 +247,7 @@ export async function enqueueRunFast(
       run.claimFor?.workerId ?? null,
       run.claimFor?.leaseSeconds ?? 0,
       run.announceOn ?? null,
+      ...(run.assistantStamp ? [run.assistantStamp.version, run.assistantStamp.updatedAt] : []),
     ],
   );
   if (!rows[0]) return undefined;
@@ -249,6 +255,11 @@ export async function enqueueRunFast(
   return { run: row, startsEmpty };
 }
 
+
+/** The queueing statement found the run's assistant changed or gone since it was read (migration 0024). */
+export function isStaleAssistant(error: unknown): boolean {
+  return (error as { code?: string } | null)?.code === "SWA01";
+}
 
 /**
  * Records how a run ended, only if this worker still owns that attempt (a worker whose

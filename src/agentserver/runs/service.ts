@@ -11,6 +11,7 @@ import {
   deleteRun,
   enqueueRunFast,
   findRunsToCancel,
+  isStaleAssistant,
   getRun,
   insertRun,
   interruptPendingRun,
@@ -23,6 +24,7 @@ import {
 import type { MultitaskStrategy, RunCreate, RunStatus } from "./schemas.ts";
 import { isTerminal } from "../run-statuses.ts";
 import type { AssistantHandoff } from "./assistant-handoff.ts";
+import type { AssistantStamp } from "../assistants/service.ts";
 import { checkWebhookUrl, type WebhookPolicy } from "./webhook.ts";
 import type { WorkerPool } from "./worker-pool.ts";
 
@@ -30,7 +32,8 @@ export interface RunServiceDeps {
   db: Database;
   lifecycle: RunLifecycle;
   completion: RunCompletion;
-  assistants: { get(idOrGraphId: string): Promise<RunAssistant> };
+  /** The run's assistant; with a stamp when queueing must check it is still current (assistants/service.ts forRun). */
+  assistants: { forRun(idOrGraphId: string, fresh?: boolean): Promise<{ assistant: RunAssistant; stamp?: AssistantStamp }> };
   refreshThread(threadId: string, outcome?: { runError?: unknown }): Promise<unknown>;
   /** Aborts a run executing in this process (cross-process: the cancel NOTIFY). */
   abortLocal(runId: string): void;
@@ -60,18 +63,20 @@ export class RunService {
   ): Promise<RunRow> {
     const { deps } = this;
     const kwargs = this.kwargsOf(body, threadId === null, defaults);
-    const assistant = await deps.assistants.get(body.assistant_id);
+    let { assistant, stamp } = await deps.assistants.forRun(body.assistant_id);
     const strategy: MultitaskStrategy = body.multitask_strategy ?? "enqueue";
     const runId = deps.newId();
-    const threadMeta = { graph_id: assistant.graph_id, assistant_id: assistant.assistant_id };
-    // A thread the run creates (stateless, or if_not_exists) carries the run's metadata too,
-    // as on the vendor's server: custom auth's owner, set by the create_run handler, among it.
-    const newThreadMeta = { ...threadMeta, ...(body.metadata ?? {}) };
+    // What the run takes from its assistant: the thread's and the run's metadata layers.
+    const fromAssistant = (assistant: RunAssistant) => {
+      const threadMeta = { graph_id: assistant.graph_id, assistant_id: assistant.assistant_id };
+      // A thread the run creates (stateless, or if_not_exists) carries the run's metadata too,
+      // as on the vendor's server: custom auth's owner, set by the create_run handler, among it.
+      return { threadMeta, newThreadMeta: { ...threadMeta, ...(body.metadata ?? {}) }, assistantMetadata: assistant.metadata ?? {} };
+    };
     const toStop: Array<{ run: RunRow; wasPending: boolean }> = [];
 
     const fields = {
       run_id: runId,
-      assistant_id: assistant.assistant_id,
       metadata: body.metadata ?? {},
       kwargs,
       multitask_strategy: strategy,
@@ -81,29 +86,46 @@ export class RunService {
 
     // One statement for the common case; the transaction below when strategies must decide.
     // The run's metadata layers the assistant's, the thread's and its own, as on the vendor's servers.
-    const assistantMetadata = assistant.metadata ?? {};
     // A free worker of ours may take the run in the same statement (migration 0022); on a
     // PostgreSQL server that statement also announces it to the other processes.
-    const claimFor = fields.afterSeconds > 0 ? undefined : deps.claimer?.reserve();
     const announceOn = deps.db.kind === "postgres" ? runsChannel(deps.db.schema) : undefined;
-    let fast: RunRow | undefined;
-    let startsEmpty = false;
+    const queueFast = async (assistant: RunAssistant, stamp: AssistantStamp | undefined) => {
+      const { threadMeta, newThreadMeta, assistantMetadata } = fromAssistant(assistant);
+      const claimFor = fields.afterSeconds > 0 ? undefined : deps.claimer?.reserve();
+      let enqueued: Awaited<ReturnType<typeof enqueueRunFast>>;
+      try {
+        enqueued = await enqueueRunFast(deps.db, {
+          ...fields,
+          assistant_id: assistant.assistant_id,
+          thread_id: threadId ?? newThreadId,
+          newThread: threadId === null,
+          threadMetadata: threadId === null ? newThreadMeta : threadMeta,
+          assistantMetadata,
+          claimFor,
+          announceOn,
+          assistantStamp: stamp,
+        });
+      } finally {
+        if (claimFor && enqueued?.run.status === "running") deps.claimer?.hold(enqueued.run, true);
+        else if (claimFor) deps.claimer?.unreserve();
+      }
+      return enqueued;
+    };
+    let enqueued: Awaited<ReturnType<typeof queueFast>>;
     try {
-      const enqueued = await enqueueRunFast(deps.db, {
-        ...fields,
-        thread_id: threadId ?? newThreadId,
-        newThread: threadId === null,
-        threadMetadata: threadId === null ? newThreadMeta : threadMeta,
-        assistantMetadata,
-        claimFor,
-        announceOn,
-      });
-      fast = enqueued?.run;
-      startsEmpty = enqueued?.startsEmpty ?? false;
-    } finally {
-      if (claimFor && fast?.status === "running") deps.claimer?.hold(fast, true);
-      else if (claimFor) deps.claimer?.unreserve();
+      enqueued = await queueFast(assistant, stamp);
+    } catch (error) {
+      // The assistant this process kept changed or went since it was read: read it again
+      // (not found: 404) and queue with that.
+      if (!isStaleAssistant(error)) throw error;
+      ({ assistant, stamp } = await deps.assistants.forRun(body.assistant_id, true));
+      enqueued = await queueFast(assistant, stamp);
     }
+    const fast = enqueued?.run;
+    const startsEmpty = enqueued?.startsEmpty ?? false;
+    // The transaction below does not check a kept assistant: it reads it afresh.
+    if (!fast && stamp) ({ assistant } = await deps.assistants.forRun(body.assistant_id, true));
+    const { threadMeta, newThreadMeta, assistantMetadata } = fromAssistant(assistant);
     const run = fast ?? await deps.db.transaction(async (tx) => {
       const id = threadId ?? newThreadId;
       const thread = threadId ? await lockThread(tx, id) : undefined;
@@ -122,7 +144,7 @@ export class RunService {
         }
         await markThreadBusy(tx, id, threadMeta);
       }
-      return insertRun(tx, { ...fields, metadata: { ...assistantMetadata, ...threadMetadata, ...fields.metadata }, thread_id: id });
+      return insertRun(tx, { ...fields, assistant_id: assistant.assistant_id, metadata: { ...assistantMetadata, ...threadMetadata, ...fields.metadata }, thread_id: id });
     });
     deps.handoff?.put(run.run_id, assistant);
     try {
