@@ -40,13 +40,13 @@ async function sharedEmbeddedStorage(): Promise<Storage> {
   return { storageSocket: host.socketPath, schema: host.schema };
 }
 
-async function twoProcesses(storage: Storage) {
-  const start = async () => {
-    const server = await startAgentServer({ configPath: FIXTURE_CONFIG, port: 0, host: "127.0.0.1", ...storage, workers: 2, logLevel: "error" });
+async function twoProcesses(storage: Storage, workers = { creator: 2, editor: 2 }) {
+  const start = async (count: number) => {
+    const server = await startAgentServer({ configPath: FIXTURE_CONFIG, port: 0, host: "127.0.0.1", ...storage, workers: count, logLevel: "error" });
     servers.push(server);
     return { server, client: new Client({ apiUrl: server.url }) };
   };
-  return { creator: await start(), editor: await start() };
+  return { creator: await start(workers.creator), editor: await start(workers.editor) };
 }
 
 /** Runs `after` once, when `server` next reads an assistant by id, before the read answers. */
@@ -109,5 +109,34 @@ describe.each([
 
     const created = await createRun(creator.server, thread.thread_id, assistant.assistant_id);
     expect(created.status).toBe(404);
+  });
+
+  it("keeps a row whose updated_at has microseconds (written by SQL) without reading it again", async () => {
+    const { creator } = await twoProcesses(await storage());
+    const id = "0b9a1f3e-5c4d-4e2f-8a6b-7c8d9e0f1a2b";
+    await creator.server.db.query("INSERT INTO assistants (assistant_id, graph_id, name, updated_at) VALUES ($1, 'slow', 'raw', '2026-03-04 05:06:07.891999+00')", [id]);
+    const thread = await creator.client.threads.create();
+    let reads = 0;
+    const db = creator.server.db as { query: (sql: string, params?: unknown[]) => Promise<unknown[]> };
+    const query = db.query.bind(db);
+    db.query = (sql, params) => ((/FROM assistants WHERE assistant_id = \$1$/.test(sql) && reads++), query(sql, params));
+    for (let i = 0; i < 3; i++) expect((await createRun(creator.server, thread.thread_id, id)).status).toBe(200);
+    db.query = query;
+    expect(reads).toBe(1);
+  });
+
+  it("gives back the worker it reserved when the first queueing finds the assistant changed", async () => {
+    // One worker, and none in the other process: a reservation not given back would leave
+    // no room to claim the next run, and its wait would never end.
+    const { creator, editor } = await twoProcesses(await storage(), { creator: 1, editor: 0 });
+    const assistant = await creator.client.assistants.create({ graphId: "slow" });
+    const thread = await creator.client.threads.create();
+    for (let i = 0; i < 3; i++) {
+      await editor.client.assistants.update(assistant.assistant_id, { metadata: { round: i } });
+      const run = await creator.client.runs.create(thread.thread_id, assistant.assistant_id, { input: { steps: 1, delay_ms: 1 } });
+      expect(run.metadata).toMatchObject({ round: i });
+      await creator.client.runs.join(thread.thread_id, run.run_id);
+      expect((await creator.client.runs.get(thread.thread_id, run.run_id)).status).toBe("success");
+    }
   });
 });
