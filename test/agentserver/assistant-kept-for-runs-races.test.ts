@@ -96,10 +96,14 @@ describe.each([
     onNextAssistantRead(creator.server, () => editor.client.assistants.update(assistant.assistant_id, { metadata: { tier: "platinum" } }));
 
     const created = await createRun(creator.server, thread.thread_id, assistant.assistant_id);
-    expect(created).toMatchObject({ status: 200 });
+    expect(created).toMatchObject({ status: 200, body: { metadata: { tier: "gold" } } });
+    // The next run checks what was read, finds it changed, and reads the newest.
+    expect((await createRun(creator.server, thread.thread_id, assistant.assistant_id)).body.metadata).toMatchObject({ tier: "platinum" });
   });
 
-  it("answers 404 when the assistant is deleted between the second read and the second queueing", async () => {
+  // Deleted after the second read: concurrent with the run, which is queued as it was before
+  // decision 0024 (and as the transaction path does), not a 500.
+  it("queues the run when the assistant is deleted between the second read and the second queueing", async () => {
     const { creator, editor } = await twoProcesses(await storage());
     const assistant = await creator.client.assistants.create({ graphId: "slow" });
     const thread = await creator.client.threads.create();
@@ -108,7 +112,9 @@ describe.each([
     onNextAssistantRead(creator.server, () => editor.client.assistants.delete(assistant.assistant_id));
 
     const created = await createRun(creator.server, thread.thread_id, assistant.assistant_id);
-    expect(created.status).toBe(404);
+    expect(created).toMatchObject({ status: 200, body: { metadata: { tier: "gold" } } });
+    // Gone before the next run's read: 404.
+    expect((await createRun(creator.server, thread.thread_id, assistant.assistant_id)).status).toBe(404);
   });
 
   it("keeps a row whose updated_at has microseconds (written by SQL) without reading it again", async () => {
