@@ -116,10 +116,13 @@ export class RunService {
       enqueued = await queueFast(assistant, stamp);
     } catch (error) {
       // The assistant this process kept changed or went since it was read: read it again
-      // (not found: 404) and queue with that.
+      // (not found: 404) and queue with that, unchecked, as the transaction below does: a
+      // write committed after this read is concurrent with the run, and checking again
+      // would answer 500 when another process writes it meanwhile.
       if (!isStaleAssistant(error)) throw error;
-      ({ assistant, stamp } = await deps.assistants.forRun(body.assistant_id, true));
-      enqueued = await queueFast(assistant, stamp);
+      ({ assistant } = await deps.assistants.forRun(body.assistant_id, true));
+      stamp = undefined;
+      enqueued = await queueFast(assistant, undefined);
     }
     const fast = enqueued?.run;
     const startsEmpty = enqueued?.startsEmpty ?? false;
