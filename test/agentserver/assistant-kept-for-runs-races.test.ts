@@ -146,3 +146,34 @@ describe.each([
     }
   });
 });
+
+describe("assistants kept for runs on PostgreSQL, changed while the run waits for its thread", () => {
+  it("refuses a run whose assistant another process deleted while the queueing statement waited for the thread's lock", async () => {
+    const storage = postgresStorage();
+    const { creator, editor } = await twoProcesses(storage);
+    const assistant = await creator.client.assistants.create({ graphId: "slow" });
+    const thread = await creator.client.threads.create();
+    expect((await createRun(creator.server, thread.thread_id, assistant.assistant_id)).status).toBe(200);
+    await creator.client.runs.join(thread.thread_id, (await creator.client.runs.list(thread.thread_id))[0].run_id);
+
+    // A third connection holds the thread's row, as a concurrent writer would.
+    const pg = (await import("pg")).default;
+    const holder = new pg.Client({ connectionString: storage.databaseUrl });
+    await holder.connect();
+    try {
+      await holder.query(`SET search_path TO "${storage.schema}"`);
+      await holder.query("BEGIN");
+      await holder.query("SELECT 1 FROM threads WHERE thread_id = $1 FOR UPDATE", [thread.thread_id]);
+      const creating = createRun(creator.server, thread.thread_id, assistant.assistant_id);
+      await new Promise((resolve) => setTimeout(resolve, 200)); // the queueing statement now waits for the lock
+      await editor.client.assistants.delete(assistant.assistant_id);
+      await holder.query("COMMIT");
+      const answer = await creating;
+      expect(answer.status).toBe(404);
+    } finally {
+      await holder.end();
+    }
+    const runs = await creator.server.db.query<{ n: number }>("SELECT count(*)::int AS n FROM runs WHERE thread_id = $1", [thread.thread_id]);
+    expect(runs[0].n).toBe(1);
+  });
+});

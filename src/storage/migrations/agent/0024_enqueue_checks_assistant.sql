@@ -12,6 +12,11 @@ CREATE FUNCTION enqueue_run(
   p_assistant_version integer, p_assistant_updated_at timestamptz
 ) RETURNS SETOF runs LANGUAGE plpgsql AS $$
 BEGIN
+  RETURN QUERY SELECT * FROM enqueue_run(p_run_id, p_thread_id, p_new_thread, p_temporary, p_thread_meta,
+    p_assistant_id, p_metadata, p_kwargs, p_strategy, p_after_seconds, p_assistant_meta, p_claim_worker,
+    p_lease_seconds, p_notify_channel);
+  -- Checked last, once the thread's lock has been waited for: a change committed meanwhile
+  -- is seen. Raising undoes what was queued, and its NOTIFY.
   IF NOT EXISTS (
     SELECT 1 FROM assistants
     WHERE assistant_id = p_assistant_id AND version = p_assistant_version
@@ -19,7 +24,4 @@ BEGIN
   ) THEN
     RAISE EXCEPTION 'assistant % changed since it was read', p_assistant_id USING ERRCODE = 'SWA01';
   END IF;
-  RETURN QUERY SELECT * FROM enqueue_run(p_run_id, p_thread_id, p_new_thread, p_temporary, p_thread_meta,
-    p_assistant_id, p_metadata, p_kwargs, p_strategy, p_after_seconds, p_assistant_meta, p_claim_worker,
-    p_lease_seconds, p_notify_channel);
 END $$;
