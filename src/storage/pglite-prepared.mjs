@@ -228,8 +228,9 @@ export class PreparedStatements {
     return prepared;
   }
 
+  /** Closes `prepared`; `sql` is forgotten only while it still names that one (a caller may have prepared it again meanwhile). */
   forget(sql, prepared) {
-    this.bySql.delete(sql);
+    if (this.bySql.get(sql) === prepared) this.bySql.delete(sql);
     this.exclusive([message("C", enc.encode("S"), cstring(prepared.name)), SYNC]).catch(() => undefined);
   }
 
