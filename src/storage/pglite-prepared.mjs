@@ -142,30 +142,21 @@ export class PreparedStatements {
    * commit of its own, still under that hold, so that nothing sent after the batch (and
    * queued behind it) runs before them.
    */
-  async batch(prepared, binds) {
-    const pg = this.pg;
-    await pg._checkReady();
-    return pg._runExclusiveTransaction(() =>
-      pg._runExclusiveQuery(async () => {
-        const run = async (parts) => (await pg.execProtocol(concat(parts), { syncToFs: false, throwOnError: false })).messages;
-        const parts = [];
-        for (const bind of binds) parts.push(bind, EXECUTE);
-        parts.push(SYNC);
-        const together = this.split(prepared, await run(parts));
-        let answers;
-        if (together) answers = together.map((rows) => ({ rows }));
-        else {
-          answers = [];
-          for (let i = 0; i < binds.length; i++) {
-            const messages = await run([binds[i], EXECUTE, SYNC]);
-            const error = messages.find((m) => m.name === "error");
-            answers.push(error ? { error } : { rows: this.rowsOf(prepared[i], messages) });
-          }
-        }
-        await pg.syncToFs();
-        return answers;
-      }),
-    );
+  batch(prepared, binds) {
+    return this.locked(async (call) => {
+      const parts = [];
+      for (const bind of binds) parts.push(bind, EXECUTE);
+      parts.push(SYNC);
+      const together = this.split(prepared, await call(parts, false));
+      if (together) return together.map((rows) => ({ rows }));
+      const answers = [];
+      for (let i = 0; i < binds.length; i++) {
+        const messages = await call([binds[i], EXECUTE, SYNC], false);
+        const error = messages.find((m) => m.name === "error");
+        answers.push(error ? { error } : { rows: this.rowsOf(prepared[i], messages) });
+      }
+      return answers;
+    });
   }
 
   /** The rows of each statement of a batch, or undefined when one of them failed. */
@@ -271,14 +262,24 @@ export class PreparedStatements {
    * One call into the database, between other queries and transactions as `query` is;
    * inside a transaction, which holds PGlite's transaction lock, between its queries only.
    */
-  async exclusive(parts, inTransaction = false) {
+  exclusive(parts, inTransaction = false) {
+    return this.locked((call) => call(parts), inTransaction);
+  }
+
+  /**
+   * `work` under PGlite's locks, given `call(parts, throwOnError)` for calls into the
+   * database (their messages; without throwOnError an error is among them), and written
+   * to the file system after it unless inside a transaction.
+   */
+  async locked(work, inTransaction = false) {
     const pg = this.pg;
     await pg._checkReady();
+    const call = async (parts, throwOnError = true) => (await pg.execProtocol(concat(parts), { syncToFs: false, throwOnError })).messages;
     const run = () =>
       pg._runExclusiveQuery(async () => {
-        const { messages } = await pg.execProtocol(concat(parts), { syncToFs: false });
+        const result = await work(call);
         if (!inTransaction) await pg.syncToFs();
-        return messages;
+        return result;
       });
     return inTransaction ? run() : pg._runExclusiveTransaction(run);
   }

@@ -65,7 +65,7 @@ export async function openPglite(dataDir: string, schema: string, options: { tem
   worker.on("error", fail);
   worker.on("exit", (code) => fail(new Error(`the embedded database thread stopped (exit code ${code})`)));
 
-  // Requests made in the same turn of the event loop travel in one message.
+  // Requests made before the next microtask (one callback's worth) travel in one message.
   let outbox: Array<Record<string, unknown>> = [];
   const flush = () => {
     const batch = outbox;

@@ -255,7 +255,6 @@ export async function enqueueRunFast(
   return { run: row, startsEmpty };
 }
 
-
 /** The queueing statement found the run's assistant changed or gone since it was read (migration 0024). */
 export function isStaleAssistant(error: unknown): boolean {
   return (error as { code?: string } | null)?.code === "SWA01";
