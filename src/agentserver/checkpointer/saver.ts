@@ -10,7 +10,7 @@ import {
   type SerializerProtocol,
   getCheckpointId,
 } from "@langchain/langgraph-checkpoint";
-import type { Database } from "../../storage/database.ts";
+import type { Database, Queryable } from "../../storage/database.ts";
 import {
   type TupleRow,
   checkpointJson,
@@ -96,6 +96,18 @@ export class SlipwaySaver extends BaseCheckpointSaver {
     this.inheritConfigMetadata = options.inheritConfigMetadata ?? true;
     const server = (db as Partial<Database>).kind === "postgres";
     this.batcher = new SaveBatcher(db, options.maxBatchesInFlight ?? (server ? 4 : 1));
+  }
+
+  /**
+   * This saver's reads and writes inside the transaction `tx`: a state update writes its
+   * checkpoint under the thread lock that run creation also takes (threads/state-service.ts).
+   * Runs followed by this saver are not seen from it.
+   */
+  within(tx: Queryable): SlipwaySaver {
+    return new SlipwaySaver(
+      { query: <Row>(sql: string, params?: readonly unknown[]) => tx.query<Row>(sql, params), transaction: (work) => work(tx) },
+      { serde: this.serde, inheritConfigMetadata: this.inheritConfigMetadata, maxBatchesInFlight: 1 },
+    );
   }
 
   async getTuple(config: RunnableConfig): Promise<CheckpointTuple | undefined> {

@@ -2,10 +2,11 @@ import { conflict, invalidField, notFound, SlipwayError } from "../../http/error
 import type { Database } from "../../storage/database.ts";
 import { graphForThread } from "../assistants/thread-graph.ts";
 import type { GraphLike, GraphRegistry } from "../graphs/registry.ts";
-import { checkpointStorage, getThread, hasActiveRun, type ThreadRow } from "./repository.ts";
+import { SlipwaySaver } from "../checkpointer/saver.ts";
+import { checkpointStorage, getThread, hasActiveRun, lockThread, writeSnapshot, type ThreadRow } from "./repository.ts";
 import type { CheckpointConfig, StatePatch, StateUpdate, ThreadStateWire, ThreadStorage, WireCheckpointConfig } from "./schemas.ts";
 import type { ThreadCheckpointer } from "./service.ts";
-import { refreshThreadSnapshot } from "./snapshot.ts";
+import { computeThreadSnapshot, refreshThreadSnapshot } from "./snapshot.ts";
 import {
   configFor,
   emptyState,
@@ -17,6 +18,8 @@ import {
   wireCheckpoint,
   type CheckpointTarget,
 } from "./state.ts";
+
+const busy = (threadId: string) => conflict(`Thread ${threadId} is busy with a run; update its state when the run has ended`);
 
 interface ThreadStateDeps {
   db: Database;
@@ -83,7 +86,8 @@ export class ThreadStateService {
   /**
    * Writes `values` as if `as_node` had run (graph.updateState), on the latest checkpoint
    * or the given one (a fork). Refused while a run is pending or running: the run would
-   * race the update for the same checkpoint.
+   * race the update for the same checkpoint. The check, the checkpoint and the thread's
+   * snapshot share one transaction under the thread lock (decision 0025).
    */
   async update(threadId: string, body: StateUpdate): Promise<{ checkpoint: WireCheckpointConfig }> {
     const thread = await this.thread(threadId);
@@ -94,11 +98,29 @@ export class ThreadStateService {
     if (body.checkpoint_id && body.checkpoint?.checkpoint_id && body.checkpoint_id !== body.checkpoint.checkpoint_id) {
       throw invalidField(["body", "checkpoint_id"], "disagrees with checkpoint.checkpoint_id");
     }
-    if (await hasActiveRun(this.deps.db, threadId)) throw conflict(`Thread ${threadId} is busy with a run; update its state when the run has ended`);
     const target = this.target(threadId, body.checkpoint, body.checkpoint_id);
-    const next = await updateGraphState(graph, target, body.values ?? null, body.as_node ?? undefined);
-    await refreshThreadSnapshot(this.deps, threadId);
-    return { checkpoint: wireCheckpoint(next.configurable, threadId) };
+    const update = (on: GraphLike) => updateGraphState(on, target, body.values ?? null, body.as_node ?? undefined);
+    const checkpointer = this.deps.checkpointer;
+    if (!(checkpointer instanceof SlipwaySaver) || typeof graph.withConfig !== "function") {
+      // Another checkpointer cannot join our transaction: checked, then written.
+      if (await hasActiveRun(this.deps.db, threadId)) throw busy(threadId);
+      const next = await update(graph);
+      await refreshThreadSnapshot(this.deps, threadId);
+      return { checkpoint: wireCheckpoint(next.configurable, threadId) };
+    }
+    // Checked and written under the thread lock run creation takes, in one transaction: a
+    // run queued meanwhile waits for the update and starts from its checkpoint.
+    return this.deps.db.transaction(async (tx) => {
+      if (!(await lockThread(tx, threadId))) throw notFound(`Thread ${threadId} not found`);
+      if (await hasActiveRun(tx, threadId)) throw busy(threadId);
+      const saver = checkpointer.within(tx);
+      const own = graph.withConfig!({}) as GraphLike;
+      own.checkpointer = saver;
+      const next = await update(own);
+      const snapshot = await computeThreadSnapshot(this.deps, threadId, {}, { graph: own, checkpointer: saver });
+      if (snapshot) await writeSnapshot(tx, threadId, snapshot);
+      return { checkpoint: wireCheckpoint(next.configurable, threadId) };
+    });
   }
 
   /**
