@@ -156,10 +156,26 @@ export async function readHistory(graph: GraphLike, target: CheckpointTarget, op
  * LangGraph refuses updates it cannot attribute (unknown node, ambiguous as_node, ...)
  * with InvalidUpdateError: that is the client's mistake, a 422 naming the field.
  */
-function asInvalidUpdate(error: unknown, loc: (string | number)[]): never {
+function asInvalidUpdate(error: unknown, loc: (string | number)[], valuesLoc: (string | number)[] = loc): never {
   const e = error as { name?: string; message?: string } | undefined;
   if (e?.name === "InvalidUpdateError" || e?.name === "EmptyChannelError") throw invalidField(loc, String(e.message));
+  if (refusedByReducer(error)) throw invalidField(valuesLoc, String(e?.message));
   throw error;
+}
+
+/** LangChain's codes for values it cannot take (messages it cannot coerce, a non-object update). */
+const VALUE_ERROR_CODES = new Set(["MESSAGE_COERCION_FAILURE", "INVALID_GRAPH_NODE_RETURN_VALUE"]);
+
+/**
+ * An update runs no node: besides storage, it applies the graph's reducers to the
+ * client's values, and those throw on values they cannot take (the messages reducer
+ * with a code, or a TypeError for a null message). Plain errors are left alone: a
+ * lost database connection throws one too.
+ */
+function refusedByReducer(error: unknown): boolean {
+  if (error instanceof TypeError || error instanceof RangeError) return true;
+  const code = (error as { lc_error_code?: unknown } | null)?.lc_error_code;
+  return typeof code === "string" && VALUE_ERROR_CODES.has(code);
 }
 
 /** `graph.updateState`; returns the new checkpoint's config. */
@@ -175,7 +191,7 @@ export async function updateGraphState(
     if (target.checkpoint_ns && isMissingSubgraph(error)) {
       throw invalidField(["body", "checkpoint", "checkpoint_ns"], "names no subgraph of the thread's graph");
     }
-    return asInvalidUpdate(error, asNode ? ["body", "as_node"] : ["body", "values"]);
+    return asInvalidUpdate(error, asNode ? ["body", "as_node"] : ["body", "values"], ["body", "values"]);
   }
 }
 
