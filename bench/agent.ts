@@ -23,6 +23,10 @@
  *   --streams 30 --burst 50     sizes of the stream and enqueue phases
  *   --json <file>               also write the figures as JSON
  *
+ * After the table: where the create+wait phase's CPU went per run (client, server, its
+ * main thread, PostgreSQL, the machine), beside the durable ceiling of the same back end
+ * (agent/cpu-share.ts; Linux's /proc).
+ *
  * Everything listens on 127.0.0.1; every child server is stopped at the end.
  */
 import { execFileSync } from "node:child_process";
@@ -31,7 +35,7 @@ import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { stopAll } from "./agent/processes.ts";
 import { runInflight, type InflightOptions } from "./agent/inflight.ts";
-import { render, renderFloor, renderInflight, renderRoundTrips, type Column, type Floor, type InflightColumn, type RoundTrips } from "./agent/report.ts";
+import { render, renderCpu, renderFloor, renderInflight, renderRoundTrips, type Column, type Floor, type InflightColumn, type RoundTrips } from "./agent/report.ts";
 import { dropSchema, logDir, postgresDurability, postgresForBench, startOurs, startPeer, type Target } from "./agent/targets.ts";
 import { runWorkload, type WorkloadOptions } from "./agent/workload.ts";
 
@@ -91,7 +95,8 @@ async function main(): Promise<Column[]> {
       try {
         target = await plan.start();
         console.error(`[bench] ${target.label} at ${target.url}: running workload`);
-        columns.push({ label: target.label, result: await runWorkload(target.url, workload) });
+        const watched = { serverPid: target.cpuPid, postmasterPid: plan.label.includes("PostgreSQL") ? pg?.postmasterPid() : undefined };
+        columns.push({ label: target.label, result: await runWorkload(target.url, workload, watched) });
       } catch (error) {
         columns.push({ label: target?.label ?? plan.label, failure: (error as Error).message });
       } finally {
@@ -189,6 +194,7 @@ console.log(`load average at the end: ${readFileSync("/proc/loadavg", "utf8").tr
 if (durability) console.log(`PostgreSQL: ${durability}`);
 if (columns.length) console.log(render(columns, workload.concurrency, workload.burst));
 if (floor) console.log(`\n${renderFloor(floor, columns, workload.concurrency)}`);
+if (columns.length) console.log(`\n${renderCpu(columns, floor)}`);
 if (roundTrips) console.log(`\n${renderRoundTrips(roundTrips)}`);
 if (inflightColumns.length) console.log(`\n${renderInflight(inflightColumns, inflight)}`);
 console.log(`\nserver logs: ${logDir}`);

@@ -29,6 +29,7 @@ import { MemorySaver } from "@langchain/langgraph";
 import { graph as exampleGraph } from "../../examples/agent/src/agent.ts";
 import { SlipwaySaver } from "../../src/agentserver/checkpointer/saver.ts";
 import { openDatabase } from "../../src/storage/open.ts";
+import { machineBusyMs } from "./cpu-share.ts";
 import { firstUpdates, percentile } from "./workload.ts";
 
 const runs = Number(process.env.FLOOR_RUNS ?? 400);
@@ -63,8 +64,14 @@ async function invokeMany(from: number, count: number): Promise<number> {
 async function graphThroughput(): Promise<number> {
   // Warmed up as the bench warms up each server (workload.ts): the same runs, not counted.
   await invokeMany(-warmup, warmup);
-  return runs / (await invokeMany(0, runs));
+  const busyBefore = machineBusyMs();
+  const rate = runs / (await invokeMany(0, runs));
+  const busyAfter = machineBusyMs();
+  lastMachineMsPerRun = busyBefore !== undefined && busyAfter !== undefined ? (busyAfter - busyBefore) / runs : undefined;
+  return rate;
 }
+/** Every CPU's busy time per run in the last throughput measured (cpu-share.ts), when known. */
+let lastMachineMsPerRun: number | undefined;
 
 async function graphFirstUpdate(): Promise<number> {
   const latencies: number[] = [];
@@ -125,6 +132,10 @@ async function durableThroughput(databaseUrl?: string): Promise<number> {
 const graphRunsPerSecond = await graphThroughput();
 const graphFirstUpdateMs = await graphFirstUpdate();
 const durableRunsPerSecond: Record<string, number> = { PGlite: await durableThroughput() };
-if (process.env.FLOOR_DATABASE_URL) durableRunsPerSecond.PostgreSQL = await durableThroughput(process.env.FLOOR_DATABASE_URL);
+const durableMachineMsPerRun: Record<string, number | undefined> = { PGlite: lastMachineMsPerRun };
+if (process.env.FLOOR_DATABASE_URL) {
+  durableRunsPerSecond.PostgreSQL = await durableThroughput(process.env.FLOOR_DATABASE_URL);
+  durableMachineMsPerRun.PostgreSQL = lastMachineMsPerRun;
+}
 const transportFirstUpdateMs = await transportFirstUpdate();
-console.log(JSON.stringify({ graphRunsPerSecond, durableRunsPerSecond, graphFirstUpdateMs, transportFirstUpdateMs }));
+console.log(JSON.stringify({ graphRunsPerSecond, durableRunsPerSecond, durableMachineMsPerRun, graphFirstUpdateMs, transportFirstUpdateMs }));

@@ -64,6 +64,8 @@ export interface Floor {
   graphRunsPerSecond: number;
   /** By storage back end ("PGlite", "PostgreSQL"). */
   durableRunsPerSecond: Record<string, number>;
+  /** Every CPU's busy time per run while the durable ceiling was measured (Linux), by back end. */
+  durableMachineMsPerRun?: Record<string, number | undefined>;
   graphFirstUpdateMs: number;
   transportFirstUpdateMs: number;
 }
@@ -141,4 +143,47 @@ export function renderInflight(columns: InflightColumn[], options: { runs: numbe
     else if (c.result?.firstError) out.push(`${c.label}: first error: ${c.result.firstError}`);
   }
   return out.join("\n");
+}
+
+/** A column's back end, from its label ("ours (PGlite)" → "PGlite"). */
+const backendOf = (label: string) => /\((PGlite|PostgreSQL)\)/.exec(label)?.[1];
+
+/** The durable ceiling of a column's back end. */
+function ceilingOf(floor: Floor | undefined, label: string): number | undefined {
+  const backend = backendOf(label);
+  return backend ? floor?.durableRunsPerSecond[backend] : undefined;
+}
+
+/**
+ * Where the create+wait phase's CPU went, per run (agent/cpu-share.ts), and the issue's
+ * goal beside it: create+wait at half the durable ceiling of the same back end. The
+ * last rows say how many runs per second the machine could do at all if every CPU were
+ * kept busy at that cost per run.
+ */
+export function renderCpu(columns: Column[], floor: Floor | undefined): string {
+  const measured = columns.filter((c) => c.result?.waitCpu);
+  if (!measured.length) return "CPU per run: not measured (needs Linux's /proc)";
+  const cpu = (c: Column) => c.result!.waitCpu!;
+  const ours = (c: Column) => c.label.startsWith("ours");
+  const ms = (n: number | undefined) => (n === undefined ? "-" : fmt(n, 2));
+  const possible = (c: Column) => (cpu(c).cpus * 1000) / cpu(c).machineBusyMs;
+  const share = (c: Column, rate: number) => {
+    const ceiling = ceilingOf(floor, c.label);
+    return ceiling ? `${fmt((rate / ceiling) * 100, 0)}%` : "-";
+  };
+  const body = [
+    ["SDK client (the bench process)", ...measured.map((c) => ms(cpu(c).clientMs))],
+    ["server: all its threads and processes", ...measured.map((c) => ms(cpu(c).serverMainMs + cpu(c).serverOtherMs))],
+    ["  of which its main thread", ...measured.map((c) => (ours(c) ? ms(cpu(c).serverMainMs) : "-"))],
+    ["PostgreSQL server processes", ...measured.map((c) => ms(cpu(c).postgresMs))],
+    ["machine: every CPU's busy time", ...measured.map((c) => ms(cpu(c).machineBusyMs))],
+    ["  the same at the durable ceiling (graph + checkpointer in-process)", ...measured.map((c) => ms(backendOf(c.label) ? floor?.durableMachineMsPerRun?.[backendOf(c.label)!] : undefined))],
+    ["machine idle during the phase", ...measured.map((c) => `${fmt(cpu(c).machineIdle * 100, 0)}%`)],
+    ["create+wait runs/s measured", ...measured.map((c) => fmt(c.result!.runsPerSecond, 1))],
+    ["  share of the durable ceiling (goal: 50%)", ...measured.map((c) => share(c, c.result!.runsPerSecond))],
+    ["runs/s with every CPU busy at this cost", ...measured.map((c) => fmt(possible(c), 1))],
+    ["  share of the durable ceiling", ...measured.map((c) => share(c, possible(c)))],
+  ];
+  const cpus = cpu(measured[0]).cpus;
+  return table([`CPU per create+wait run, ms (${cpus} CPUs; client and server share them)`, ...measured.map((c) => c.label)], body);
 }

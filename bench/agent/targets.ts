@@ -1,6 +1,6 @@
 import { execFileSync } from "node:child_process";
 import pg from "pg";
-import { cpSync, mkdtempSync, rmSync } from "node:fs";
+import { cpSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { installPeer, PEER_CLI_VERSION, PEER_DIR } from "../../test/vendor/peer-install.ts";
@@ -12,6 +12,8 @@ export interface Target {
   url: string;
   /** The server's process, for its peak memory (ours only). */
   pid?: number;
+  /** The process whose CPU (its threads and child processes) the create+wait phase counts. */
+  cpuPid?: number;
   stop(): Promise<void>;
 }
 
@@ -57,7 +59,7 @@ export async function startOurs(
       await stopServer(server);
       rmSync(dataDir, { recursive: true, force: true });
     };
-    return { label, url, pid: server.child.pid, stop };
+    return { label, url, pid: server.child.pid, cpuPid: server.child.pid, stop };
   } catch (error) {
     rmSync(dataDir, { recursive: true, force: true });
     throw error;
@@ -93,7 +95,7 @@ export async function startPeer(repoRoot: string): Promise<Target> {
     await stop();
     throw error;
   }
-  return { label: `peer (langgraph-api ${PEER_CLI_VERSION})`, url, stop };
+  return { label: `peer (langgraph-api ${PEER_CLI_VERSION})`, url, cpuPid: server.child.pid, stop };
 }
 
 /**
@@ -103,10 +105,13 @@ export async function startPeer(repoRoot: string): Promise<Target> {
  * SLIPWAY_TEST_DATABASE_URL is not used: it runs without fsync.) The table prints the
  * server's settings as it reports them.
  */
-export function postgresForBench(repoRoot: string, schema: string): { databaseUrl: string; release(): Promise<void> } | undefined {
+export function postgresForBench(
+  repoRoot: string,
+  schema: string,
+): { databaseUrl: string; release(): Promise<void>; postmasterPid(): number | undefined } | undefined {
   const given = process.env.SLIPWAY_BENCH_DATABASE_URL;
-  // A server we did not start outlives the bench: leave none of our tables in it.
-  if (given) return { databaseUrl: given, release: () => dropSchema(given, schema) };
+  // A server we did not start outlives the bench: leave none of our tables in it (nor count its CPU).
+  if (given) return { databaseUrl: given, release: () => dropSchema(given, schema), postmasterPid: () => undefined };
   const dir = mkdtempSync(join(tmpdir(), "slipway-bench-pg-"));
   const script = join(repoRoot, "scripts/test-services.sh");
   let stopped = false;
@@ -130,7 +135,15 @@ export function postgresForBench(repoRoot: string, schema: string): { databaseUr
     });
     const line = output.split("\n").find((l) => l.startsWith("SLIPWAY_TEST_DATABASE_URL="));
     if (!line) throw new Error("test-services.sh printed no database URL");
-    return { databaseUrl: line.slice(line.indexOf("=") + 1), release };
+    // The postmaster's pid is the first line of postmaster.pid in its data directory.
+    const postmasterPid = () => {
+      try {
+        return Number(readFileSync(join(dir, "pg", "postmaster.pid"), "utf8").split("\n")[0]) || undefined;
+      } catch {
+        return undefined;
+      }
+    };
+    return { databaseUrl: line.slice(line.indexOf("=") + 1), release, postmasterPid };
   } catch (error) {
     void release();
     console.error(`no PostgreSQL for the bench: ${(error as Error).message.split("\n")[0]}`);

@@ -1,4 +1,5 @@
 import { Client } from "@langchain/langgraph-sdk";
+import { cpuPerRun, cpuSample, type CpuPerRun } from "./cpu-share.ts";
 
 /**
  * The SDK workload every target gets, in the same order. All loops are bounded
@@ -26,7 +27,15 @@ export interface WorkloadResult {
   burstMs: number;
   /** Whether the thread held every enqueued exchange, in order, after the burst. */
   burstComplete: boolean;
+  /** Where the CPU of the create+wait phase went (cpu-share.ts); undefined off Linux. */
+  waitCpu?: CpuPerRun;
   firstError?: string;
+}
+
+/** The processes whose CPU the create+wait phase accounts for. */
+export interface Watched {
+  serverPid?: number;
+  postmasterPid?: number;
 }
 
 const ASSISTANT = "agent";
@@ -40,7 +49,7 @@ export function percentile(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.max(0, rank))];
 }
 
-export async function runWorkload(apiUrl: string, options: WorkloadOptions): Promise<WorkloadResult> {
+export async function runWorkload(apiUrl: string, options: WorkloadOptions, watched: Watched = {}): Promise<WorkloadResult> {
   // No retries: a failure is counted, not hidden behind the SDK's backoff. The SDK's
   // client sends at most 4 requests at once unless told otherwise, which would make
   // "concurrency 20" a concurrency of 4.
@@ -55,7 +64,9 @@ export async function runWorkload(apiUrl: string, options: WorkloadOptions): Pro
   // figure with as many graph runs (README, Performance).
   await createAndWait(client, { ...options, runs: options.warmup }, noteError);
 
+  const before = cpuSample(watched.serverPid, watched.postmasterPid);
   const wait = await createAndWait(client, options, noteError);
+  const after = cpuSample(watched.serverPid, watched.postmasterPid);
   const stream = await firstUpdates(client, options, noteError);
   const burst = await enqueueBurst(client, options.burst).catch((error) => {
     noteError(error);
@@ -71,6 +82,7 @@ export async function runWorkload(apiUrl: string, options: WorkloadOptions): Pro
     streamErrors: stream.errors,
     burstMs: burst.ms,
     burstComplete: burst.complete,
+    waitCpu: before && after && wait.latencies.length ? cpuPerRun(before, after, wait.latencies.length) : undefined,
     firstError,
   };
 }

@@ -1,0 +1,122 @@
+import { readdirSync, readFileSync } from "node:fs";
+import { availableParallelism } from "node:os";
+
+/**
+ * Where the CPU of a measured phase went, per run, read from Linux's /proc: the SDK
+ * client (this process), the server's main thread, the rest of the server (its other
+ * threads, such as the embedded database's, and child processes), the PostgreSQL
+ * server's processes, and the whole machine. On two cores these parts compete, so
+ * the sum tells how far a phase is from what the machine can do at all.
+ */
+export interface CpuPerRun {
+  clientMs: number;
+  serverMainMs: number;
+  serverOtherMs: number;
+  /** PostgreSQL's postmaster and its children; undefined when the bench did not start it. */
+  postgresMs?: number;
+  /** Every CPU's busy time (user, system, interrupts) per run. */
+  machineBusyMs: number;
+  /** Share of the machine's CPU time left idle during the phase. */
+  machineIdle: number;
+  cpus: number;
+}
+
+export interface CpuSample {
+  client: number;
+  serverMain: number;
+  serverOther: number;
+  postgres?: number;
+  machineBusy: number;
+  machineIdle: number;
+}
+
+/** /proc counts CPU time in clock ticks of 10 ms (USER_HZ is 100 on Linux). */
+const MS_PER_TICK = 10;
+
+/** utime + stime and the parent pid from a /proc stat line (the name may hold spaces and parentheses). */
+function statOf(path: string): { ticks: number; ppid: number } | undefined {
+  try {
+    const text = readFileSync(path, "utf8");
+    const fields = text.slice(text.lastIndexOf(")") + 2).split(" ");
+    // After the name: state(0) ppid(1) ... utime(11) stime(12).
+    return { ticks: Number(fields[11]) + Number(fields[12]), ppid: Number(fields[1]) };
+  } catch {
+    return undefined;
+  }
+}
+
+function processes(): Array<{ pid: number; ppid: number; ticks: number }> {
+  const all: Array<{ pid: number; ppid: number; ticks: number }> = [];
+  for (const name of readdirSync("/proc")) {
+    if (!/^\d+$/.test(name)) continue;
+    const stat = statOf(`/proc/${name}/stat`);
+    if (stat) all.push({ pid: Number(name), ...stat });
+  }
+  return all;
+}
+
+/** Ticks of `root` and every process below it. */
+function treeTicks(all: Array<{ pid: number; ppid: number; ticks: number }>, root: number): number {
+  const below = new Set([root]);
+  let total = 0;
+  // Parents have lower pids than their children here almost always; loop until stable to be sure.
+  for (let grew = true; grew; ) {
+    grew = false;
+    for (const p of all) if (!below.has(p.pid) && below.has(p.ppid)) (below.add(p.pid), (grew = true));
+  }
+  for (const p of all) if (below.has(p.pid)) total += p.ticks;
+  return total;
+}
+
+/** Every CPU's busy and idle ticks so far (the first line of /proc/stat). */
+function machineTicks(): { busy: number; idle: number } {
+  const [, ...fields] = readFileSync("/proc/stat", "utf8").split("\n")[0].trim().split(/\s+/).map(Number);
+  const [user, nice, system, idle, iowait, irq, softirq, steal] = fields;
+  return { busy: user + nice + system + irq + softirq + (steal ?? 0), idle: idle + iowait };
+}
+
+/** Every CPU's busy milliseconds so far; undefined off Linux. */
+export function machineBusyMs(): number | undefined {
+  try {
+    return machineTicks().busy * MS_PER_TICK;
+  } catch {
+    return undefined;
+  }
+}
+
+/** A reading now; undefined where /proc is missing (not Linux) or the server is gone. */
+export function cpuSample(serverPid: number | undefined, postmasterPid: number | undefined): CpuSample | undefined {
+  if (!serverPid) return undefined;
+  try {
+    const machine = machineTicks();
+    const all = processes();
+    const main = statOf(`/proc/${serverPid}/task/${serverPid}/stat`);
+    if (!main) return undefined;
+    return {
+      client: statOf(`/proc/${process.pid}/stat`)!.ticks,
+      serverMain: main.ticks,
+      serverOther: treeTicks(all, serverPid) - main.ticks,
+      postgres: postmasterPid ? treeTicks(all, postmasterPid) : undefined,
+      machineBusy: machine.busy,
+      machineIdle: machine.idle,
+    };
+  } catch {
+    return undefined;
+  }
+}
+
+/** Milliseconds per run between two readings. */
+export function cpuPerRun(before: CpuSample, after: CpuSample, runs: number): CpuPerRun {
+  const perRun = (ticks: number) => (ticks * MS_PER_TICK) / runs;
+  const busy = after.machineBusy - before.machineBusy;
+  const idle = after.machineIdle - before.machineIdle;
+  return {
+    clientMs: perRun(after.client - before.client),
+    serverMainMs: perRun(after.serverMain - before.serverMain),
+    serverOtherMs: perRun(after.serverOther - before.serverOther),
+    postgresMs: after.postgres !== undefined && before.postgres !== undefined ? perRun(after.postgres - before.postgres) : undefined,
+    machineBusyMs: perRun(busy),
+    machineIdle: idle / Math.max(1, busy + idle),
+    cpus: availableParallelism(),
+  };
+}
