@@ -4,8 +4,8 @@ import { BACKENDS } from "../support/backends.ts";
 import { startTestAgentServer, type TestAgentServer } from "../support/agent-server.ts";
 
 /**
- * A state update (POST /threads/{id}/state) and a run created on the same thread at the
- * same moment. The update checks that no run is active, then writes its checkpoint; a run
+ * A state update (POST /threads/{id}/state), or a keep_latest prune, and a run created on
+ * the same thread at the same moment. The update checks that no run is active, then writes its checkpoint; a run
  * queued in between used to start from the checkpoint before the update, so the thread's
  * history forked and the run's end hid the update. The run is created here right after
  * the update's check answered, wherever that check runs (a transaction or not).
@@ -81,5 +81,36 @@ describe.each(BACKENDS)("a state update and a run created at the same moment (%s
     const contents = history.flatMap((h) => (h.values as { messages?: Array<{ content: string }> }).messages ?? []).map((m) => m.content);
     expect(contents).toContain("wait");
     expect(contents).not.toContain("refused");
+  });
+
+  it("prune keep_latest never removes the first checkpoints of a run created meanwhile", async () => {
+    running = await startTestAgentServer(backend, { workers: 4 });
+    const { client, server, url } = running;
+    const thread = await client.threads.create({ graphId: "slow" });
+    await client.runs.wait(thread.thread_id, "slow", { input: { messages: [{ role: "human", content: "first" }], delay_ms: 10, steps: 2 } });
+
+    let created: Promise<{ run_id: string }> | undefined;
+    afterNextActiveRunCheck(server.db, () => {
+      created = client.runs.create(thread.thread_id, "slow", { input: { messages: [{ role: "human", content: "second" }], delay_ms: 400, steps: 2 } });
+    }, 300);
+    const pruned = await fetch(`${url}/threads/prune`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ thread_ids: [thread.thread_id], strategy: "keep_latest" }),
+    });
+    expect(pruned.status).toBe(200);
+    expect(await pruned.json()).toEqual({ pruned_count: 1 });
+    expect(created).toBeDefined();
+    const run = await created!;
+    await client.runs.join(thread.thread_id, run.run_id);
+
+    const history = await client.threads.getHistory(thread.thread_id, { limit: 100 });
+    const ofRun = history.filter((h) => h.metadata?.run_id === run.run_id);
+    // The run's own line is whole: its input checkpoint, then one per step.
+    expect(ofRun.map((h) => h.metadata?.source).at(-1)).toBe("input");
+    for (let i = 0; i + 1 < history.length; i++) {
+      expect(history[i].parent_checkpoint?.checkpoint_id).toBe(history[i + 1].checkpoint.checkpoint_id);
+    }
+    expect((await client.runs.get(thread.thread_id, run.run_id)).status).toBe("success");
   });
 });

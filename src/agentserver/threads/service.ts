@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import type { BaseCheckpointSaver } from "@langchain/langgraph-checkpoint";
 import { conflict, invalidField, notFound } from "../../http/errors.ts";
 import type { Database } from "../../storage/database.ts";
+import { SlipwaySaver } from "../checkpointer/saver.ts";
 import type { GraphRegistry } from "../graphs/registry.ts";
 import { parseExtract } from "./extract.ts";
 import * as sql from "./repository.ts";
@@ -175,11 +176,29 @@ export class ThreadService {
     for (const threadId of existing) {
       if (strategy === "delete") {
         if (await removeThread(this.deps, threadId)) pruned++;
-      } else if (!(await sql.hasActiveRun(this.deps.db, threadId))) {
-        await this.deps.checkpointer.pruneThreadKeepLatest(threadId);
+      } else if (await this.pruneIdle(threadId)) {
         pruned++;
       }
     }
     return pruned;
+  }
+
+  /**
+   * keep_latest for one thread, unless a run of it is pending or running. With our
+   * checkpointer the check and the prune share one transaction under the thread lock that
+   * queueing a run takes, so a run created meanwhile cannot lose its first checkpoints.
+   */
+  private async pruneIdle(threadId: string): Promise<boolean> {
+    const checkpointer = this.deps.checkpointer;
+    if (!(checkpointer instanceof SlipwaySaver)) {
+      if (await sql.hasActiveRun(this.deps.db, threadId)) return false;
+      await checkpointer.pruneThreadKeepLatest(threadId);
+      return true;
+    }
+    return this.deps.db.transaction(async (tx) => {
+      if (!(await sql.lockThread(tx, threadId)) || (await sql.hasActiveRun(tx, threadId))) return false;
+      await checkpointer.within(tx).pruneThreadKeepLatest(threadId);
+      return true;
+    });
   }
 }
