@@ -91,6 +91,10 @@ describe.each(BACKENDS)("state updates in a transaction answer as before (%s)", 
     expect(forked.contents).toEqual(["forked"]);
     expect(forked.thread.status).toBe("interrupted");
     expect(forked.history[0].parent_checkpoint?.checkpoint_id).toBe(first);
+    // A fork from a checkpoint the thread does not have is refused, and writes nothing.
+    const unknown = "1f0c0000-0000-6000-8000-000000000000";
+    expect(await update(agent.thread_id, { values: ai("nowhere"), checkpointId: unknown })).toMatchObject({ status: 422 });
+    expect((await observe(agent.thread_id)).history.length).toBe(forked.history.length);
     expect((await update(agent.thread_id, { values: null, asNode: "__end__" })).status).toBe(200);
     expect((await update(agent.thread_id, { values: null, asNode: "__copy__" })).status).toBe(200);
     expect((await update(agent.thread_id, { values: human("as input"), asNode: "__input__" })).status).toBe(200);

@@ -100,10 +100,19 @@ export class ThreadStateService {
     }
     const target = this.target(threadId, body.checkpoint, body.checkpoint_id);
     const update = (on: GraphLike) => updateGraphState(on, target, body.values ?? null, body.as_node ?? undefined);
+    // A fork from a root checkpoint the thread does not have would start a line whose
+    // parent is missing: the field is refused (the vendor documents 422 here, not 404).
+    const mustExist = async (reader: Pick<ThreadCheckpointer, "getTuple">) => {
+      if (target.checkpoint_id && !target.checkpoint_ns && !(await reader.getTuple(configFor(target)))) {
+        const field = body.checkpoint_id ? ["body", "checkpoint_id"] : ["body", "checkpoint", "checkpoint_id"];
+        throw invalidField(field, `names no checkpoint of thread ${threadId}`);
+      }
+    };
     const checkpointer = this.deps.checkpointer;
     if (!(checkpointer instanceof SlipwaySaver) || typeof graph.withConfig !== "function") {
       // Another checkpointer cannot join our transaction: checked, then written.
       if (await hasActiveRun(this.deps.db, threadId)) throw busy(threadId);
+      await mustExist(checkpointer);
       const next = await update(graph);
       await refreshThreadSnapshot(this.deps, threadId);
       return { checkpoint: wireCheckpoint(next.configurable, threadId) };
@@ -114,6 +123,7 @@ export class ThreadStateService {
       if (!(await lockThread(tx, threadId))) throw notFound(`Thread ${threadId} not found`);
       if (await hasActiveRun(tx, threadId)) throw busy(threadId);
       const saver = checkpointer.within(tx);
+      await mustExist(saver);
       const own = graph.withConfig!({}) as GraphLike;
       own.checkpointer = saver;
       const next = await update(own);
