@@ -19,6 +19,18 @@ import {
   type CheckpointTarget,
 } from "./state.ts";
 
+/**
+ * Whether the target's checkpoint is stored. A subgraph compiled with `checkpointer: true`
+ * keeps its checkpoints under the namespace without task ids (LangGraph's
+ * _ownCheckpointConfig), so that form counts too.
+ */
+async function hasCheckpointAt(reader: Pick<ThreadCheckpointer, "getTuple">, target: CheckpointTarget): Promise<boolean> {
+  if (await reader.getTuple(configFor(target))) return true;
+  const ns = target.checkpoint_ns ?? "";
+  const own = ns.split("|").map((part) => part.split(":")[0]).join("|");
+  return own !== ns && (await reader.getTuple(configFor({ ...target, checkpoint_ns: own }))) !== undefined;
+}
+
 const busy = (threadId: string) => conflict(`Thread ${threadId} is busy with a run; update its state when the run has ended`);
 
 interface ThreadStateDeps {
@@ -100,12 +112,13 @@ export class ThreadStateService {
     }
     const target = this.target(threadId, body.checkpoint, body.checkpoint_id);
     const update = (on: GraphLike) => updateGraphState(on, target, body.values ?? null, body.as_node ?? undefined);
-    // A fork from a root checkpoint the thread does not have would start a line whose
-    // parent is missing: the field is refused (the vendor documents 422 here, not 404).
+    // A fork from a checkpoint the thread does not have would start a line whose parent is
+    // missing, in a subgraph's namespace as at the root: the field is refused (the vendor
+    // documents 422 here, not 404).
     const mustExist = async (reader: Pick<ThreadCheckpointer, "getTuple">) => {
-      if (target.checkpoint_id && !target.checkpoint_ns && !(await reader.getTuple(configFor(target)))) {
+      if (target.checkpoint_id && !(await hasCheckpointAt(reader, target))) {
         const field = body.checkpoint_id ? ["body", "checkpoint_id"] : ["body", "checkpoint", "checkpoint_id"];
-        throw invalidField(field, `names no checkpoint of thread ${threadId}`);
+        throw invalidField(field, `names no checkpoint of thread ${threadId}${target.checkpoint_ns ? ` in namespace ${target.checkpoint_ns}` : ""}`);
       }
     };
     const checkpointer = this.deps.checkpointer;
