@@ -33,20 +33,30 @@ export interface CpuSample {
 /** /proc counts CPU time in clock ticks of 10 ms (USER_HZ is 100 on Linux). */
 const MS_PER_TICK = 10;
 
-/** utime + stime and the parent pid from a /proc stat line (the name may hold spaces and parentheses). */
-function statOf(path: string): { ticks: number; ppid: number } | undefined {
+interface ProcStat {
+  /** The process's own CPU: utime + stime (all its threads, live or ended). */
+  ticks: number;
+  /** Its ended children's that it waited for: cutime + cstime (theirs include their own children's). */
+  reaped: number;
+  ppid: number;
+}
+
+/** A /proc stat line's CPU ticks and parent pid (the name may hold spaces and parentheses). */
+function statOf(path: string): ProcStat | undefined {
   try {
     const text = readFileSync(path, "utf8");
     const fields = text.slice(text.lastIndexOf(")") + 2).split(" ");
-    // After the name: state(0) ppid(1) ... utime(11) stime(12).
-    return { ticks: Number(fields[11]) + Number(fields[12]), ppid: Number(fields[1]) };
+    // After the name: state(0) ppid(1) ... utime(11) stime(12) cutime(13) cstime(14).
+    return { ticks: Number(fields[11]) + Number(fields[12]), reaped: Number(fields[13]) + Number(fields[14]), ppid: Number(fields[1]) };
   } catch {
     return undefined;
   }
 }
 
-function processes(): Array<{ pid: number; ppid: number; ticks: number }> {
-  const all: Array<{ pid: number; ppid: number; ticks: number }> = [];
+type Proc = ProcStat & { pid: number };
+
+function processes(): Proc[] {
+  const all: Proc[] = [];
   for (const name of readdirSync("/proc")) {
     if (!/^\d+$/.test(name)) continue;
     const stat = statOf(`/proc/${name}/stat`);
@@ -55,8 +65,13 @@ function processes(): Array<{ pid: number; ppid: number; ticks: number }> {
   return all;
 }
 
-/** Ticks of `root` and every process below it. */
-function treeTicks(all: Array<{ pid: number; ppid: number; ticks: number }>, root: number): number {
+/**
+ * Ticks of `root` and every process below it, with the ticks of those that ended and
+ * were reaped inside the tree: a PostgreSQL backend whose connection closed, or an
+ * autovacuum worker, leaves its CPU in the postmaster's cutime. Without it a process
+ * ending between two readings took its CPU with it (the difference could even be negative).
+ */
+function treeTicks(all: Proc[], root: number): number {
   const below = new Set([root]);
   let total = 0;
   // Parents have lower pids than their children here almost always; loop until stable to be sure.
@@ -64,7 +79,7 @@ function treeTicks(all: Array<{ pid: number; ppid: number; ticks: number }>, roo
     grew = false;
     for (const p of all) if (!below.has(p.pid) && below.has(p.ppid)) (below.add(p.pid), (grew = true));
   }
-  for (const p of all) if (below.has(p.pid)) total += p.ticks;
+  for (const p of all) if (below.has(p.pid)) total += p.ticks + p.reaped;
   return total;
 }
 
@@ -93,6 +108,7 @@ export function cpuSample(serverPid: number | undefined, postmasterPid: number |
     const main = statOf(`/proc/${serverPid}/task/${serverPid}/stat`);
     if (!main) return undefined;
     return {
+      // The bench process alone: the servers it started are its children, not the client.
       client: statOf(`/proc/${process.pid}/stat`)!.ticks,
       serverMain: main.ticks,
       serverOther: treeTicks(all, serverPid) - main.ticks,
