@@ -2,6 +2,9 @@ import { afterEach, describe, expect, it } from "vitest";
 import { Client } from "@langchain/langgraph-sdk";
 import { BACKENDS, type BackendName } from "../support/backends.ts";
 import { startTestAgentServer, type TestAgentServer } from "../support/agent-server.ts";
+import { SlipwaySaver } from "../../src/agentserver/checkpointer/saver.ts";
+import { sweepExpiredThreads } from "../../src/agentserver/threads/index.ts";
+import type { Database } from "../../src/storage/database.ts";
 
 /**
  * Review of bd33edc (keep_latest prune in one transaction under the thread lock) and
@@ -128,6 +131,42 @@ describe.each(BACKENDS)("keep_latest prune of several threads at once (%s)", (ba
       expect(line[i].parent_checkpoint?.checkpoint_id).toBe(line[i + 1].checkpoint.checkpoint_id);
     }
     expect(contents((await client.threads.getState(thread.thread_id)).values)).toEqual(expect.arrayContaining(["one", "two"]));
+  });
+});
+
+describe.each(BACKENDS)("the TTL sweep's keep_latest and a run created at the same moment (%s)", (backend) => {
+  it("never removes the first checkpoints of a run queued after the claim", async () => {
+    running = await startTestAgentServer(backend, { workers: 4 });
+    const { client, server } = running;
+    const thread = await client.threads.create({ graphId: "slow", ttl: { strategy: "keep_latest", ttl: 60 } } as never);
+    await client.runs.wait(thread.thread_id, "slow", { input: { ...human("first"), delay_ms: 10, steps: 2 } });
+
+    // The sweep's database: right after the claim answers, a run is created, and the sweep goes on 300 ms later.
+    let created: Promise<{ run_id: string }> | undefined;
+    const db = Object.create(server.db) as Database;
+    db.query = async <Row>(text: string, params?: readonly unknown[]) => {
+      const rows = await server.db.query<Row>(text, params);
+      if (!created && /^UPDATE threads SET expires_at/.test(text.trim()) && rows.length) {
+        created = client.runs.create(thread.thread_id, "slow", { input: { ...human("second"), delay_ms: 400, steps: 2 } });
+        await new Promise((resolve) => setTimeout(resolve, 300));
+      }
+      return rows;
+    };
+    db.transaction = (work) => server.db.transaction(work);
+    const later = new Date(Date.now() + 2 * 3_600_000);
+    const swept = await sweepExpiredThreads({ db, checkpointer: new SlipwaySaver(server.db) }, later);
+    expect(created).toBeDefined();
+    const run = await created!;
+    await client.runs.join(thread.thread_id, run.run_id);
+
+    const history = await client.threads.getHistory(thread.thread_id, { limit: 100 });
+    const ofRun = history.filter((h) => h.metadata?.run_id === run.run_id);
+    expect(ofRun.map((h) => h.metadata?.source).at(-1)).toBe("input");
+    for (let i = 0; i + 1 < history.length; i++) {
+      expect(history[i].parent_checkpoint?.checkpoint_id).toBe(history[i + 1].checkpoint.checkpoint_id);
+    }
+    // Skipped as busy: not counted, and tried again once the claim's lease has passed.
+    expect(swept).toEqual({ deleted: 0, pruned: 0 });
   });
 });
 

@@ -43,6 +43,26 @@ export async function removeThread(deps: RemovalDeps, threadId: string): Promise
   return existed;
 }
 
+/**
+ * keep_latest for one thread, unless a run of it is pending or running (POST /threads/prune
+ * and the TTL sweep). With our checkpointer the check and the prune share one transaction
+ * under the thread lock that queueing a run takes, so a run created meanwhile cannot lose
+ * its first checkpoints (decision 0025). False when skipped or the thread is gone.
+ */
+export async function pruneIfIdle(deps: Pick<RemovalDeps, "db" | "checkpointer">, threadId: string): Promise<boolean> {
+  const checkpointer = deps.checkpointer;
+  if (!(checkpointer instanceof SlipwaySaver)) {
+    if (await sql.hasActiveRun(deps.db, threadId)) return false;
+    await checkpointer.pruneThreadKeepLatest(threadId);
+    return true;
+  }
+  return deps.db.transaction(async (tx) => {
+    if (!(await sql.lockThread(tx, threadId)) || (await sql.hasActiveRun(tx, threadId))) return false;
+    await checkpointer.within(tx).pruneThreadKeepLatest(threadId);
+    return true;
+  });
+}
+
 function normalizeTtl(ttl: TtlInput): ThreadTtl {
   return { strategy: ttl.strategy ?? "delete", ttl_minutes: ttl.ttl };
 }
@@ -176,29 +196,11 @@ export class ThreadService {
     for (const threadId of existing) {
       if (strategy === "delete") {
         if (await removeThread(this.deps, threadId)) pruned++;
-      } else if (await this.pruneIdle(threadId)) {
+      } else if (await pruneIfIdle(this.deps, threadId)) {
         pruned++;
       }
     }
     return pruned;
   }
 
-  /**
-   * keep_latest for one thread, unless a run of it is pending or running. With our
-   * checkpointer the check and the prune share one transaction under the thread lock that
-   * queueing a run takes, so a run created meanwhile cannot lose its first checkpoints.
-   */
-  private async pruneIdle(threadId: string): Promise<boolean> {
-    const checkpointer = this.deps.checkpointer;
-    if (!(checkpointer instanceof SlipwaySaver)) {
-      if (await sql.hasActiveRun(this.deps.db, threadId)) return false;
-      await checkpointer.pruneThreadKeepLatest(threadId);
-      return true;
-    }
-    return this.deps.db.transaction(async (tx) => {
-      if (!(await sql.lockThread(tx, threadId)) || (await sql.hasActiveRun(tx, threadId))) return false;
-      await checkpointer.within(tx).pruneThreadKeepLatest(threadId);
-      return true;
-    });
-  }
 }

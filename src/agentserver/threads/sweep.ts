@@ -1,5 +1,5 @@
 import { adoptDefaultTtl, claimExpiredThreads, setExpiry, type ThreadTtl } from "./repository.ts";
-import { expiryOf, removeThread, type RemovalDeps } from "./service.ts";
+import { expiryOf, pruneIfIdle, removeThread, type RemovalDeps } from "./service.ts";
 
 export interface SweepResult {
   /** Threads removed (ttl strategy `delete`). */
@@ -37,9 +37,12 @@ export async function sweepExpiredThreads(deps: RemovalDeps, now: Date, batchSiz
     left -= claimed.length;
     for (const { thread_id, ttl } of claimed) {
       if (ttl.strategy === "keep_latest") {
-        await deps.checkpointer.pruneThreadKeepLatest(thread_id);
-        await setExpiry(deps.db, thread_id, expiryOf(ttl, now));
-        result.pruned++;
+        // Checked again under the thread lock: a run queued since the claim must keep its
+        // first checkpoints. A thread skipped so is tried again once the claim's lease ends.
+        if (await pruneIfIdle(deps, thread_id)) {
+          await setExpiry(deps.db, thread_id, expiryOf(ttl, now));
+          result.pruned++;
+        }
       } else if (await removeThread(deps, thread_id)) {
         result.deleted++;
       }
