@@ -61,17 +61,15 @@ async function invokeMany(from: number, count: number): Promise<number> {
   return (performance.now() - started) / 1000;
 }
 
-async function graphThroughput(): Promise<number> {
+/** Runs per second, and every CPU's busy time per run meanwhile (cpu-share.ts) when known. */
+async function graphThroughput(): Promise<{ rate: number; machineMsPerRun?: number }> {
   // Warmed up as the bench warms up each server (workload.ts): the same runs, not counted.
   await invokeMany(-warmup, warmup);
   const busyBefore = machineBusyMs();
   const rate = runs / (await invokeMany(0, runs));
   const busyAfter = machineBusyMs();
-  lastMachineMsPerRun = busyBefore !== undefined && busyAfter !== undefined ? (busyAfter - busyBefore) / runs : undefined;
-  return rate;
+  return { rate, machineMsPerRun: busyBefore !== undefined && busyAfter !== undefined ? (busyAfter - busyBefore) / runs : undefined };
 }
-/** Every CPU's busy time per run in the last throughput measured (cpu-share.ts), when known. */
-let lastMachineMsPerRun: number | undefined;
 
 async function graphFirstUpdate(): Promise<number> {
   const latencies: number[] = [];
@@ -113,7 +111,7 @@ async function transportFirstUpdate(): Promise<number> {
 }
 
 /** Throughput with our checkpointer on a fresh PGlite directory or PostgreSQL schema, dropped afterwards. */
-async function durableThroughput(databaseUrl?: string): Promise<number> {
+async function durableThroughput(databaseUrl?: string): Promise<{ rate: number; machineMsPerRun?: number }> {
   const dataDir = databaseUrl ? undefined : mkdtempSync(join(tmpdir(), "slipway-floor-"));
   const schema = databaseUrl ? (process.env.FLOOR_SCHEMA ?? `floor_${process.pid}`) : "floor";
   const db = await openDatabase({ databaseUrl, dataDir, schema, component: "agent", poolSize: concurrency + 10 });
@@ -129,13 +127,16 @@ async function durableThroughput(databaseUrl?: string): Promise<number> {
   }
 }
 
-const graphRunsPerSecond = await graphThroughput();
+const graphRunsPerSecond = (await graphThroughput()).rate;
 const graphFirstUpdateMs = await graphFirstUpdate();
-const durableRunsPerSecond: Record<string, number> = { PGlite: await durableThroughput() };
-const durableMachineMsPerRun: Record<string, number | undefined> = { PGlite: lastMachineMsPerRun };
-if (process.env.FLOOR_DATABASE_URL) {
-  durableRunsPerSecond.PostgreSQL = await durableThroughput(process.env.FLOOR_DATABASE_URL);
-  durableMachineMsPerRun.PostgreSQL = lastMachineMsPerRun;
+const durableRunsPerSecond: Record<string, number> = {};
+const durableMachineMsPerRun: Record<string, number | undefined> = {};
+const backends: Array<[string, string | undefined]> = [["PGlite", undefined]];
+if (process.env.FLOOR_DATABASE_URL) backends.push(["PostgreSQL", process.env.FLOOR_DATABASE_URL]);
+for (const [backend, databaseUrl] of backends) {
+  const { rate, machineMsPerRun } = await durableThroughput(databaseUrl);
+  durableRunsPerSecond[backend] = rate;
+  durableMachineMsPerRun[backend] = machineMsPerRun;
 }
 const transportFirstUpdateMs = await transportFirstUpdate();
 console.log(JSON.stringify({ graphRunsPerSecond, durableRunsPerSecond, durableMachineMsPerRun, graphFirstUpdateMs, transportFirstUpdateMs }));

@@ -5,6 +5,7 @@ import { startTestAgentServer, type TestAgentServer } from "../support/agent-ser
 import { SlipwaySaver } from "../../src/agentserver/checkpointer/saver.ts";
 import { sweepExpiredThreads } from "../../src/agentserver/threads/index.ts";
 import type { Database } from "../../src/storage/database.ts";
+import { ai, contents, expectOneLine, expectRunLineWhole, human, settle } from "../support/thread-history.ts";
 
 /**
  * Review of bd33edc (keep_latest prune in one transaction under the thread lock) and
@@ -16,30 +17,6 @@ afterEach(async () => {
   await running?.close();
   running = undefined;
 });
-
-/** Long enough for any call here; a call still waiting then is a hang. */
-const WAIT_MS = 10_000;
-interface Outcome {
-  status: number;
-  body?: unknown;
-  error?: string;
-}
-
-async function settle(call: (signal: AbortSignal) => Promise<unknown>): Promise<Outcome> {
-  const signal = AbortSignal.timeout(WAIT_MS);
-  try {
-    return { status: 200, body: await call(signal) };
-  } catch (error) {
-    if (signal.aborted) return { status: 0, error: `still waiting after ${WAIT_MS} ms` };
-    const e = error as { status?: number; message?: string };
-    return { status: e.status ?? -1, error: e.message };
-  }
-}
-
-const human = (content: string) => ({ messages: [{ role: "human", content }] });
-const ai = (content: string) => ({ messages: [{ role: "ai", content }] });
-type Messages = { messages?: Array<{ content: string }> };
-const contents = (values: unknown) => ((values as Messages).messages ?? []).map((m) => m.content);
 
 async function start(backend: BackendName) {
   running = await startTestAgentServer(backend, { workers: 2 });
@@ -126,10 +103,7 @@ describe.each(BACKENDS)("keep_latest prune of several threads at once (%s)", (ba
       settle(() => client.runs.wait(thread.thread_id, "agent", { input: human("two"), multitaskStrategy: "enqueue" })),
     ]);
     for (const outcome of outcomes) expect(outcome).toMatchObject({ status: 200 });
-    const line = await history(thread.thread_id);
-    for (let i = 0; i + 1 < line.length; i++) {
-      expect(line[i].parent_checkpoint?.checkpoint_id).toBe(line[i + 1].checkpoint.checkpoint_id);
-    }
+    expectOneLine(await history(thread.thread_id));
     expect(contents((await client.threads.getState(thread.thread_id)).values)).toEqual(expect.arrayContaining(["one", "two"]));
   });
 });
@@ -160,11 +134,7 @@ describe.each(BACKENDS)("the TTL sweep's keep_latest and a run created at the sa
     await client.runs.join(thread.thread_id, run.run_id);
 
     const history = await client.threads.getHistory(thread.thread_id, { limit: 100 });
-    const ofRun = history.filter((h) => h.metadata?.run_id === run.run_id);
-    expect(ofRun.map((h) => h.metadata?.source).at(-1)).toBe("input");
-    for (let i = 0; i + 1 < history.length; i++) {
-      expect(history[i].parent_checkpoint?.checkpoint_id).toBe(history[i + 1].checkpoint.checkpoint_id);
-    }
+    expectRunLineWhole(history, run.run_id);
     // Skipped as busy: not counted, and tried again once the claim's lease has passed.
     expect(swept).toEqual({ deleted: 0, pruned: 0 });
   });

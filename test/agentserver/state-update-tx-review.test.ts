@@ -2,6 +2,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { Client } from "@langchain/langgraph-sdk";
 import { BACKENDS, type BackendName } from "../support/backends.ts";
 import { startTestAgentServer, type TestAgentServer } from "../support/agent-server.ts";
+import { ai, contents, expectOneLine, human, settle } from "../support/thread-history.ts";
 
 /**
  * POST /threads/{id}/state now runs in one transaction under the thread lock (decision
@@ -15,31 +16,6 @@ afterEach(async () => {
   await running?.close();
   running = undefined;
 });
-
-/** Long enough for any update here; an update still waiting then is a hang. */
-const WAIT_MS = 10_000;
-interface Outcome {
-  status: number;
-  body?: unknown;
-  error?: string;
-}
-
-/** The call's HTTP status (200 for an answer); 0 when it still waits after WAIT_MS. */
-async function settle(call: (signal: AbortSignal) => Promise<unknown>): Promise<Outcome> {
-  const signal = AbortSignal.timeout(WAIT_MS);
-  try {
-    return { status: 200, body: await call(signal) };
-  } catch (error) {
-    if (signal.aborted) return { status: 0, error: `still waiting after ${WAIT_MS} ms` };
-    const e = error as { status?: number; message?: string };
-    return { status: e.status ?? -1, error: e.message };
-  }
-}
-
-type Messages = { messages?: Array<{ content: string }> };
-const human = (content: string) => ({ messages: [{ role: "human", content }] });
-const ai = (content: string) => ({ messages: [{ role: "ai", content }] });
-const contents = (values: unknown) => ((values as Messages).messages ?? []).map((m) => m.content);
 
 async function start(backend: BackendName) {
   running = await startTestAgentServer(backend, { workers: 2 });
@@ -57,13 +33,6 @@ async function start(backend: BackendName) {
     return { state, thread, history, contents: contents(state.values) };
   };
   return { client, server: running.server, update, observe };
-}
-
-/** Newest first, each checkpoint the parent of the one before it. */
-function expectOneLine(history: Array<{ checkpoint: { checkpoint_id?: string | null }; parent_checkpoint?: { checkpoint_id?: string | null } | null }>) {
-  for (let i = 0; i + 1 < history.length; i++) {
-    expect(history[i].parent_checkpoint?.checkpoint_id).toBe(history[i + 1].checkpoint.checkpoint_id);
-  }
 }
 
 describe.each(BACKENDS)("state updates in a transaction answer as before (%s)", (backend) => {

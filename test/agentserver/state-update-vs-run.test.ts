@@ -2,6 +2,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import type { Queryable } from "../../src/storage/database.ts";
 import { BACKENDS } from "../support/backends.ts";
 import { startTestAgentServer, type TestAgentServer } from "../support/agent-server.ts";
+import { expectOneLine, expectRunLineWhole } from "../support/thread-history.ts";
 
 /**
  * A state update (POST /threads/{id}/state), or a keep_latest prune, and a run created on
@@ -59,9 +60,7 @@ describe.each(BACKENDS)("a state update and a run created at the same moment (%s
     expect(state.values.messages.map((m) => m.content)).toEqual(["first", "You said: first", "edited by hand", "second", "You said: second"]);
     // One line of checkpoints, newest first, each the parent of the one before it.
     const history = await client.threads.getHistory(thread.thread_id, { limit: 50 });
-    for (let i = 0; i + 1 < history.length; i++) {
-      expect(history[i].parent_checkpoint?.checkpoint_id).toBe(history[i + 1].checkpoint.checkpoint_id);
-    }
+    expectOneLine(history);
     // The wire answer is {checkpoint: {...}} (the vendor's ThreadStateUpdateResponse); the SDK types it otherwise.
     const written = (updated as unknown as { checkpoint: { checkpoint_id: string } }).checkpoint.checkpoint_id;
     expect(written).toEqual(expect.any(String));
@@ -105,12 +104,8 @@ describe.each(BACKENDS)("a state update and a run created at the same moment (%s
     await client.runs.join(thread.thread_id, run.run_id);
 
     const history = await client.threads.getHistory(thread.thread_id, { limit: 100 });
-    const ofRun = history.filter((h) => h.metadata?.run_id === run.run_id);
     // The run's own line is whole: its input checkpoint, then one per step.
-    expect(ofRun.map((h) => h.metadata?.source).at(-1)).toBe("input");
-    for (let i = 0; i + 1 < history.length; i++) {
-      expect(history[i].parent_checkpoint?.checkpoint_id).toBe(history[i + 1].checkpoint.checkpoint_id);
-    }
+    expectRunLineWhole(history, run.run_id);
     expect((await client.runs.get(thread.thread_id, run.run_id)).status).toBe("success");
   });
 });
