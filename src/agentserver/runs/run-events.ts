@@ -15,9 +15,15 @@ export async function persistRunEvents(db: Queryable, runId: string, events: Run
   }
 }
 
-export async function loadRunEvents(db: Queryable, runId: string, afterId: number): Promise<RunEvent[]> {
-  return db.query<RunEvent>(
-    "SELECT seq AS id, event, data FROM run_events WHERE run_id = $1 AND seq > $2 ORDER BY seq",
-    [runId, afterId],
-  );
+/** The stored events after `afterId`, a page at a time, so a replay holds one page, not the run. */
+export async function* loadRunEvents(db: Queryable, runId: string, afterId: number, pageSize = 500): AsyncGenerator<RunEvent> {
+  for (let after = afterId; ; ) {
+    const page = await db.query<RunEvent>(
+      "SELECT seq AS id, event, data FROM run_events WHERE run_id = $1 AND seq > $2 ORDER BY seq LIMIT $3",
+      [runId, after, pageSize],
+    );
+    yield* page;
+    if (page.length < pageSize) return;
+    after = page[page.length - 1]!.id;
+  }
 }

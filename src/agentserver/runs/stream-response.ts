@@ -4,7 +4,9 @@ import { isOpen, isOver, type RunEvent, type StreamBroker } from "../stream/brok
 import { storedEventId, wireEventId } from "../stream/event-ids.ts";
 import { eventInModes } from "../stream/modes.ts";
 import { SseWriter } from "../stream/sse.ts";
+import { FellBehind } from "../stream/pull-queue.ts";
 import { loadRunEvents } from "./run-events.ts";
+import { catchUp } from "./stream-catch-up.ts";
 import type { RunRow } from "./repository.ts";
 import { isTerminal } from "../run-statuses.ts";
 
@@ -60,7 +62,10 @@ async function streamTo(sse: SseWriter, options: StreamRunOptions): Promise<void
   } else if (state === undefined) {
     // Ended a while ago: a resumable run's saved events are replayed.
     if (run.kwargs.stream_resumable && afterId !== undefined) {
-      for (const event of await loadRunEvents(options.db, id, afterId)) await send(event);
+      for await (const event of loadRunEvents(options.db, id, afterId)) {
+        if (sse.signal.aborted) break;
+        await send(event);
+      }
     }
     sse.end();
     return;
@@ -74,10 +79,19 @@ async function streamTo(sse: SseWriter, options: StreamRunOptions): Promise<void
   sse.onClose(() => {
     if (isOpen(broker.stateOf(id))) options.onDisconnect?.();
   });
+  // The id of the last event read: where a reader that fell behind goes on from.
+  let lastSent = afterId ?? (options.fromStart ? 0 : broker.lastId(id));
   try {
     // Over when the run ends, the client leaves, or shutdown ends every open stream; each
     // event waits for the client to take the one before (backpressure).
-    for await (const event of broker.join(id, { afterId, replay: options.fromStart, signal: sse.signal })) await send(event);
+    for await (const event of broker.join(id, { afterId, replay: options.fromStart, signal: sse.signal })) {
+      await send(event);
+      lastSent = event.id;
+    }
+  } catch (error) {
+    if (!(error instanceof FellBehind)) throw error;
+    const resumable = Boolean(run.kwargs.stream_resumable);
+    await catchUp(sse, { db: options.db, broker, runId: id, resumable, lastSent, reason: error }, send);
   } finally {
     stopRelay();
   }

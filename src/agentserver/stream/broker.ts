@@ -1,4 +1,4 @@
-import { PullQueue } from "./pull-queue.ts";
+import { PullQueue, type ReaderLimit } from "./pull-queue.ts";
 
 /**
  * Fan-out of run output inside one process. The worker executing a run publishes
@@ -50,6 +50,9 @@ export const isOpen = (state: ChannelState | undefined): state is "following" | 
 /** The run itself is over (not only its attempt here). */
 export const isOver = (state: ChannelState | undefined): state is "ended" | "executed" => state === "ended" || state === "executed";
 
+/** The id of the last event the channel's buffer keeps (it keeps the first ones). */
+const lastKept = (channel: RunChannel): number => channel.events[channel.events.length - 1]?.id ?? 0;
+
 interface RunChannel {
   threadId: string;
   events: RunEvent[];
@@ -64,11 +67,34 @@ interface RunChannel {
 
 const MAX_BUFFERED_EVENTS = 50_000;
 
+/**
+ * What one reader (a join or a thread stream) may hold unread of the events only it
+ * holds, before it is told it fell behind (decision 0027): about 8 MiB of event data, or
+ * 10,000 events for small ones (each costs an object and a slot beyond its JSON).
+ */
+export const READER_LIMIT: ReaderLimit = { items: 10_000, bytes: 8 * 1024 * 1024 };
+
+/** An event's size on the wire, near enough: its name and its data as JSON, measured once. */
+const sizes = new WeakMap<RunEvent, number>();
+export function eventSize(event: RunEvent): number {
+  let size = sizes.get(event);
+  if (size === undefined) {
+    size = event.event.length + (JSON.stringify(event.data ?? null)?.length ?? 4);
+    sizes.set(event, size);
+  }
+  return size;
+}
+
 export class StreamBroker {
   private readonly runs = new Map<string, RunChannel>();
   private readonly threadListeners = new Map<string, Set<(runId: string, event: RunEvent | "end") => void>>();
+  private readonly retainMs: number;
+  private readonly readerLimit: ReaderLimit;
 
-  constructor(private readonly retainMs = 30_000) {}
+  constructor(options: { retainMs?: number; readerLimit?: ReaderLimit } = {}) {
+    this.retainMs = options.retainMs ?? 30_000;
+    this.readerLimit = options.readerLimit ?? READER_LIMIT;
+  }
 
   private readonly executeListeners = new Set<(runId: string) => void>();
 
@@ -255,22 +281,39 @@ export class StreamBroker {
   /**
    * A run's events as an async iterable, read at the reader's pace: the buffered ones
    * after the start point, then live ones; the iteration ends when the run's stream ends.
+   * The events the broker keeps are shared; those past its buffer count against the
+   * reader's limit. A reader past its limit, or starting before events no longer held,
+   * gets what is held, then `FellBehind`.
    */
-  join(runId: string, options: JoinOptions): AsyncIterable<RunEvent> {
+  join(runId: string, options: JoinOptions): PullQueue<RunEvent> {
     let unsubscribe: () => void = () => undefined;
-    const queue = new PullQueue<RunEvent>(options.signal, () => unsubscribe());
+    const queue = new PullQueue<RunEvent>(options.signal, () => unsubscribe(), this.readerLimit);
     if (options.signal?.aborted) return queue;
-    unsubscribe = this.subscribe(runId, options, (event) => (event === "end" ? queue.close() : queue.push(event)));
+    const channel = this.runs.get(runId);
+    const from = options.afterId ?? (options.replay ? 0 : Number.POSITIVE_INFINITY);
+    if (channel && from < channel.lastId && lastKept(channel) < channel.lastId) {
+      for (const event of channel.events) if (event.id > from) queue.push(event);
+      queue.fallBehind();
+      return queue;
+    }
+    const kept = channel?.events;
+    unsubscribe = this.subscribe(runId, options, (event) => {
+      if (event === "end") queue.close();
+      else queue.push(event, kept?.[kept.length - 1] === event ? undefined : eventSize(event));
+    });
     return queue;
   }
 
-  /** Live events of every run of a thread, until `signal` aborts. */
-  joinThread(threadId: string, signal: AbortSignal): AsyncIterable<{ runId: string; event: RunEvent }> {
+  /**
+   * Live events of every run of a thread, until `signal` aborts or the reader falls
+   * behind its limit. The stream outlives each run's buffer, so every event counts.
+   */
+  joinThread(threadId: string, signal: AbortSignal): PullQueue<{ runId: string; event: RunEvent }> {
     let unsubscribe: () => void = () => undefined;
-    const queue = new PullQueue<{ runId: string; event: RunEvent }>(signal, () => unsubscribe());
+    const queue = new PullQueue<{ runId: string; event: RunEvent }>(signal, () => unsubscribe(), this.readerLimit);
     if (signal.aborted) return queue;
     unsubscribe = this.subscribeThread(threadId, (runId, event) => {
-      if (event !== "end") queue.push({ runId, event });
+      if (event !== "end") queue.push({ runId, event }, eventSize(event));
     });
     return queue;
   }

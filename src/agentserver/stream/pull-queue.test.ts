@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { PullQueue } from "./pull-queue.ts";
+import { FellBehind, PullQueue } from "./pull-queue.ts";
 
 async function readAll<T>(iterable: AsyncIterable<T>): Promise<T[]> {
   const seen: T[] = [];
@@ -54,5 +54,48 @@ describe("PullQueue", () => {
     new PullQueue<number>(abort.signal, () => finished++);
     abort.abort();
     expect(finished).toBe(1);
+  });
+
+  it("holds no more of its own than its limit: a push past it ends the queue after what is held", async () => {
+    let released = 0;
+    const queue = new PullQueue<number>(undefined, () => released++, { items: 3, bytes: 1_000 });
+    for (let index = 1; index <= 100_000; index++) queue.push(index, 10);
+    expect(queue.unread).toEqual({ items: 3, bytes: 30 });
+    expect(queue.fellBehind).toBe(true);
+    // The producer is let go at once, not when the reader gets there.
+    expect(released).toBe(1);
+    const seen: number[] = [];
+    const failure = await (async () => {
+      for await (const item of queue) seen.push(item);
+    })().catch((error: unknown) => error);
+    expect(seen).toEqual([1, 2, 3]);
+    expect(failure).toBeInstanceOf(FellBehind);
+    expect(released).toBe(1);
+  });
+
+  it("counts bytes too, but always takes one item when it holds none of its own", () => {
+    const queue = new PullQueue<string>(undefined, undefined, { items: 100, bytes: 50 });
+    queue.push("huge", 1_000);
+    expect(queue.fellBehind).toBe(false);
+    queue.push("small", 1);
+    expect(queue.fellBehind).toBe(true);
+    expect(queue.unread).toEqual({ items: 1, bytes: 1_000 });
+  });
+
+  it("does not count shared items, and frees what was read", async () => {
+    const queue = new PullQueue<number>(undefined, undefined, { items: 2, bytes: 100 });
+    for (let index = 0; index < 5_000; index++) queue.push(index);
+    queue.push(-1, 40);
+    queue.push(-2, 40);
+    expect(queue.fellBehind).toBe(false);
+    const reader = queue[Symbol.asyncIterator]();
+    for (let index = 0; index < 5_001; index++) await reader.next();
+    expect(queue.unread).toEqual({ items: 1, bytes: 40 });
+    queue.push(-3, 40);
+    expect(queue.fellBehind).toBe(false);
+    queue.close();
+    expect((await reader.next()).value).toBe(-2);
+    expect((await reader.next()).value).toBe(-3);
+    expect((await reader.next()).done).toBe(true);
   });
 });

@@ -3,6 +3,7 @@ import { invalidField, notFound } from "../../http/errors.ts";
 import { errorResponses, sseResponse } from "../route-helpers.ts";
 import type { StreamBroker } from "./broker.ts";
 import { wireEventId } from "./event-ids.ts";
+import { FellBehind } from "./pull-queue.ts";
 import { SseWriter } from "./sse.ts";
 import { followThreadRuns, type ThreadRunFeed } from "./thread-follow.ts";
 import type { HttpApp } from "../../http/server.ts";
@@ -55,9 +56,18 @@ export function registerThreadStreamRoutes(app: HttpApp, deps: ThreadStreamDeps)
         request.log.warn({ err: error, thread_id: threadId }, "thread stream cannot follow runs of other processes");
         return () => undefined;
       });
+      let last = "none";
       try {
-        // Over when the client leaves or shutdown ends every open stream.
-        for await (const { runId, event } of events) await sse.send(event.event, event.data, `${runId}:${wireEventId(event.id)}`);
+        // Over when the client leaves, shutdown ends every open stream, or the client
+        // reads too slowly (decision 0027): then an `error` event names the last event sent.
+        for await (const { runId, event } of events) {
+          last = `${runId}:${wireEventId(event.id)}`;
+          await sse.send(event.event, event.data, last);
+        }
+      } catch (error) {
+        if (!(error instanceof FellBehind)) throw error;
+        await sse.send("error", error.payload(`after event ${last}; open the thread stream again for live events, and join a run for its past output`));
+        sse.end();
       } finally {
         (await stopFollowing)();
       }

@@ -1,0 +1,58 @@
+import type { Database } from "../../storage/database.ts";
+import type { RunEvent, StreamBroker } from "../stream/broker.ts";
+import type { FellBehind } from "../stream/pull-queue.ts";
+import type { SseWriter } from "../stream/sse.ts";
+import { wireEventId } from "../stream/event-ids.ts";
+import { loadRunEvents } from "./run-events.ts";
+
+/**
+ * A join whose reader fell behind (decision 0027). The events it missed are not held
+ * for it any more. A resumable run's are stored when it ends: the stream waits for the
+ * end, then goes on from the stored events after the last one sent, without a gap. Other
+ * runs keep nothing: the stream ends with an `error` event naming the last event sent.
+ */
+export async function catchUp(
+  sse: SseWriter,
+  options: { db: Database; broker: StreamBroker; runId: string; resumable: boolean; lastSent: number; reason: FellBehind },
+  send: (event: RunEvent) => Promise<void>,
+): Promise<void> {
+  const { broker, runId, reason } = options;
+  const lastWireId = wireEventId(options.lastSent);
+  if (!options.resumable) {
+    const detail = `after event ${lastWireId}; this run's events are not stored (create it with stream_resumable: true to resume)`;
+    await sse.send("error", reason.payload(detail));
+    return;
+  }
+  await untilEnded(broker, runId, sse.signal);
+  // Handed back to the queue (shutdown): the run goes on elsewhere and its events are
+  // not stored yet; the stream ends and the client joins again from its last event.
+  if (sse.signal.aborted || broker.stateOf(runId) === "handedOver") return;
+  let expected = options.lastSent + 1;
+  for await (const event of loadRunEvents(options.db, runId, options.lastSent)) {
+    if (sse.signal.aborted) return;
+    if (event.id !== expected) break;
+    await send(event);
+    expected++;
+  }
+  // Stored events ending short of the run's last (an attempt that crashed kept none) are said, not skipped.
+  if (expected <= broker.lastId(runId)) {
+    await sse.send("error", reason.payload(`after event ${wireEventId(expected - 1)}; the events after it were not stored`));
+  }
+}
+
+/** Resolves when the run's stream ends here (or the client leaves). */
+function untilEnded(broker: StreamBroker, runId: string, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    let stop: () => void = () => undefined;
+    const done = () => {
+      stop();
+      signal.removeEventListener("abort", done);
+      resolve();
+    };
+    if (signal.aborted) return done();
+    signal.addEventListener("abort", done, { once: true });
+    stop = broker.subscribe(runId, { replay: false }, (event) => {
+      if (event === "end") done();
+    });
+  });
+}
