@@ -6,6 +6,7 @@ import { fileURLToPath } from "node:url";
 import { Client } from "@langchain/langgraph-sdk";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { spawnAgent, type AgentProcess } from "../support/agent-process.ts";
+import { parseSseFrames } from "../support/sse-frames.ts";
 
 const FLOOD_CONFIG = fileURLToPath(new URL("../fixtures/flood/langgraph.json", import.meta.url));
 
@@ -13,6 +14,9 @@ const FLOOD_CONFIG = fileURLToPath(new URL("../fixtures/flood/langgraph.json", i
 const EVENTS = 25_000;
 const EVENT_BYTES = 2_000;
 const SLOW_CLIENTS = 4;
+/** Past the broker's buffer (50,000 events): 110,000 events of 500 characters, 55 MB and more. */
+const BIG_EVENTS = 110_000;
+const BIG_EVENT_BYTES = 500;
 /** What each slow client reads per second. */
 const READ_RATE = 10_000;
 /**
@@ -53,6 +57,14 @@ function slowReader(url: string, rate: number) {
   return {
     opened,
     received: () => received,
+    /** Still open: the server has not ended the stream (or the client has not read its end). */
+    open: () => response !== undefined && !response.readableEnded && !response.destroyed,
+    /** Stops reading slowly and reads the rest of the stream to its end; returns all it read. */
+    async rest(): Promise<string> {
+      clearInterval(timer);
+      for await (const chunk of response!) received += chunk as string;
+      return received;
+    },
     close() {
       clearInterval(timer);
       response?.destroy();
@@ -104,6 +116,7 @@ describe("a client reading a 50 MB stream at 10 KB/s", () => {
       const quickDuring = Date.now();
       expect(await client.runs.wait(null, "echo", { input: { text: "during" } })).toEqual({ text: "echo: during" });
       const quickDuringMs = Date.now() - quickDuring;
+      expect(readers.map((reader) => reader.open())).toEqual(Array(SLOW_CLIENTS).fill(true));
       expect((await client.threads.search({ limit: 5 })).length).toBeGreaterThan(0);
 
       // Give the server time to have written all it would buffer (it had the whole run's output).
@@ -125,6 +138,53 @@ describe("a client reading a 50 MB stream at 10 KB/s", () => {
         expect(ids.length).toBeGreaterThan(5);
         expect(ids).toEqual(ids.map((_, index) => ids[0]! + index));
       }
+    } finally {
+      for (const reader of readers) reader.close();
+    }
+  }, 180_000);
+
+  it("past the broker's 50,000 events: slow clients hold at most their bound, end with an error event, and a quick run completes meanwhile", async () => {
+    const client = new Client({ apiUrl: agent.url });
+    const pid = agent.child.pid!;
+    const before = memoryOf(pid);
+    const thread = await client.threads.create();
+    const run = await client.runs.create(thread.thread_id, "flood", {
+      input: { events: BIG_EVENTS, bytes: BIG_EVENT_BYTES },
+      streamMode: ["custom"],
+      // The slow clients join before the run starts, so all of it goes past them.
+      afterSeconds: 2,
+    });
+    const readers = Array.from({ length: SLOW_CLIENTS }, () =>
+      slowReader(`${agent.url}/threads/${thread.thread_id}/runs/${run.run_id}/stream`, READ_RATE),
+    );
+    try {
+      expect(await Promise.all(readers.map((reader) => reader.opened))).toEqual(Array(SLOW_CLIENTS).fill(200));
+      // A quick run on another client is served, with its output, while the slow clients hold their streams.
+      expect(await client.runs.wait(null, "echo", { input: { text: "beside the flood" } })).toEqual({ text: "echo: beside the flood" });
+      expect(readers.map((reader) => reader.open())).toEqual(Array(SLOW_CLIENTS).fill(true));
+      await client.runs.join(thread.thread_id, run.run_id);
+      expect((await client.runs.get(thread.thread_id, run.run_id)).status).toBe("success");
+      expect(await client.runs.wait(null, "echo", { input: { text: "after" } })).toEqual({ text: "echo: after" });
+      expect(readers.map((reader) => reader.open())).toEqual(Array(SLOW_CLIENTS).fill(true));
+
+      await new Promise((resolve) => setTimeout(resolve, 3_000));
+      const after = memoryOf(pid);
+      const grown = Math.max(after.rss, after.peak) - before.rss;
+      console.log(
+        `slow clients: ${SLOW_CLIENTS}, run output ${BIG_EVENTS} events, ${((BIG_EVENTS * BIG_EVENT_BYTES) / 1e6).toFixed(0)} MB; server RSS ` +
+          `${(before.rss / 1e6).toFixed(0)} MB before, ${(after.rss / 1e6).toFixed(0)} MB after (peak ${(after.peak / 1e6).toFixed(0)} MB), grown ${(grown / 1e6).toFixed(0)} MB (bound ${(BOUND_BYTES / 1e6).toFixed(0)} MB)`,
+      );
+      expect(grown).toBeLessThan(BOUND_BYTES);
+
+      // A slow client that reads on gets what was held for it, in order, then the documented ending.
+      const frames = parseSseFrames(await readers[0]!.rest());
+      const ids = frames.filter((frame) => frame.id !== undefined).map((frame) => Number(frame.id));
+      expect(ids).toEqual(ids.map((_, index) => index));
+      expect(ids.length).toBeLessThan(BIG_EVENTS + 1);
+      const last = frames[frames.length - 1]!;
+      expect(last.event).toBe("error");
+      expect(JSON.parse(last.data)).toMatchObject({ error: "StreamFellBehind" });
+      console.log(`the slow client that read on got ${ids.length} of ${BIG_EVENTS + 1} events, then the error event`);
     } finally {
       for (const reader of readers) reader.close();
     }
