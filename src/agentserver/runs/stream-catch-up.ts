@@ -19,7 +19,7 @@ export async function catchUp(
   const { broker, runId, reason } = options;
   const lastWireId = wireEventId(options.lastSent);
   if (!options.resumable) {
-    const detail = `after event ${lastWireId}; this run's events are not stored (create it with stream_resumable: true to resume)`;
+    const detail = `the stream stops after event ${lastWireId}; this run's events are not stored (create it with stream_resumable: true to replay them)`;
     await sse.send("error", reason.payload(detail));
     return;
   }
@@ -36,7 +36,7 @@ export async function catchUp(
   }
   // Stored events ending short of the run's last (an attempt that crashed kept none) are said, not skipped.
   if (expected <= broker.lastId(runId)) {
-    await sse.send("error", reason.payload(`after event ${wireEventId(expected - 1)}; the events after it were not stored`));
+    await sse.send("error", reason.payload(`the stored events stop after event ${wireEventId(expected - 1)}`));
   }
 }
 

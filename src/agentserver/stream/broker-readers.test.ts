@@ -63,6 +63,8 @@ describe("stream broker readers (decision 0027)", () => {
     const pastHeld = await drain(broker.join(RUN, { afterId: 55_000, replay: true }));
     expect(pastHeld.ids).toEqual([]);
     expect(pastHeld.ending).toBeInstanceOf(FellBehind);
+    // Not over its limit: told that the events after its start point are not held.
+    expect((pastHeld.ending as FellBehind).limit).toBeUndefined();
     // From the last event on there is nothing missing: live events come as usual.
     const live = broker.join(RUN, { afterId: 60_000, replay: true });
     broker.publish(RUN, "custom", { i: 60_000 });

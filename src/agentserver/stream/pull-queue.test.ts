@@ -70,6 +70,7 @@ describe("PullQueue", () => {
     })().catch((error: unknown) => error);
     expect(seen).toEqual([1, 2, 3]);
     expect(failure).toBeInstanceOf(FellBehind);
+    expect((failure as FellBehind).limit).toEqual({ items: 3, bytes: 1_000 });
     expect(released).toBe(1);
   });
 

@@ -19,9 +19,9 @@ export class FellBehind extends Error {
     this.name = "FellBehind";
   }
 
-  /** The data of the SSE `error` event that ends the reader's stream; `after` says where it stopped. */
-  payload(after: string): { error: string; message: string } {
-    return { error: "StreamFellBehind", message: `${this.message} ${after}` };
+  /** The data of the SSE `error` event that ends the reader's stream; `detail` says where it stopped. */
+  payload(detail: string): { error: string; message: string } {
+    return { error: "StreamFellBehind", message: `${this.message}; ${detail}` };
   }
 }
 
@@ -41,6 +41,7 @@ export class PullQueue<T> implements AsyncIterable<T> {
   private head = 0;
   private closed = false;
   private behind = false;
+  private overLimit = false;
   private wake?: () => void;
   private ownItems = 0;
   private ownBytes = 0;
@@ -72,6 +73,7 @@ export class PullQueue<T> implements AsyncIterable<T> {
       // A reader holding nothing of its own takes one event of any size: the limit is
       // on falling behind, not on how large one event may be.
       if (this.limit && this.ownItems > 0 && (this.ownItems + 1 > this.limit.items || this.ownBytes + size > this.limit.bytes)) {
+        this.overLimit = true;
         this.fallBehind();
         return;
       }
@@ -88,7 +90,10 @@ export class PullQueue<T> implements AsyncIterable<T> {
     this.wake?.();
   }
 
-  /** Nothing more comes: what is held is read, then the iteration throws `FellBehind`. */
+  /**
+   * Nothing more comes: what is held is read, then the iteration throws `FellBehind`.
+   * Called from outside when the reader starts before events no longer held.
+   */
   fallBehind(): void {
     if (this.closed) return;
     this.behind = true;
@@ -115,7 +120,7 @@ export class PullQueue<T> implements AsyncIterable<T> {
           yield item;
           continue;
         }
-        if (this.behind) throw new FellBehind(this.limit);
+        if (this.behind) throw new FellBehind(this.overLimit ? this.limit : undefined);
         if (this.closed) return;
         await new Promise<void>((resolve) => (this.wake = resolve));
         this.wake = undefined;
