@@ -106,7 +106,10 @@ function upkeep() {
   if (upkeepPass || pg.closed) return;
   upkeepPass = runUpkeep(pg)
     .then(
-      (done) => done.length > 0 && port.postMessage({ upkeep: done }),
+      ({ done, failed }) => {
+        if (done.length > 0) port.postMessage({ upkeep: done });
+        for (const { sql, error } of failed) port.postMessage({ warning: `embedded database upkeep: ${sql} failed: ${messageOf(error)}` });
+      },
       (error) => port.postMessage({ warning: `embedded database upkeep failed: ${messageOf(error)}` }),
     )
     .finally(() => (upkeepPass = undefined));

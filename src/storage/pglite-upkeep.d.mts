@@ -19,4 +19,4 @@ export function planUpkeep(tables: TableStats[], settingRows: Array<{ name: stri
 export function runUpkeep(pg: {
   query: (sql: string) => Promise<{ rows: any[] }>;
   exec: (sql: string) => Promise<unknown>;
-}): Promise<Array<UpkeepStep & { ms: number }>>;
+}): Promise<{ done: Array<UpkeepStep & { ms: number }>; failed: Array<UpkeepStep & { error: unknown }> }>;

@@ -84,17 +84,24 @@ export function planUpkeep(tables, settingRows) {
 
 /**
  * Runs the steps due now on `pg`, one statement per table, each taking PGlite's lock on
- * its own so that queries waiting meanwhile run between two tables.
+ * its own so that queries waiting meanwhile run between two tables. A table that fails
+ * (dropped since the statistics were read, say) does not stop the others.
  * @param {{ query: (sql: string) => Promise<{ rows: any[] }>; exec: (sql: string) => Promise<unknown> }} pg
- * @returns {Promise<Array<UpkeepStep & { ms: number }>>}
+ * @returns {Promise<{ done: Array<UpkeepStep & { ms: number }>; failed: Array<UpkeepStep & { error: unknown }> }>}
  */
 export async function runUpkeep(pg) {
-  const [tables, settings] = [(await pg.query(UPKEEP_STATS_SQL)).rows, (await pg.query(UPKEEP_SETTINGS_SQL)).rows];
+  const tables = (await pg.query(UPKEEP_STATS_SQL)).rows;
+  const settings = (await pg.query(UPKEEP_SETTINGS_SQL)).rows;
   const done = [];
+  const failed = [];
   for (const step of planUpkeep(tables, settings)) {
     const started = performance.now();
-    await pg.exec(step.sql);
-    done.push({ ...step, ms: performance.now() - started });
+    try {
+      await pg.exec(step.sql);
+      done.push({ ...step, ms: performance.now() - started });
+    } catch (error) {
+      failed.push({ ...step, error });
+    }
   }
-  return done;
+  return { done, failed };
 }

@@ -1,5 +1,6 @@
+import { PGlite } from "@electric-sql/pglite";
 import { describe, expect, it } from "vitest";
-import { planUpkeep } from "./pglite-upkeep.mjs";
+import { planUpkeep, runUpkeep } from "./pglite-upkeep.mjs";
 
 /** A table that nothing is due for, changed field by field below. */
 const quiet = { name: "s.t", dead: 0, inserted: 0, modified: 0, tuples: 10_000, xid_age: 1_000 };
@@ -51,5 +52,36 @@ describe("which tables the embedded database's upkeep vacuums (autovacuum's rule
       [],
     );
     expect(steps.map((step) => step.sql)).toEqual(["ANALYZE s.a", "VACUUM s.c"]);
+  });
+});
+
+describe("a pass of the upkeep on a real embedded database", () => {
+  it("goes on to the next table when one fails, and says which failed", async () => {
+    const pg = new PGlite();
+    try {
+      for (const name of ["a_notes", "b_notes"]) {
+        await pg.exec(`CREATE TABLE ${name} (id int PRIMARY KEY, n int); INSERT INTO ${name} SELECT i, i FROM generate_series(1, 2000) i;`);
+      }
+      await pg.exec("SELECT pg_stat_force_next_flush()"); // the inserts' counts, at the next statement's end
+      await pg.exec("SELECT 1");
+      // b_notes is dropped after the statistics were read, as a concurrent DROP would.
+      let dropped = false;
+      const racing = {
+        query: (sql: string) => pg.query(sql),
+        exec: async (sql: string) => {
+          if (!dropped) {
+            dropped = true;
+            await pg.exec("DROP TABLE b_notes");
+          }
+          return pg.exec(sql);
+        },
+      };
+      const { done, failed } = await runUpkeep(racing);
+      expect(done.map((step) => step.table)).toContain("public.a_notes");
+      expect(failed.map((step) => step.table)).toEqual(["public.b_notes"]);
+      expect(String((failed[0].error as Error).message)).toMatch(/does not exist/);
+    } finally {
+      await pg.close();
+    }
   });
 });
