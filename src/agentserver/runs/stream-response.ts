@@ -4,8 +4,7 @@ import { isOpen, isOver, type RunEvent, type StreamBroker } from "../stream/brok
 import { storedEventId, wireEventId } from "../stream/event-ids.ts";
 import { eventInModes } from "../stream/modes.ts";
 import { SseWriter } from "../stream/sse.ts";
-import { loadRunEvents } from "./run-events.ts";
-import type { RunRow } from "./repository.ts";
+import { loadRunEvents, type RunRow } from "./repository.ts";
 import { isTerminal } from "../run-statuses.ts";
 
 export interface StreamRunOptions {
