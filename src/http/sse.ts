@@ -1,4 +1,4 @@
-import { withExposed } from "../../http/expose-headers.ts";
+import { withExposed } from "./expose-headers.ts";
 import type { FastifyReply, FastifyRequest } from "fastify";
 
 export interface SseOptions {

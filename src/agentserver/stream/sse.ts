@@ -1,0 +1,3 @@
+// The SSE writer is shared with the control plane, so it lives in http/sse.ts. This alias
+// serves the importers not yet pointed there (server.ts, thread-stream-routes.ts).
+export { endOpenStreams, SseWriter, type SseOptions } from "../../http/sse.ts";
