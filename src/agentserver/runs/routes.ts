@@ -1,6 +1,7 @@
 import type { FastifyReply, FastifyRequest } from "fastify";
 import type { HttpApp } from "../../http/server.ts";
 import { Type } from "@sinclair/typebox";
+import type { Database } from "../../storage/database.ts";
 import { QueryBoolean, parseQueryBoolean } from "../../http/query.ts";
 import type { StreamBroker } from "../stream/broker.ts";
 import { toRun, type RunRow } from "./repository.ts";
@@ -22,6 +23,7 @@ import { createAndWaitResponse } from "./wait-response.ts";
 export interface RunRouteDeps {
   runs: RunService;
   broker: StreamBroker;
+  db: Database;
   heartbeatMs?: number;
 }
 
@@ -50,7 +52,7 @@ export function registerThreadRunRoutes(app: HttpApp, deps: RunRouteDeps): void 
     async (request, reply) => {
       const run = await runs.create(request.params.thread_id, request.body, { onDisconnect: "continue" });
       await streamRun(request, reply, {
-        runs,
+        db: deps.db,
         broker: deps.broker,
         run,
         runPath: runPath(run),
@@ -119,7 +121,7 @@ export function registerThreadRunRoutes(app: HttpApp, deps: RunRouteDeps): void 
       const run = await runs.get(request.params.thread_id, request.params.run_id);
       const modes = request.query.stream_mode;
       await streamRun(request, reply, {
-        runs,
+        db: deps.db,
         broker: deps.broker,
         run,
         runPath: runPath(run),

@@ -16,14 +16,12 @@ import {
   insertRun,
   interruptPendingRun,
   listRuns,
-  loadRunEvents,
   readRunResult,
   requestCancel,
   type RunKwargs,
   type RunRow,
 } from "./repository.ts";
 import type { MultitaskStrategy, RunCreate, RunStatus } from "./schemas.ts";
-import type { RunEvent } from "../stream/broker.ts";
 import { isTerminal } from "../run-statuses.ts";
 import type { AssistantHandoff } from "./assistant-handoff.ts";
 import type { AssistantStamp } from "../assistants/service.ts";
@@ -213,11 +211,6 @@ export class RunService {
   async list(threadId: string, options: { limit: number; offset: number; status?: RunStatus }): Promise<RunRow[]> {
     if (!(await threadExists(this.deps.db, threadId))) throw notFound(`Thread ${threadId} not found`);
     return listRuns(this.deps.db, threadId, options);
-  }
-
-  /** A resumable run's saved output after event `afterId`: its replay once its stream here is gone. */
-  async savedEvents(runId: string, afterId: number): Promise<RunEvent[]> {
-    return loadRunEvents(this.deps.db, runId, afterId);
   }
 
   async delete(threadId: string, runId: string): Promise<void> {

@@ -43,7 +43,7 @@ export function registerStatelessRunRoutes(app: HttpApp, deps: RunRouteDeps): vo
     async (request, reply) => {
       const run = await runs.create(null, request.body, statelessDefaults);
       await streamRun(request, reply, {
-        runs,
+        db: deps.db,
         broker: deps.broker,
         run,
         runPath: runPath(run),
@@ -111,7 +111,7 @@ export function registerStatelessRunRoutes(app: HttpApp, deps: RunRouteDeps): vo
     async (request, reply) => {
       const run = await runs.get(undefined, request.params.run_id);
       await streamRun(request, reply, {
-        runs,
+        db: deps.db,
         broker: deps.broker,
         run,
         runPath: runPath(run),

@@ -1,14 +1,14 @@
 import type { FastifyReply, FastifyRequest } from "fastify";
+import type { Database } from "../../storage/database.ts";
 import { isOpen, isOver, type RunEvent, type StreamBroker } from "../stream/broker.ts";
 import { storedEventId, wireEventId } from "../stream/event-ids.ts";
 import { eventInModes } from "../stream/modes.ts";
 import { SseWriter } from "../../http/sse.ts";
-import type { RunRow } from "./repository.ts";
-import type { RunService } from "./service.ts";
+import { loadRunEvents, type RunRow } from "./repository.ts";
 import { isTerminal } from "../run-statuses.ts";
 
 export interface StreamRunOptions {
-  runs: Pick<RunService, "savedEvents">;
+  db: Database;
   broker: StreamBroker;
   run: RunRow;
   /** Where the run lives: `/threads/<t>/runs/<r>` or `/runs/<r>` for stateless runs. */
@@ -59,7 +59,7 @@ async function streamTo(sse: SseWriter, options: StreamRunOptions): Promise<void
   } else if (state === undefined) {
     // Ended a while ago: a resumable run's saved events are replayed.
     if (run.kwargs.stream_resumable && afterId !== undefined) {
-      for (const event of await options.runs.savedEvents(id, afterId)) await send(event);
+      for (const event of await loadRunEvents(options.db, id, afterId)) await send(event);
     }
     sse.end();
     return;
