@@ -113,6 +113,28 @@ export async function deleteRun(db: Queryable, runId: string): Promise<void> {
   await db.query("DELETE FROM run_events WHERE run_id = $1", [runId]);
 }
 
+/** Keeps a resumable run's output so a client can replay it after the run ended. */
+export async function persistRunEvents(db: Queryable, runId: string, events: RunEvent[]): Promise<void> {
+  const chunkSize = 500;
+  for (let start = 0; start < events.length; start += chunkSize) {
+    const slice = events.slice(start, start + chunkSize);
+    const params: unknown[] = [runId];
+    const rows = slice.map((e, i) => {
+      params.push(e.id, e.event, JSON.stringify(e.data ?? null));
+      return `($1, $${i * 3 + 2}, $${i * 3 + 3}, $${i * 3 + 4}::jsonb)`;
+    });
+    await db.query(`INSERT INTO run_events (run_id, seq, event, data) VALUES ${rows.join(", ")} ON CONFLICT DO NOTHING`, params);
+  }
+}
+
+/** A resumable run's kept output after event `afterId`, in order. */
+export async function loadRunEvents(db: Queryable, runId: string, afterId: number): Promise<RunEvent[]> {
+  return db.query<RunEvent>(
+    "SELECT seq AS id, event, data FROM run_events WHERE run_id = $1 AND seq > $2 ORDER BY seq",
+    [runId, afterId],
+  );
+}
+
 /** Marks a cancel request on a run; the worker holding it reads this when it stops. */
 export async function requestCancel(db: Queryable, runId: string, action: "interrupt" | "rollback"): Promise<RunRow | undefined> {
   const rows = await db.query<RunRow>(
@@ -446,26 +468,4 @@ export async function stillActiveRunIds(db: Queryable, runIds: string[]): Promis
 export async function activeRunIdsOfThread(db: Queryable, threadId: string): Promise<string[]> {
   const rows = await db.query<{ run_id: string }>(`SELECT run_id FROM runs WHERE thread_id = $1 AND ${activeStatusSql()} ORDER BY seq`, [threadId]);
   return rows.map((row) => row.run_id);
-}
-
-/** Keeps a resumable run's output so a client can replay it after the run ended. */
-export async function persistRunEvents(db: Queryable, runId: string, events: RunEvent[]): Promise<void> {
-  const chunkSize = 500;
-  for (let start = 0; start < events.length; start += chunkSize) {
-    const slice = events.slice(start, start + chunkSize);
-    const params: unknown[] = [runId];
-    const rows = slice.map((e, i) => {
-      params.push(e.id, e.event, JSON.stringify(e.data ?? null));
-      return `($1, $${i * 3 + 2}, $${i * 3 + 3}, $${i * 3 + 4}::jsonb)`;
-    });
-    await db.query(`INSERT INTO run_events (run_id, seq, event, data) VALUES ${rows.join(", ")} ON CONFLICT DO NOTHING`, params);
-  }
-}
-
-/** A resumable run's kept output after event `afterId`, in order. */
-export async function loadRunEvents(db: Queryable, runId: string, afterId: number): Promise<RunEvent[]> {
-  return db.query<RunEvent>(
-    "SELECT seq AS id, event, data FROM run_events WHERE run_id = $1 AND seq > $2 ORDER BY seq",
-    [runId, afterId],
-  );
 }

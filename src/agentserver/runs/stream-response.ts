@@ -3,8 +3,9 @@ import type { Database } from "../../storage/database.ts";
 import { isOpen, isOver, type RunEvent, type StreamBroker } from "../stream/broker.ts";
 import { storedEventId, wireEventId } from "../stream/event-ids.ts";
 import { eventInModes } from "../stream/modes.ts";
-import { SseWriter } from "../../http/sse.ts";
-import { loadRunEvents, type RunRow } from "./repository.ts";
+import { SseWriter } from "../stream/sse.ts";
+import { loadRunEvents } from "./run-events.ts";
+import type { RunRow } from "./repository.ts";
 import { isTerminal } from "../run-statuses.ts";
 
 export interface StreamRunOptions {
