@@ -86,7 +86,7 @@ async function assemble(db: Database, project: PreparedProject, options: AgentSe
   // auth.path: loaded before anything listens, so that a broken handler stops the start.
   const customAuth = config.auth ? await loadAuth(config.auth.module) : undefined;
   const graphs = await loadGraphs(config, { checkpointer, store });
-  const assistants = new AssistantService(db, graphs, now, {
+  const assistants = new AssistantService({ db, graphs, now,
     // A database of our own is written by this process alone: what it read stays true.
     cacheReads: !db.shared,
     // Read from the project's TypeScript types on first use, then saved beside it (decision 0013).

@@ -3,6 +3,7 @@ import { jsonbText } from "../../storage/jsonb-text.ts";
 import type { MultitaskStrategy, Run, RunStatus } from "./schemas.ts";
 import { activeStatusSql } from "../run-statuses.ts";
 import { putBatchCall } from "../checkpointer/sql.ts";
+import type { RunEvent } from "../stream/broker.ts";
 
 /** A run row as stored; `toRun` shapes it for the wire. */
 export interface RunRow {
@@ -80,6 +81,12 @@ export async function getRun(db: Queryable, runId: string, threadId?: string): P
   return rows[0];
 }
 
+/** The thread a run belongs to (custom auth decides on a run by its thread's metadata). */
+export async function threadOfRun(db: Queryable, runId: string): Promise<string | undefined> {
+  const rows = await db.query<{ thread_id: string }>("SELECT thread_id FROM runs WHERE run_id = $1", [runId]);
+  return rows[0]?.thread_id;
+}
+
 export async function listRuns(
   db: Queryable,
   threadId: string,
@@ -104,6 +111,28 @@ export async function activeRunsOfThread(db: Queryable, threadId: string): Promi
 export async function deleteRun(db: Queryable, runId: string): Promise<void> {
   await db.query("DELETE FROM runs WHERE run_id = $1", [runId]);
   await db.query("DELETE FROM run_events WHERE run_id = $1", [runId]);
+}
+
+/** Keeps a resumable run's output so a client can replay it after the run ended. */
+export async function persistRunEvents(db: Queryable, runId: string, events: RunEvent[]): Promise<void> {
+  const chunkSize = 500;
+  for (let start = 0; start < events.length; start += chunkSize) {
+    const slice = events.slice(start, start + chunkSize);
+    const params: unknown[] = [runId];
+    const rows = slice.map((e, i) => {
+      params.push(e.id, e.event, JSON.stringify(e.data ?? null));
+      return `($1, $${i * 3 + 2}, $${i * 3 + 3}, $${i * 3 + 4}::jsonb)`;
+    });
+    await db.query(`INSERT INTO run_events (run_id, seq, event, data) VALUES ${rows.join(", ")} ON CONFLICT DO NOTHING`, params);
+  }
+}
+
+/** A resumable run's kept output after event `afterId`, in order. */
+export async function loadRunEvents(db: Queryable, runId: string, afterId: number): Promise<RunEvent[]> {
+  return db.query<RunEvent>(
+    "SELECT seq AS id, event, data FROM run_events WHERE run_id = $1 AND seq > $2 ORDER BY seq",
+    [runId, afterId],
+  );
 }
 
 /** Marks a cancel request on a run; the worker holding it reads this when it stops. */
