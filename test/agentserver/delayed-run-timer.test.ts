@@ -3,6 +3,7 @@ import { queueAnnouncement, runsChannel } from "../../src/agentserver/runs/annou
 import { WorkerPool } from "../../src/agentserver/runs/worker-pool.ts";
 import type { Database } from "../../src/storage/database.ts";
 import { openDatabase } from "../../src/storage/open.ts";
+import { poolLifecycle } from "../support/pool-lifecycle.ts";
 import { freshBackend } from "../support/backends.ts";
 
 /**
@@ -28,7 +29,7 @@ describe("a run delayed beyond what a timer holds", () => {
         return db.query(sql, params);
       },
     };
-    const pool = new WorkerPool(counted, async () => undefined, { workers: 2, leaseSeconds: 30, exclusiveStorage: true }, { warn: () => undefined, error: () => undefined });
+    const pool = new WorkerPool(counted, poolLifecycle(db), async () => undefined, { workers: 2, leaseSeconds: 30, exclusiveStorage: true }, { warn: () => undefined, error: () => undefined });
     cleanup.push(() => pool.stop(100));
     await pool.start();
     const delay = 30 * 24 * 3600;
