@@ -1,6 +1,6 @@
 import type { RunnableConfig } from "@langchain/core/runnables";
-import { SlipwayError } from "../../http/errors.ts";
 import type { CheckpointTuple } from "@langchain/langgraph-checkpoint";
+import { SlipwayError } from "../../http/errors.ts";
 import type { Database } from "../../storage/database.ts";
 import { batchParams, type SaveOp } from "../checkpointer/batch.ts";
 import type { GraphLike } from "../graphs/registry.ts";
