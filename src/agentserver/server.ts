@@ -81,21 +81,9 @@ async function assemble(db: Database, project: PreparedProject, options: AgentSe
   const { config } = project;
   const now = () => new Date();
   const newId = () => crypto.randomUUID();
-  const checkpointer = new SlipwaySaver(db);
-  const store = await storeFromConfig(db, config);
-  // auth.path: loaded before anything listens, so that a broken handler stops the start.
-  const customAuth = config.auth ? await loadAuth(config.auth.module) : undefined;
-  const graphs = await loadGraphs(config, { checkpointer, store });
-  const assistants = new AssistantService({ db, graphs, now,
-    // A database of our own is written by this process alone: what it read stays true.
-    cacheReads: !db.shared,
-    // Read from the project's TypeScript types on first use, then saved beside it (decision 0013).
-    typedSchemas: new StaticGraphSchemas({ root: config.root, sources: graphSources(config), log: { warn: (o, m) => app.log.warn(o, m), info: (o, m) => app.log.info(o, m) } }),
-  });
-  const { differing } = await assistants.ensureSystemAssistants(project.assistantDefaults);
   // http.app, http.mount_prefix, http.configurable_headers and ui of langgraph.json.
   const projectHttp = await prepareProjectHttp(config);
-
+  // The app comes first: its logger is the one every part below logs to. Nothing listens yet.
   const app = await createHttpServer({
     title: "Slipway agent server",
     version: SLIPWAY_VERSION,
@@ -105,6 +93,19 @@ async function assemble(db: Database, project: PreparedProject, options: AgentSe
     serverFactory: projectHttp.serverFactory,
   });
   const log = app.log;
+
+  const checkpointer = new SlipwaySaver(db);
+  const store = await storeFromConfig(db, config, log);
+  // auth.path: loaded before anything listens, so that a broken handler stops the start.
+  const customAuth = config.auth ? await loadAuth(config.auth.module) : undefined;
+  const graphs = await loadGraphs(config, { checkpointer, store });
+  const assistants = new AssistantService({ db, graphs, now,
+    // A database of our own is written by this process alone: what it read stays true.
+    cacheReads: !db.shared,
+    // Read from the project's TypeScript types on first use, then saved beside it (decision 0013).
+    typedSchemas: new StaticGraphSchemas({ root: config.root, sources: graphSources(config), log }),
+  });
+  const { differing } = await assistants.ensureSystemAssistants(project.assistantDefaults);
   for (const graphId of differing) {
     log.warn(
       { graph_id: graphId, assistant_id: systemAssistantId(graphId) },
@@ -140,6 +141,7 @@ async function assemble(db: Database, project: PreparedProject, options: AgentSe
   });
   const pool = new WorkerPool(
     db,
+    lifecycle,
     runAttempt,
     {
       workers: options.workers ?? AGENT_DEFAULTS.workers,
@@ -168,6 +170,7 @@ async function assemble(db: Database, project: PreparedProject, options: AgentSe
     webhookPolicy,
     now,
     newId,
+    lifecycle,
     stopRun: (runId, action) => runs.cancel(undefined, runId, { wait: false, action }),
     log,
   });

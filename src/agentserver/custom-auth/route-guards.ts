@@ -246,7 +246,9 @@ export const ROUTE_GUARDS: Record<string, Guard> = {
     const value: Body = { ...body, assistant_id: body.assistant_id ?? null, metadata: { ...((body.metadata as Body | null) ?? {}) }, if_exists: body.if_exists ?? "raise" };
     const filters = await g.authorize("assistants", "create", value);
     writeBackMetadata(g, value);
-    const existing = typeof body.assistant_id === "string" ? await assistantMetadata(g.db, body.assistant_id).catch(() => undefined) : undefined;
+    // The body's assistant_id is a uuid (validated): a failure here is the database's, and
+    // fails the request (logged by the error handler) rather than letting it through unchecked.
+    const existing = typeof body.assistant_id === "string" ? await assistantMetadata(g.db, body.assistant_id) : undefined;
     if (existing !== undefined && filters && !matches(existing, filters)) throw conflict(`Assistant with ID ${String(body.assistant_id)} already exists`);
   },
   "POST /assistants/search": search("assistants"),

@@ -1,7 +1,7 @@
 import type { Database, Queryable } from "../../storage/database.ts";
 import { SlipwayError, conflict, invalidField, notFound } from "../../http/errors.ts";
 import { insertBusyThread, lockThread, markThreadBusy, threadExists, threadValues } from "../threads/repository.ts";
-import { queueAnnouncement, runCancelChannel, runsChannel } from "./announcements.ts";
+import { runCancelChannel, runsChannel } from "./announcements.ts";
 import type { RunCompletion, RunResult } from "./completion.ts";
 import type { RunAssistant } from "./executor.ts";
 import type { RunLifecycle } from "./lifecycle.ts";
@@ -192,11 +192,6 @@ export class RunService {
     return action === "rollback" ? deletePendingRun(db, runId) : interruptPendingRun(db, runId);
   }
 
-  /** Gives workers a claim for `threadId`'s queue, as a new run's announcement does. */
-  private async announceQueueChange(threadId: string): Promise<void> {
-    await this.deps.db.notify(runsChannel(this.deps.db.schema), queueAnnouncement("-", 0, threadId));
-  }
-
   private async signalCancel(runId: string): Promise<void> {
     this.deps.abortLocal(runId);
     await this.deps.db.notify(runCancelChannel(this.deps.db.schema), runId);
@@ -246,11 +241,9 @@ export class RunService {
     const { db } = this.deps;
     if (run.status === "pending") {
       if (await this.stopPending(db, run.run_id, action)) {
+        // Its end also tells the workers that its thread's queue moved (lifecycle-listeners.ts).
         await this.deps.lifecycle.emit("ended", { run, result: { run_id: run.run_id, status: "interrupted" }, cause: "stopped" });
         await this.deps.refreshThread(run.thread_id);
-        // Runs queued behind it may be claimable now (it may have been a delayed run
-        // whose timer would otherwise be their next wake-up).
-        await this.announceQueueChange(run.thread_id);
         return;
       }
     }

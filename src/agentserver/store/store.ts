@@ -40,6 +40,12 @@ interface SlipwayStoreOptions {
   ttl?: StoreTtlOptions;
   /** `store.index`: semantic search; without it, `query` and indexed fields are refused. */
   index?: SemanticIndex;
+  /** Told when the TTL sweep fails (the agent server's logger); the console without one. */
+  log?: StoreLog;
+}
+
+export interface StoreLog {
+  warn(obj: unknown, msg: string): void;
 }
 
 /** What `#prepare` computed outside the transaction: vectors of puts, query vectors of searches. */
@@ -64,6 +70,7 @@ export class SlipwayStore extends BaseStore {
   readonly #now: () => Date;
   readonly #ttl: StoreTtlOptions;
   readonly #index: SemanticIndex | undefined;
+  readonly #log: StoreLog;
   #sweeper: ReturnType<typeof setInterval> | undefined;
 
   constructor(db: Database, options: SlipwayStoreOptions = {}) {
@@ -72,6 +79,7 @@ export class SlipwayStore extends BaseStore {
     this.#now = options.now ?? (() => new Date());
     this.#ttl = options.ttl ?? {};
     this.#index = options.index;
+    this.#log = options.log ?? { warn: (obj, msg) => console.warn(msg, obj) };
     if (this.#ttl.defaultTtl !== undefined) checkTtl(this.#ttl.defaultTtl);
   }
 
@@ -181,7 +189,10 @@ export class SlipwayStore extends BaseStore {
   override start(): void {
     const minutes = this.#ttl.sweepIntervalMinutes ?? 5;
     if (this.#sweeper || minutes <= 0) return;
-    this.#sweeper = setInterval(() => void this.sweepExpired().catch(() => undefined), minutes * 60_000);
+    this.#sweeper = setInterval(
+      () => void this.sweepExpired().catch((error) => this.#log.warn({ err: error }, "store TTL sweep failed; it is tried again at the next interval")),
+      minutes * 60_000,
+    );
     this.#sweeper.unref();
   }
 
