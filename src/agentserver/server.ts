@@ -33,7 +33,7 @@ import { storeFromConfig } from "./store/from-config.ts";
 import { registerStoreRoutes } from "./store/index.ts";
 import { StreamBroker } from "./stream/broker.ts";
 import { StreamRelay } from "./stream/relay.ts";
-import { endOpenStreams } from "./stream/sse.ts";
+import { endOpenStreams } from "../http/sse.ts";
 import { registerThreadStreamRoutes } from "./stream/thread-stream-routes.ts";
 import { computeThreadSnapshot, refreshThreadSnapshot, registerThreadRoutes, sweepExpiredThreads, ThreadService } from "./threads/index.ts";
 import { threadExists } from "./threads/repository.ts";
@@ -211,7 +211,7 @@ async function assemble(db: Database, project: PreparedProject, options: AgentSe
   // langgraph.json's http.disable_<group> turns a group of routes off.
   const enabled = (group: "assistants" | "threads" | "runs" | "store") => !config.http.disabled.has(group);
   // DELETE /assistants/{id}?delete_threads=true removes the threads that ran it.
-  if (enabled("assistants")) registerAssistantRoutes(app, { assistants, graphs, deleteThreadsOf: (id) => threads.deleteOfAssistant(id) });
+  if (enabled("assistants")) registerAssistantRoutes(app, { assistants, deleteThreadsOf: (id) => threads.deleteOfAssistant(id) });
   if (enabled("threads")) {
     registerThreadRoutes(app, { threads, graphs, db, checkpointer });
     registerThreadStreamRoutes(app, { broker, runFeed: threadRunFeed(db), threadExists: (id) => threadExists(db, id), heartbeatMs: options.heartbeatMs });

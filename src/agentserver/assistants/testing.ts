@@ -74,7 +74,7 @@ export async function startAssistantServer(backend: BackendName): Promise<Assist
   const startApp = async ({ deleteThreadsOf, ...options }: Pick<AssistantServiceDeps, "cacheReads" | "typedSchemas"> & Pick<AssistantRouteDeps, "deleteThreadsOf">) => {
     const assistants = new AssistantService({ db, graphs, now: clock, ...options });
     const app = await createHttpServer({ title: "assistants test", version: "0", validationStyle: "message" });
-    registerAssistantRoutes(app, { assistants, graphs, deleteThreadsOf });
+    registerAssistantRoutes(app, { assistants, deleteThreadsOf });
     await app.listen({ host: "127.0.0.1", port: 0 });
     apps.push(app);
     return { app, assistants, url: `http://127.0.0.1:${(app.server.address() as AddressInfo).port}` };

@@ -3,7 +3,10 @@ import { conflict, notFound } from "../../http/errors.ts";
 import type { Queryable } from "../../storage/database.ts";
 import { containment, matches, type AuthFilters } from "./filters.ts";
 import { AuthRefusal, type AuthContext } from "./handlers.ts";
-import { assistantMetadata, cronMetadata, threadMetadata, threadOfRun } from "./resources.ts";
+import { assistantMetadata } from "../assistants/repository.ts";
+import { cronMetadata } from "../crons/repository.ts";
+import { threadOfRun } from "../runs/repository.ts";
+import { threadMetadata } from "../threads/repository.ts";
 
 /**
  * Which `on` handler each route calls, with which value, and how its answer applies:

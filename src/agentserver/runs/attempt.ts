@@ -14,8 +14,7 @@ import type { AssistantHandoff } from "./assistant-handoff.ts";
 import type { RunResult } from "./completion.ts";
 import { executeGraph, type ExecutionOutcome, type RunAssistant } from "./executor.ts";
 import type { RunLifecycle, RunLifecycleEvents } from "./lifecycle.ts";
-import { cancelActionOf, deleteRun, finishRunWithSnapshot, handBackRun, nextRunLeasedTo, runEndOf, saveRunResult, type ClaimedRun, type RunRow } from "./repository.ts";
-import { persistRunEvents } from "./run-events.ts";
+import { cancelActionOf, deleteRun, finishRunWithSnapshot, handBackRun, nextRunLeasedTo, persistRunEvents, runEndOf, saveRunResult, type ClaimedRun, type RunRow } from "./repository.ts";
 
 /** Attempts after which a run that keeps failing to finish ends in error. */
 export const MAX_RUN_ATTEMPTS = 5;

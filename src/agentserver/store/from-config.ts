@@ -3,7 +3,7 @@ import type { LanggraphConfig } from "../graphs/langgraph-config.ts";
 import { loadEmbeddings } from "./embeddings.ts";
 import type { SemanticIndex } from "./semantic-index.ts";
 import { SlipwayStore, type StoreLog } from "./store.ts";
-import { detectVectorSupport } from "./vectors.ts";
+import { detectVectorSupport } from "./repository.ts";
 
 /**
  * The store langgraph.json asks for: `store.ttl` (default TTL, refresh on read, sweep

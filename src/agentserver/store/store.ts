@@ -17,7 +17,6 @@ import { storeFilterConditions, type StoreAuthFilter } from "./auth-conditions.t
 import { joinNamespace, keyProblem, namespaceProblem } from "./namespace.ts";
 import * as sql from "./repository.ts";
 import { embedAll, embedQuery, fieldsOfPut, textsOf, type SemanticIndex } from "./semantic-index.ts";
-import { replaceVectors, type FieldVector } from "./vectors.ts";
 
 /** Upstream operations plus the TTL fields the vendor's server accepts. */
 type StorePutOperation = PutOperation & { ttl?: number | null };
@@ -49,7 +48,7 @@ export interface StoreLog {
 }
 
 /** What `#prepare` computed outside the transaction: vectors of puts, query vectors of searches. */
-type Prepared = Map<Operation, FieldVector[] | number[]>;
+type Prepared = Map<Operation, sql.FieldVector[] | number[]>;
 
 /**
  * The long-term memory store on our database: the `BaseStore` handed to graphs
@@ -206,7 +205,7 @@ export class SlipwayStore extends BaseStore {
   async #apply(db: Queryable, op: Operation, prepared: Prepared): Promise<unknown> {
     if ("namespacePrefix" in op) return this.#search(db, op as StoreSearchOperation, prepared.get(op) as number[] | undefined);
     if ("namespace" in op && "key" in op) {
-      return "value" in op ? this.#put(db, op as StorePutOperation, prepared.get(op) as FieldVector[] | undefined) : this.#get(db, op as StoreGetOperation);
+      return "value" in op ? this.#put(db, op as StorePutOperation, prepared.get(op) as sql.FieldVector[] | undefined) : this.#get(db, op as StoreGetOperation);
     }
     if ("matchConditions" in op || "limit" in op || "maxDepth" in op) return this.#list(db, op as StoreListOperation);
     throw new TypeError(`unknown store operation with fields ${Object.keys(op as object).join(", ")}`);
@@ -219,7 +218,7 @@ export class SlipwayStore extends BaseStore {
     return sql.getItem(db, joinNamespace(op.namespace), String(op.key), this.#now(), refresh);
   }
 
-  async #put(db: Queryable, op: StorePutOperation, vectors: FieldVector[] | undefined): Promise<void> {
+  async #put(db: Queryable, op: StorePutOperation, vectors: sql.FieldVector[] | undefined): Promise<void> {
     checkKey(op.key);
     if (op.value === null || op.value === undefined) {
       checkNamespace(op.namespace, { allowEmpty: true });
@@ -233,7 +232,7 @@ export class SlipwayStore extends BaseStore {
     const item = { path: joinNamespace(op.namespace), key: String(op.key), value: op.value, ttlMinutes: ttl };
     await sql.putItem(db, item, this.#now());
     // The value changed: vectors of its old text would rank it by what it no longer says.
-    if (this.#index) await replaceVectors(db, item.path, item.key, vectors ?? []);
+    if (this.#index) await sql.replaceVectors(db, item.path, item.key, vectors ?? []);
   }
 
   async #search(db: Queryable, op: StoreSearchOperation, queryVector: number[] | undefined): Promise<SearchItem[]> {
