@@ -35,7 +35,7 @@ import { StreamBroker } from "./stream/broker.ts";
 import { StreamRelay } from "./stream/relay.ts";
 import { endOpenStreams } from "../http/sse.ts";
 import { registerThreadStreamRoutes } from "./stream/thread-stream-routes.ts";
-import { computeThreadSnapshot, refreshThreadSnapshot, registerThreadRoutes, sweepExpiredThreads, ThreadService } from "./threads/index.ts";
+import { computeThreadSnapshot, refreshThreadSnapshot, registerThreadRoutes, sweepExpiredThreads, ThreadService, ThreadStateService } from "./threads/index.ts";
 import { threadExists } from "./threads/repository.ts";
 import { SLIPWAY_VERSION } from "../config/version.ts";
 
@@ -213,7 +213,7 @@ async function assemble(db: Database, project: PreparedProject, options: AgentSe
   // DELETE /assistants/{id}?delete_threads=true removes the threads that ran it.
   if (enabled("assistants")) registerAssistantRoutes(app, { assistants, deleteThreadsOf: (id) => threads.deleteOfAssistant(id) });
   if (enabled("threads")) {
-    registerThreadRoutes(app, { threads, graphs, db, checkpointer });
+    registerThreadRoutes(app, { threads, state: new ThreadStateService({ db, graphs, checkpointer }) });
     registerThreadStreamRoutes(app, { broker, runFeed: threadRunFeed(db), threadExists: (id) => threadExists(db, id), heartbeatMs: options.heartbeatMs });
   }
   const runDeps = { runs, broker, db, heartbeatMs: options.heartbeatMs ?? AGENT_DEFAULTS.heartbeatMs };
