@@ -26,6 +26,7 @@ import { isTerminal } from "../run-statuses.ts";
 import type { AssistantHandoff } from "./assistant-handoff.ts";
 import type { AssistantStamp } from "../assistants/service.ts";
 import { checkWebhookUrl, type WebhookPolicy } from "./webhook.ts";
+import { durabilityOf, streamModesOf } from "./run-defaults.ts";
 import type { WorkerPool } from "./worker-pool.ts";
 
 export interface RunServiceDeps {
@@ -306,21 +307,19 @@ export class RunService {
       throw invalidField(["body", "checkpoint_id"], "disagrees with checkpoint.checkpoint_id");
     }
     if (body.webhook) checkWebhookUrl(body.webhook, this.deps.webhookPolicy);
-    const modes = body.stream_mode == null ? ["values"] : Array.isArray(body.stream_mode) ? body.stream_mode : [body.stream_mode];
-    const durability = body.durability ?? (body.checkpoint_during === false ? "exit" : "async");
     return {
       input: body.input ?? null,
       command: (body.command as Record<string, unknown> | null) ?? null,
       config: (body.config as Record<string, unknown>) ?? {},
       context: body.context ?? {},
-      stream_mode: modes.length ? [...new Set(modes)] : ["values"],
+      stream_mode: streamModesOf(body.stream_mode),
       stream_subgraphs: body.stream_subgraphs ?? false,
       stream_resumable: body.stream_resumable ?? false,
       interrupt_before: body.interrupt_before ?? null,
       interrupt_after: body.interrupt_after ?? null,
       checkpoint_id: body.checkpoint_id ?? body.checkpoint?.checkpoint_id ?? null,
       checkpoint_ns: body.checkpoint?.checkpoint_ns ?? "",
-      durability,
+      durability: durabilityOf(body),
       webhook: body.webhook ?? null,
       on_disconnect: body.on_disconnect ?? defaults.onDisconnect,
       temporary: stateless && (body.on_completion ?? "delete") === "delete",
