@@ -228,9 +228,19 @@ async function assemble(db: Database, project: PreparedProject, options: AgentSe
 
   if (options.socketPath) await app.listen({ path: options.socketPath });
   else await app.listen({ port: options.port ?? AGENT_DEFAULTS.port, host: options.host ?? AGENT_DEFAULTS.host });
-  await pool.start();
-  await crons.scheduler.start();
-  store.start();
+  try {
+    await pool.start();
+    await crons.scheduler.start();
+    store.start();
+  } catch (error) {
+    // The caller closes the database; what listens or ticks here must stop with it.
+    await crons.scheduler.stop().catch((e) => log.warn({ err: e }, "stopping the cron scheduler after a failed start"));
+    await pool.stop(0).catch((e) => log.warn({ err: e }, "stopping the worker pool after a failed start"));
+    store.stop();
+    await app.close();
+    await relay?.close();
+    throw error;
+  }
   // Threads created with a ttl (or given checkpointer.ttl's default) are deleted or pruned once it runs out.
   const threadTtl = config.checkpointer.ttl;
   const sweepPolicy = {
