@@ -13,7 +13,7 @@ export function errorResponses<C extends number>(...codes: C[]): Record<C, typeo
   return Object.fromEntries(codes.map((code) => [code, ErrorResponse])) as Record<C, typeof ErrorResponse>;
 }
 
-/** The 200 response of a route that answers with server-sent events (see stream/sse.ts). */
+/** The 200 response of a route that answers with server-sent events (see http/sse.ts). */
 export const sseResponse = {
   200: { description: "Server-sent events", content: { "text/event-stream": { schema: Type.String() } } },
 } as const;

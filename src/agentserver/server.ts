@@ -33,9 +33,9 @@ import { storeFromConfig } from "./store/from-config.ts";
 import { registerStoreRoutes } from "./store/index.ts";
 import { StreamBroker } from "./stream/broker.ts";
 import { StreamRelay } from "./stream/relay.ts";
-import { endOpenStreams } from "./stream/sse.ts";
+import { endOpenStreams } from "../http/sse.ts";
 import { registerThreadStreamRoutes } from "./stream/thread-stream-routes.ts";
-import { computeThreadSnapshot, refreshThreadSnapshot, registerThreadRoutes, sweepExpiredThreads, ThreadService } from "./threads/index.ts";
+import { computeThreadSnapshot, refreshThreadSnapshot, registerThreadRoutes, sweepExpiredThreads, ThreadService, ThreadStateService } from "./threads/index.ts";
 import { threadExists } from "./threads/repository.ts";
 import { SLIPWAY_VERSION } from "../config/version.ts";
 
@@ -81,21 +81,9 @@ async function assemble(db: Database, project: PreparedProject, options: AgentSe
   const { config } = project;
   const now = () => new Date();
   const newId = () => crypto.randomUUID();
-  const checkpointer = new SlipwaySaver(db);
-  const store = await storeFromConfig(db, config);
-  // auth.path: loaded before anything listens, so that a broken handler stops the start.
-  const customAuth = config.auth ? await loadAuth(config.auth.module) : undefined;
-  const graphs = await loadGraphs(config, { checkpointer, store });
-  const assistants = new AssistantService(db, graphs, now, {
-    // A database of our own is written by this process alone: what it read stays true.
-    cacheReads: !db.shared,
-    // Read from the project's TypeScript types on first use, then saved beside it (decision 0013).
-    typedSchemas: new StaticGraphSchemas({ root: config.root, sources: graphSources(config), log: { warn: (o, m) => app.log.warn(o, m), info: (o, m) => app.log.info(o, m) } }),
-  });
-  const { differing } = await assistants.ensureSystemAssistants(project.assistantDefaults);
   // http.app, http.mount_prefix, http.configurable_headers and ui of langgraph.json.
   const projectHttp = await prepareProjectHttp(config);
-
+  // The app comes first: its logger is the one every part below logs to. Nothing listens yet.
   const app = await createHttpServer({
     title: "Slipway agent server",
     version: SLIPWAY_VERSION,
@@ -105,6 +93,19 @@ async function assemble(db: Database, project: PreparedProject, options: AgentSe
     serverFactory: projectHttp.serverFactory,
   });
   const log = app.log;
+
+  const checkpointer = new SlipwaySaver(db);
+  const store = await storeFromConfig(db, config, log);
+  // auth.path: loaded before anything listens, so that a broken handler stops the start.
+  const customAuth = config.auth ? await loadAuth(config.auth.module) : undefined;
+  const graphs = await loadGraphs(config, { checkpointer, store });
+  const assistants = new AssistantService({ db, graphs, now,
+    // A database of our own is written by this process alone: what it read stays true.
+    cacheReads: !db.shared,
+    // Read from the project's TypeScript types on first use, then saved beside it (decision 0013).
+    typedSchemas: new StaticGraphSchemas({ root: config.root, sources: graphSources(config), log }),
+  });
+  const { differing } = await assistants.ensureSystemAssistants(project.assistantDefaults);
   for (const graphId of differing) {
     log.warn(
       { graph_id: graphId, assistant_id: systemAssistantId(graphId) },
@@ -140,6 +141,7 @@ async function assemble(db: Database, project: PreparedProject, options: AgentSe
   });
   const pool = new WorkerPool(
     db,
+    lifecycle,
     runAttempt,
     {
       workers: options.workers ?? AGENT_DEFAULTS.workers,
@@ -168,6 +170,7 @@ async function assemble(db: Database, project: PreparedProject, options: AgentSe
     webhookPolicy,
     now,
     newId,
+    lifecycle,
     stopRun: (runId, action) => runs.cancel(undefined, runId, { wait: false, action }),
     log,
   });
@@ -208,9 +211,9 @@ async function assemble(db: Database, project: PreparedProject, options: AgentSe
   // langgraph.json's http.disable_<group> turns a group of routes off.
   const enabled = (group: "assistants" | "threads" | "runs" | "store") => !config.http.disabled.has(group);
   // DELETE /assistants/{id}?delete_threads=true removes the threads that ran it.
-  if (enabled("assistants")) registerAssistantRoutes(app, { assistants, graphs, deleteThreadsOf: (id) => threads.deleteOfAssistant(id) });
+  if (enabled("assistants")) registerAssistantRoutes(app, { assistants, deleteThreadsOf: (id) => threads.deleteOfAssistant(id) });
   if (enabled("threads")) {
-    registerThreadRoutes(app, { threads, graphs, db, checkpointer });
+    registerThreadRoutes(app, { threads, state: new ThreadStateService({ db, graphs, checkpointer }) });
     registerThreadStreamRoutes(app, { broker, runFeed: threadRunFeed(db), threadExists: (id) => threadExists(db, id), heartbeatMs: options.heartbeatMs });
   }
   const runDeps = { runs, broker, db, heartbeatMs: options.heartbeatMs ?? AGENT_DEFAULTS.heartbeatMs };
@@ -225,9 +228,19 @@ async function assemble(db: Database, project: PreparedProject, options: AgentSe
 
   if (options.socketPath) await app.listen({ path: options.socketPath });
   else await app.listen({ port: options.port ?? AGENT_DEFAULTS.port, host: options.host ?? AGENT_DEFAULTS.host });
-  await pool.start();
-  await crons.scheduler.start();
-  store.start();
+  try {
+    await pool.start();
+    await crons.scheduler.start();
+    store.start();
+  } catch (error) {
+    // The caller closes the database; what listens or ticks here must stop with it.
+    await crons.scheduler.stop().catch((e) => log.warn({ err: e }, "stopping the cron scheduler after a failed start"));
+    await pool.stop(0).catch((e) => log.warn({ err: e }, "stopping the worker pool after a failed start"));
+    store.stop();
+    await app.close();
+    await relay?.close();
+    throw error;
+  }
   // Threads created with a ttl (or given checkpointer.ttl's default) are deleted or pruned once it runs out.
   const threadTtl = config.checkpointer.ttl;
   const sweepPolicy = {

@@ -11,9 +11,10 @@ import { PGlite } from "@electric-sql/pglite";
 import { useNativeBytea } from "./pglite-bytea.mjs";
 import { PreparedStatements } from "./pglite-prepared.mjs";
 import { serveOnSocket } from "./pglite-sharing.mjs";
+import { runUpkeep } from "./pglite-upkeep.mjs";
 
 const port = /** @type {import("node:worker_threads").MessagePort} */ (parentPort);
-const { dataDir, schema, template } = /** @type {{ dataDir: string; schema: string; template?: string }} */ (workerData);
+const { dataDir, schema, template, upkeepEveryMs } = /** @type {{ dataDir: string; schema: string; template?: string; upkeepEveryMs?: number }} */ (workerData);
 
 /** @type {PGlite} */
 let pg;
@@ -25,6 +26,9 @@ const transactions = new Map();
 const channels = new Map();
 /** The socket server when this database is shared with other processes. */
 let sharing;
+/** The upkeep's timer, and the pass under way (close waits for it). */
+let upkeepTimer;
+let upkeepPass;
 
 /** Delivers a channel's notifications to `deliver` (PGlite LISTENs once per channel); returns the unsubscribe. */
 async function subscribe(channel, deliver) {
@@ -94,6 +98,21 @@ async function open() {
   useNativeBytea(pg);
   prepared = new PreparedStatements(pg);
   await pg.exec(`CREATE SCHEMA IF NOT EXISTS ${schema}; SET search_path TO ${schema}, public;`);
+  if (upkeepEveryMs && upkeepEveryMs > 0) upkeepTimer = setInterval(upkeep, upkeepEveryMs).unref();
+}
+
+/** One pass of vacuuming and analyzing what is due (pglite-upkeep.mjs); its failures are reported, not thrown. */
+function upkeep() {
+  if (upkeepPass || pg.closed) return;
+  upkeepPass = runUpkeep(pg)
+    .then(
+      ({ done, failed }) => {
+        if (done.length > 0) port.postMessage({ upkeep: done });
+        for (const { sql, error } of failed) port.postMessage({ warning: `embedded database upkeep: ${sql} failed: ${messageOf(error)}` });
+      },
+      (error) => port.postMessage({ warning: `embedded database upkeep failed: ${messageOf(error)}` }),
+    )
+    .finally(() => (upkeepPass = undefined));
 }
 
 function begin(txId) {
@@ -167,6 +186,8 @@ async function handle(message) {
       return undefined;
     }
     case "close":
+      clearInterval(upkeepTimer);
+      await upkeepPass;
       await sharing?.close();
       if (pg && !pg.closed) await pg.close();
       return undefined;

@@ -3,9 +3,22 @@ import { join } from "node:path";
 import { Worker } from "node:worker_threads";
 import { DataDirError, prepareDataDir } from "./data-dir.ts";
 import { assertSchemaName, type Database, type Queryable } from "./database.ts";
+import type { UpkeepStep } from "./pglite-upkeep.mjs";
 
 type Answer = { id: number; rows?: unknown[]; error?: Record<string, unknown> };
-type Reply = Answer | { answers: Answer[] } | { notify: string; payload: string };
+type Reply = Answer | { answers: Answer[] } | { notify: string; payload: string } | { upkeep: UpkeepDone[] } | { warning: string };
+
+/** One statement of the embedded database's upkeep, with why it was due and how long it held the database. */
+export type UpkeepDone = UpkeepStep & { ms: number };
+
+/** How often the embedded database checks what needs vacuuming: autovacuum's default naptime. */
+const UPKEEP_EVERY_MS = 60_000;
+/**
+ * A pass that held the database longer than this is worth a warning: statements waited
+ * for it. After one, only a pass twice as long as the longest warned of warns again, so a
+ * busy server says it a few times, not every minute.
+ */
+const UPKEEP_NOTABLE_MS = 1_000;
 
 /**
  * Embedded PostgreSQL (PGlite) on a thread of its own (pglite-thread.mjs), so that
@@ -19,8 +32,16 @@ type Reply = Answer | { answers: Answer[] } | { notify: string; payload: string 
  *
  * With `shareOn`, the thread also serves the database to other processes on that local
  * socket (pglite-sharing.mjs; see shared-pglite-host.ts).
+ *
+ * Every `upkeepEveryMs` (0: never) the thread vacuums and analyzes the tables that
+ * autovacuum's rules say are due, as a PostgreSQL server would in the background
+ * (pglite-upkeep.mjs, decision 0026); `onUpkeep` hears what each pass did.
  */
-export async function openPglite(dataDir: string, schema: string, options: { template?: string; shareOn?: string } = {}): Promise<Database> {
+export async function openPglite(
+  dataDir: string,
+  schema: string,
+  options: { template?: string; shareOn?: string; upkeepEveryMs?: number; onUpkeep?: (done: UpkeepDone[]) => void } = {},
+): Promise<Database> {
   assertSchemaName(schema);
   const inMemory = dataDir === "memory://" || dataDir === "";
   if (!inMemory) prepareDataDir(dataDir);
@@ -33,7 +54,7 @@ export async function openPglite(dataDir: string, schema: string, options: { tem
     });
   }
   const worker = new Worker(new URL("./pglite-thread.mjs", import.meta.url), {
-    workerData: { dataDir, schema, template },
+    workerData: { dataDir, schema, template, upkeepEveryMs: options.upkeepEveryMs ?? UPKEEP_EVERY_MS },
   });
   const pending = new Map<number, { resolve: (rows: unknown[]) => void; reject: (error: Error) => void }>();
   const sqlListeners = new Map<string, Set<(payload: string) => void>>();
@@ -53,10 +74,24 @@ export async function openPglite(dataDir: string, schema: string, options: { tem
       for (const listener of [...(sqlListeners.get(reply.notify) ?? [])]) listener(reply.payload);
     } else if ("answers" in reply) {
       for (const answer of reply.answers) settle(answer);
+    } else if ("upkeep" in reply) {
+      heardUpkeep(reply.upkeep);
+    } else if ("warning" in reply) {
+      process.emitWarning(reply.warning);
     } else {
       settle(reply);
     }
   });
+  let upkeepWarnedMs = UPKEEP_NOTABLE_MS / 2;
+  const heardUpkeep = (done: UpkeepDone[]) => {
+    options.onUpkeep?.(done);
+    const ms = done.reduce((sum, step) => sum + step.ms, 0);
+    if (ms > 2 * upkeepWarnedMs) {
+      upkeepWarnedMs = ms;
+      const what = done.map((step) => `${step.table} (${step.why}, ${Math.round(step.ms)} ms)`).join(", ");
+      process.emitWarning(`the embedded database's upkeep held statements for ${Math.round(ms)} ms: ${what}. A PostgreSQL server does this in the background.`);
+    }
+  };
   const fail = (error: Error) => {
     exited = error;
     for (const waiter of pending.values()) waiter.reject(error);

@@ -32,4 +32,55 @@ describe.each(BACKENDS)("run attempts on %s", (backend) => {
     const values = await client.runs.wait(thread.thread_id, "agent", { input: { messages: [{ role: "human", content: "again" }] } });
     expect((values as { messages: Array<{ content: string }> }).messages.at(-1)?.content).toBe("You said: again");
   });
+
+  it("gives a run another attempt when reading its assistant fails in the database, instead of ending it as AssistantNotFound", async () => {
+    agent = await startTestAgentServer(backend, { leaseSeconds: 1 });
+    const { client, server } = agent;
+    const thread = await client.threads.create();
+    // An assistant this server never read, so that the attempt reads it from the database.
+    const assistantId = crypto.randomUUID();
+    await server.db.query(`INSERT INTO assistants (assistant_id, graph_id, name) VALUES ($1, 'agent', 'fresh')`, [assistantId]);
+    // The database fails the read (a real error: the table is not there under its name).
+    await server.db.query("ALTER TABLE assistants RENAME TO assistants_away");
+    const runId = crypto.randomUUID();
+    await server.db.query(`INSERT INTO runs (run_id, thread_id, assistant_id, kwargs) VALUES ($1, $2, $3, $4::jsonb)`, [
+      runId,
+      thread.thread_id,
+      assistantId,
+      JSON.stringify({
+        input: { messages: [{ role: "human", content: "later" }] },
+        command: null,
+        config: {},
+        context: {},
+        stream_mode: ["values"],
+        stream_subgraphs: false,
+        stream_resumable: false,
+        interrupt_before: null,
+        interrupt_after: null,
+        checkpoint_id: null,
+        checkpoint_ns: "",
+        durability: "async",
+        webhook: null,
+        on_disconnect: "continue",
+        temporary: false,
+        feedback_keys: null,
+      }),
+    ]);
+    await server.db.notify(runsChannel(server.db.schema), queueAnnouncement(runId, 0, thread.thread_id));
+    // Either its first attempt ended it, or the sweeper gave it a second one.
+    const row = async () => (await server.db.query<{ status: string; attempt: number; error: { error: string } | null }>("SELECT status, attempt, error FROM runs WHERE run_id = $1", [runId]))[0]!;
+    const deadline = Date.now() + 15_000;
+    while (Date.now() < deadline) {
+      const { status, attempt } = await row();
+      if (status === "error" || attempt >= 2) break;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    const seen = await row();
+    expect(seen.error?.error).toBeUndefined();
+    expect(seen.attempt).toBeGreaterThanOrEqual(2);
+    // The database answers again: a later attempt runs the graph.
+    await server.db.query("ALTER TABLE assistants_away RENAME TO assistants");
+    await client.runs.join(thread.thread_id, runId);
+    expect((await row()).status).toBe("success");
+  });
 });

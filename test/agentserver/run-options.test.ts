@@ -88,6 +88,20 @@ describe.each(BACKENDS)("run options and stream modes on %s", (backend) => {
     expect((await t.client.runs.get(thread.thread_id, run.run_id)).status).toBe("success");
   });
 
+  it("a run queued behind a delayed run starts once that one is cancelled, not when it would have been due", async () => {
+    const thread = await t.client.threads.create();
+    const delayed = await t.client.runs.create(thread.thread_id, "agent", { input: human("in an hour"), afterSeconds: 3600 });
+    const behind = await t.client.runs.create(thread.thread_id, "agent", { input: human("now"), multitaskStrategy: "enqueue" });
+    await t.client.runs.cancel(thread.thread_id, delayed.run_id);
+    // Nothing else wakes a worker for it: the cancel tells them the thread's queue moved.
+    const joined = await Promise.race([
+      t.client.runs.join(thread.thread_id, behind.run_id).then(() => "ended"),
+      new Promise((resolve) => setTimeout(() => resolve("still waiting after 10 s"), 10_000)),
+    ]);
+    expect(joined).toBe("ended");
+    expect((await t.client.runs.get(thread.thread_id, behind.run_id)).status).toBe("success");
+  });
+
   it("if_not_exists create makes the thread; reject (default) answers 404", async () => {
     const id = crypto.randomUUID();
     await expect(t.client.runs.create(id, "agent", { input: human("x") })).rejects.toThrow(/404/);

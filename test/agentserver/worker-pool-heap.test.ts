@@ -2,6 +2,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { queueAnnouncement, runsChannel } from "../../src/agentserver/runs/announcements.ts";
 import { WorkerPool } from "../../src/agentserver/runs/worker-pool.ts";
 import { openDatabase } from "../../src/storage/open.ts";
+import { poolLifecycle } from "../support/pool-lifecycle.ts";
 import { BACKENDS, freshBackend } from "../support/backends.ts";
 
 /**
@@ -25,6 +26,7 @@ describe.each(BACKENDS)("worker pool heap bound on %s", (backend) => {
     const gates: Array<() => void> = [];
     const pool = new WorkerPool(
       db,
+      poolLifecycle(db),
       async (run) => {
         running++;
         peak = Math.max(peak, running);

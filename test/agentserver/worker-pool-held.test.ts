@@ -3,6 +3,7 @@ import type { RunRow } from "../../src/agentserver/runs/repository.ts";
 import { WorkerPool } from "../../src/agentserver/runs/worker-pool.ts";
 import type { Database } from "../../src/storage/database.ts";
 import { openDatabase } from "../../src/storage/open.ts";
+import { poolLifecycle } from "../support/pool-lifecycle.ts";
 import { BACKENDS, freshBackend } from "../support/backends.ts";
 
 /**
@@ -23,6 +24,7 @@ describe.each(BACKENDS)("runs a worker pool holds before starting them (%s)", (b
     const started: Array<{ runId: string; aborted: boolean }> = [];
     const pool = new WorkerPool(
       db,
+      poolLifecycle(db),
       async (run, control) => void started.push({ runId: run.run_id, aborted: control.signal.aborted }),
       { workers: 2, leaseSeconds: 30, exclusiveStorage: false },
       { warn: () => undefined, error: () => undefined },

@@ -3,6 +3,7 @@ import { queueAnnouncement, runsChannel } from "../../src/agentserver/runs/annou
 import { WorkerPool } from "../../src/agentserver/runs/worker-pool.ts";
 import type { Database } from "../../src/storage/database.ts";
 import { openDatabase } from "../../src/storage/open.ts";
+import { poolLifecycle } from "../support/pool-lifecycle.ts";
 import { BACKENDS, freshBackend } from "../support/backends.ts";
 
 /**
@@ -36,6 +37,7 @@ describe.each(BACKENDS)("worker pool races on %s", (backend) => {
     const attempts: string[] = [];
     const pool = new WorkerPool(
       held,
+      poolLifecycle(db),
       async (run) => {
         executed.push(run.run_id);
         attempts.push(`${run.run_id}:${run.attempt}`);

@@ -16,7 +16,7 @@ export interface TestAgentServer {
 /** A real agent server on a free loopback port over the fixture graphs, on one back end. */
 export async function startTestAgentServer(
   backend: BackendName,
-  options: { apiKey?: string; workers?: number; webhookAllowHosts?: string[]; bodyLimit?: number; heartbeatMs?: number; shutdownGraceMs?: number } = {},
+  options: { apiKey?: string; workers?: number; webhookAllowHosts?: string[]; bodyLimit?: number; heartbeatMs?: number; shutdownGraceMs?: number; leaseSeconds?: number } = {},
 ): Promise<TestAgentServer> {
   const target = freshBackend(backend, "agent");
   const server = await startAgentServer({
@@ -32,6 +32,7 @@ export async function startTestAgentServer(
     bodyLimit: options.bodyLimit,
     heartbeatMs: options.heartbeatMs,
     shutdownGraceMs: options.shutdownGraceMs,
+    leaseSeconds: options.leaseSeconds,
     logLevel: "error",
   });
   const client = new Client({ apiUrl: server.url, apiKey: options.apiKey});

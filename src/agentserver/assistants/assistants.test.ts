@@ -45,7 +45,7 @@ describe.each(BACKENDS)("assistants through the SDK on %s", (backend) => {
 
   it("makes system assistants once, across restarts and concurrent starts", async () => {
     const before = await server.client.assistants.count({ metadata: { created_by: "system" } });
-    const restarted = new AssistantService(server.db, server.graphs, () => new Date());
+    const restarted = new AssistantService({ db: server.db, graphs: server.graphs });
     await Promise.all([restarted.ensureSystemAssistants(), server.assistants.ensureSystemAssistants()]);
     expect(await server.client.assistants.count({ metadata: { created_by: "system" } })).toBe(before);
     const rows = await server.db.query<{ n: number }>("SELECT count(*)::int AS n FROM assistant_versions WHERE assistant_id = $1", [SYSTEM_IDS.nested]);

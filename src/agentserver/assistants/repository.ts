@@ -72,6 +72,12 @@ export async function findAssistant(q: Queryable, id: string, forUpdate = false)
   return rows[0];
 }
 
+/** An assistant's metadata alone (custom auth matches its filters against it); `undefined`: no such assistant. */
+export async function assistantMetadata(q: Queryable, id: string): Promise<Record<string, unknown> | undefined> {
+  const rows = await q.query<{ metadata: Record<string, unknown> | null }>("SELECT metadata FROM assistants WHERE assistant_id = $1", [id]);
+  return rows[0] ? (rows[0].metadata ?? {}) : undefined;
+}
+
 /** Makes `fields` the assistant's current version. */
 export async function updateCurrent(q: Queryable, id: string, version: number, fields: AssistantFields, now: Date): Promise<AssistantRow> {
   const rows = await q.query<AssistantRow>(

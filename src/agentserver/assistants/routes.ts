@@ -1,6 +1,5 @@
 import type { FastifyRequest } from "fastify";
 import { invalidField } from "../../http/errors.ts";
-import type { GraphRegistry } from "../graphs/registry.ts";
 import type { AssistantService } from "./service.ts";
 import * as S from "./schemas.ts";
 import { errorResponses } from "../route-helpers.ts";
@@ -13,7 +12,6 @@ import type { HttpApp } from "../../http/server.ts";
  */
 export interface AssistantRouteDeps {
   assistants: AssistantService;
-  graphs: GraphRegistry;
   /** For DELETE ?delete_threads=true: the threads domain deletes an assistant's threads. */
   deleteThreadsOf?: (assistantId: string) => Promise<unknown>;
 }

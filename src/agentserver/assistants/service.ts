@@ -19,7 +19,10 @@ export const systemAssistantId = (graphId: string): string => uuid5(graphId, NAM
 // Stricter than ajv's "uuid" format (which allows a `urn:uuid:` prefix PostgreSQL refuses).
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-export interface AssistantServiceOptions {
+export interface AssistantServiceDeps {
+  db: Database;
+  graphs: GraphRegistry;
+  now?: () => Date;
   /**
    * Schemas the TypeScript compiler reads from the project's graph types, by graph id
    * and namespace (graph-schemas/static-schemas.ts). Without it, graphs without zod
@@ -55,7 +58,7 @@ interface SearchResult {
  * graph ids accepted wherever an assistant id is. Never sees HTTP.
  *
  * @example
- * const assistants = new AssistantService(db, graphs, () => new Date());
+ * const assistants = new AssistantService({ db, graphs });
  * await assistants.ensureSystemAssistants();
  * const agent = await assistants.get("agent"); // the system assistant of graph "agent"
  */
@@ -64,13 +67,11 @@ export class AssistantService {
   /** Assistants read for runs on a shared database, checked when each run is queued (`forRun`). */
   private readonly forRuns = new Map<string, Assistant>();
 
-  constructor(
-    private readonly db: Database,
-    private readonly graphs: GraphRegistry,
-    private readonly now: () => Date,
-    private readonly options: AssistantServiceOptions = {},
-  ) {
-    if (options.cacheReads) this.cache = new Map();
+  private readonly now: () => Date;
+
+  constructor(private readonly deps: AssistantServiceDeps) {
+    this.now = deps.now ?? (() => new Date());
+    if (deps.cacheReads) this.cache = new Map();
   }
 
   /**
@@ -81,17 +82,17 @@ export class AssistantService {
    */
   async ensureSystemAssistants(defaults: ReadonlyMap<string, AssistantDefaults> = new Map()): Promise<{ differing: string[] }> {
     const differing: string[] = [];
-    for (const graphId of this.graphs.ids()) {
+    for (const graphId of this.deps.graphs.ids()) {
       const given = defaults.get(graphId);
       const fields: AssistantFields = {
         graph_id: graphId,
         name: graphId,
-        description: this.graphs.description(graphId) ?? null,
+        description: this.deps.graphs.description(graphId) ?? null,
         config: given?.config ?? {},
         context: given?.context ?? {},
         metadata: { created_by: "system" },
       };
-      await this.db.transaction(async (tx) => {
+      await this.deps.db.transaction(async (tx) => {
         const id = systemAssistantId(graphId);
         const now = this.now();
         if (await sql.insertAssistant(tx, id, fields, now)) {
@@ -112,7 +113,7 @@ export class AssistantService {
    * assistant; anything else that is not a uuid cannot name an assistant: not found.
    */
   resolveId(idOrGraphId: string): string {
-    if (this.graphs.has(idOrGraphId)) return systemAssistantId(idOrGraphId);
+    if (this.deps.graphs.has(idOrGraphId)) return systemAssistantId(idOrGraphId);
     if (UUID.test(idOrGraphId)) return idOrGraphId.toLowerCase();
     throw notFound(`Assistant "${idOrGraphId}" not found`);
   }
@@ -133,7 +134,7 @@ export class AssistantService {
    * deleted it since. `fresh` reads it again, after such a check failed.
    */
   async forRun(idOrGraphId: string, fresh = false): Promise<{ assistant: Assistant; stamp?: AssistantStamp }> {
-    if (!this.db.shared) return { assistant: await this.get(idOrGraphId) };
+    if (!this.deps.db.shared) return { assistant: await this.get(idOrGraphId) };
     const id = this.resolveId(idOrGraphId);
     let assistant = fresh ? undefined : this.forRuns.get(id);
     if (!assistant) {
@@ -145,7 +146,7 @@ export class AssistantService {
   }
 
   private async read(idOrGraphId: string, id: string): Promise<Assistant> {
-    const row = await sql.findAssistant(this.db, id);
+    const row = await sql.findAssistant(this.deps.db, id);
     if (!row) throw notFound(`Assistant "${idOrGraphId}" not found`);
     return toWire(row);
   }
@@ -176,7 +177,7 @@ export class AssistantService {
       metadata: input.metadata ?? {},
     };
     const now = this.now();
-    const created = await this.db.transaction(async (tx) => {
+    const created = await this.deps.db.transaction(async (tx) => {
       const row = await sql.insertAssistant(tx, id, fields, now);
       if (row) await sql.insertVersion(tx, id, 1, fields, now);
       return row;
@@ -193,7 +194,7 @@ export class AssistantService {
   async patch(idOrGraphId: string, input: AssistantPatch): Promise<Assistant> {
     if (input.graph_id != null) this.requireGraph(input.graph_id);
     const id = this.resolveId(idOrGraphId);
-    const row = await this.forget(id, this.db.transaction(async (tx) => {
+    const row = await this.forget(id, this.deps.db.transaction(async (tx) => {
       const current = await sql.findAssistant(tx, id, true);
       if (!current) return undefined;
       const fields: AssistantFields = {
@@ -224,16 +225,16 @@ export class AssistantService {
     if (options.deleteThreads && !deleteThreadsOf) {
       throw invalidField(["query", "delete_threads"], "deleting an assistant's threads is not supported by this server");
     }
-    if (!(await sql.findAssistant(this.db, id))) throw notFound(`Assistant "${idOrGraphId}" not found`);
+    if (!(await sql.findAssistant(this.deps.db, id))) throw notFound(`Assistant "${idOrGraphId}" not found`);
     if (options.deleteThreads) await deleteThreadsOf!(id);
-    if (!(await this.forget(id, sql.deleteAssistant(this.db, id)))) throw notFound(`Assistant "${idOrGraphId}" not found`);
+    if (!(await this.forget(id, sql.deleteAssistant(this.deps.db, id)))) throw notFound(`Assistant "${idOrGraphId}" not found`);
   }
 
   /** A page of assistants, newest first unless told otherwise, projected to `select`. */
   async search(input: AssistantSearchRequest): Promise<SearchResult> {
     const limit = input.limit ?? 10;
     const offset = input.offset ?? 0;
-    const { rows, total } = await sql.searchAssistants(this.db, filterOf(input), {
+    const { rows, total } = await sql.searchAssistants(this.deps.db, filterOf(input), {
       sortBy: input.sort_by ?? "created_at",
       sortOrder: input.sort_order ?? "desc",
       limit,
@@ -245,13 +246,13 @@ export class AssistantService {
   }
 
   async count(input: AssistantCountRequest): Promise<number> {
-    return sql.countAssistants(this.db, filterOf(input));
+    return sql.countAssistants(this.deps.db, filterOf(input));
   }
 
   /** Versions newest first; an unknown assistant is a 404, not an empty list. */
   async versions(idOrGraphId: string, input: AssistantVersionsSearchRequest): Promise<Assistant[]> {
     const id = (await this.get(idOrGraphId)).assistant_id;
-    const rows = await sql.listVersions(this.db, id, {
+    const rows = await sql.listVersions(this.deps.db, id, {
       metadata: input.metadata ?? undefined,
       limit: input.limit ?? 10,
       offset: input.offset ?? 0,
@@ -262,7 +263,7 @@ export class AssistantService {
   /** Makes an earlier (or later) version the current one; no new version is made. */
   async setLatest(idOrGraphId: string, version: number): Promise<Assistant> {
     const id = this.resolveId(idOrGraphId);
-    const row = await this.forget(id, this.db.transaction(async (tx) => {
+    const row = await this.forget(id, this.deps.db.transaction(async (tx) => {
       if (!(await sql.findAssistant(tx, id, true))) throw notFound(`Assistant "${idOrGraphId}" not found`);
       const chosen: VersionRow | undefined = await sql.findVersion(tx, id, version);
       if (!chosen) throw notFound(`Assistant "${idOrGraphId}" has no version ${version}`);
@@ -288,18 +289,18 @@ export class AssistantService {
   }
 
   private typedSchemasOf(graphId: string): StaticLookup {
-    return async () => this.options.typedSchemas?.of(graphId);
+    return async () => this.deps.typedSchemas?.of(graphId);
   }
 
   private async graphOf(idOrGraphId: string): Promise<{ assistant: Assistant; graph: GraphLike }> {
     const assistant = await this.get(idOrGraphId);
     // An assistant can outlive its graph (a later revision dropped it from langgraph.json).
     this.requireGraph(assistant.graph_id);
-    return { assistant, graph: await this.graphs.resolve(assistant.graph_id, runnableConfig(assistant)) };
+    return { assistant, graph: await this.deps.graphs.resolve(assistant.graph_id, runnableConfig(assistant)) };
   }
 
   private requireGraph(graphId: string): void {
-    if (!this.graphs.has(graphId)) throw notFound(`Graph "${graphId}" not found`);
+    if (!this.deps.graphs.has(graphId)) throw notFound(`Graph "${graphId}" not found`);
   }
 }
 

@@ -12,7 +12,7 @@ import { freshBackend, type BackendName } from "../../../test/support/backends.t
 import { readLanggraphConfig } from "../graphs/langgraph-config.ts";
 import { loadGraphs, type GraphRegistry } from "../graphs/registry.ts";
 import { registerAssistantRoutes, type AssistantRouteDeps } from "./routes.ts";
-import { AssistantService, type AssistantServiceOptions } from "./service.ts";
+import { AssistantService, type AssistantServiceDeps } from "./service.ts";
 
 /**
  * Test support for the assistants suites (not itself a test): a real database on the
@@ -60,7 +60,7 @@ export interface AssistantTestServer {
   url: string;
   client: Client;
   /** Another app on the same database, with its own service options. */
-  startApp(options: AssistantServiceOptions & Pick<AssistantRouteDeps, "deleteThreadsOf">): Promise<{ url: string; assistants: AssistantService }>;
+  startApp(options: Pick<AssistantServiceDeps, "cacheReads" | "typedSchemas"> & Pick<AssistantRouteDeps, "deleteThreadsOf">): Promise<{ url: string; assistants: AssistantService }>;
   close(): Promise<void>;
 }
 
@@ -71,10 +71,10 @@ export async function startAssistantServer(backend: BackendName): Promise<Assist
   // Strictly increasing, so "newest first" never depends on two writes in one millisecond.
   let last = 0;
   const clock = () => new Date((last = Math.max(Date.now(), last + 1)));
-  const startApp = async ({ deleteThreadsOf, ...options }: AssistantServiceOptions & Pick<AssistantRouteDeps, "deleteThreadsOf">) => {
-    const assistants = new AssistantService(db, graphs, clock, options);
+  const startApp = async ({ deleteThreadsOf, ...options }: Pick<AssistantServiceDeps, "cacheReads" | "typedSchemas"> & Pick<AssistantRouteDeps, "deleteThreadsOf">) => {
+    const assistants = new AssistantService({ db, graphs, now: clock, ...options });
     const app = await createHttpServer({ title: "assistants test", version: "0", validationStyle: "message" });
-    registerAssistantRoutes(app, { assistants, graphs, deleteThreadsOf });
+    registerAssistantRoutes(app, { assistants, deleteThreadsOf });
     await app.listen({ host: "127.0.0.1", port: 0 });
     apps.push(app);
     return { app, assistants, url: `http://127.0.0.1:${(app.server.address() as AddressInfo).port}` };

@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { BACKENDS } from "../../../test/support/backends.ts";
 import { startTestAgentServer, type TestAgentServer } from "../../../test/support/agent-server.ts";
 import { call } from "../assistants/testing.ts";
+import { readQueueAnnouncement, runsChannel } from "../runs/announcements.ts";
 import { listFirings } from "./repository.ts";
 
 /**
@@ -244,6 +245,24 @@ describe.each(BACKENDS)("crons API on %s", (backend) => {
     const state = await t.client.threads.getState(thread.thread_id);
     const texts = (state.values as { messages: Array<{ content: string }> }).messages.map((m) => m.content);
     expect(texts.slice(0, 4)).toEqual(["again", "You said: again", "again", "You said: again"]);
+  });
+
+  it("announces a cron's run exactly once, at its firing's commit", async () => {
+    const heard: string[] = [];
+    const unlisten = await t.server.db.listen(runsChannel(t.server.db.schema), (payload) => void heard.push(payload));
+    try {
+      const thread = await t.client.threads.create();
+      const cron = await t.client.crons.createForThread(thread.thread_id, "agent", { schedule: onceIn(1), input: input("once") });
+      const firing = await until("a queued firing", async () => (await listFirings(t.server.db, cron.cron_id)).find((f) => f.outcome === "queued"));
+      await t.client.crons.delete(cron.cron_id);
+      await t.client.runs.join(thread.thread_id, firing.run_id!);
+      // The lifecycle's own announcement of the run would be a second one.
+      expect(heard.map(readQueueAnnouncement).filter((a) => a.runId === firing.run_id)).toEqual([
+        { runId: firing.run_id, delaySeconds: 0, threadId: thread.thread_id, claimed: false },
+      ]);
+    } finally {
+      await unlisten();
+    }
   });
 
   it("applies the thread cron's multitask strategy when the thread is busy: reject skips, interrupt takes over", async () => {

@@ -1,6 +1,7 @@
 import type { Database, Queryable } from "../../storage/database.ts";
 import { queueAnnouncement, runsChannel } from "../runs/announcements.ts";
-import { activeRunsOfThread, enqueueRunFast, insertRun, type RunRow } from "../runs/repository.ts";
+import type { RunLifecycle } from "../runs/lifecycle.ts";
+import { activeRunsOfThread, announceAtCommit, enqueueRunFast, insertRun, type RunRow } from "../runs/repository.ts";
 import type { MultitaskStrategy } from "../runs/schemas.ts";
 import { lockThread, markThreadBusy } from "../threads/repository.ts";
 import { advanceCron, claimDueCron, recordFiring, type DueCron } from "./repository.ts";
@@ -17,6 +18,8 @@ export interface CronFiringDeps {
    * server was down) are folded into one, fired now; see planFiring.
    */
   catchUpSeconds: number;
+  /** Told of each run a firing queued, once it is committed (announced already). */
+  lifecycle: Pick<RunLifecycle, "emit">;
   /** Stops a run that an `interrupt` / `rollback` thread cron displaced (RunService.cancel). */
   stopRun(runId: string, action: "interrupt" | "rollback"): Promise<void>;
   /** Told of firings that could not be planned (a stored schedule that no longer reads). */
@@ -35,11 +38,14 @@ export interface Firing {
 /**
  * Fires the most overdue cron, if one is due and no other process is firing it: in one
  * transaction, claims it (repository.ts, claimDueCron), queues its run, records the
- * firing, advances `next_run_date`, and announces the run to the workers (a NOTIFY sent
- * inside the transaction is delivered only if it commits). Undefined when nothing is due.
+ * firing, advances `next_run_date`, and announces the run to the workers. The NOTIFY is
+ * sent inside the transaction, so it goes out at the commit: never for a firing rolled
+ * back, and never lost to a process that stops between the commit and the lifecycle's
+ * `queued` (told after, as `announced`). Undefined when nothing is due.
  */
 export async function fireNextDueCron(deps: CronFiringDeps): Promise<Firing | undefined> {
   let displaced: { runs: RunRow[]; action: "interrupt" | "rollback" } | undefined;
+  let queuedRun: RunRow | undefined;
   const firing = await deps.db.transaction(async (tx): Promise<Firing | undefined> => {
     const cron = await claimDueCron(tx);
     if (!cron) return undefined;
@@ -60,9 +66,8 @@ export async function fireNextDueCron(deps: CronFiringDeps): Promise<Firing | un
       fired_by: deps.firedBy,
     });
     await advanceCron(tx, cron.cron_id, plan.next);
-    if (queued.run) {
-      await tx.query("SELECT pg_notify($1, $2)", [runsChannel(deps.db.schema), queueAnnouncement(queued.run.run_id, 0, queued.run.thread_id)]);
-    }
+    if (queued.run) await announceAtCommit(tx, runsChannel(deps.db.schema), queueAnnouncement(queued.run.run_id, 0, queued.run.thread_id));
+    queuedRun = queued.run;
     return {
       cronId: cron.cron_id,
       scheduledFor: plan.scheduledFor,
@@ -79,6 +84,7 @@ export async function fireNextDueCron(deps: CronFiringDeps): Promise<Firing | un
       deps.log.error({ err: error, run_id: run.run_id }, "stopping a run displaced by a cron failed");
     });
   }
+  if (queuedRun) await deps.lifecycle.emit("queued", { run: queuedRun, delaySeconds: 0, announced: true });
   return firing;
 }
 

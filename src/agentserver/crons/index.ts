@@ -1,4 +1,5 @@
 import type { Database } from "../../storage/database.ts";
+import type { RunLifecycle } from "../runs/lifecycle.ts";
 import type { WebhookPolicy } from "../runs/webhook.ts";
 import { CronScheduler, cronsChannel, type CronSchedulerOptions } from "./scheduler.ts";
 import { CronService } from "./service.ts";
@@ -23,6 +24,8 @@ interface CronDeps {
   webhookPolicy: WebhookPolicy;
   now: () => Date;
   newId: () => string;
+  /** Told of the runs firings queue (runs/lifecycle.ts). */
+  lifecycle: Pick<RunLifecycle, "emit">;
   /** Stops a run displaced by an interrupt / rollback cron (RunService.cancel). */
   stopRun(runId: string, action: "interrupt" | "rollback"): Promise<void>;
   log: { error(obj: unknown, msg: string): void };

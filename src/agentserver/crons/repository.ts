@@ -75,6 +75,12 @@ export async function getCron(db: Queryable, cronId: string, filter: CronFilter 
   return rows[0];
 }
 
+/** A cron's metadata alone (custom auth matches its filters against it); `undefined`: no such cron. */
+export async function cronMetadata(db: Queryable, cronId: string): Promise<Record<string, unknown> | undefined> {
+  const rows = await db.query<{ metadata: Record<string, unknown> | null }>("SELECT metadata FROM crons WHERE cron_id = $1", [cronId]);
+  return rows[0] ? (rows[0].metadata ?? {}) : undefined;
+}
+
 /** The row, locked for the rest of the transaction (a PATCH reads, decides, then writes it). */
 export async function lockCron(tx: Queryable, cronId: string, filter: CronFilter = {}): Promise<CronRow | undefined> {
   const { where, params } = whereOf(filter, 2);

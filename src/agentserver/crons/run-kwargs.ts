@@ -1,4 +1,5 @@
 import type { RunKwargs } from "../runs/repository.ts";
+import { durabilityOf, streamModesOf } from "../runs/run-defaults.ts";
 import type { CronRow } from "./repository.ts";
 
 /**
@@ -12,20 +13,19 @@ export function runKwargsOf(cron: Pick<CronRow, "payload" | "thread_id" | "on_ru
     durability?: RunKwargs["durability"];
     checkpoint_during?: boolean;
   };
-  const modes = p.stream_mode == null ? ["values"] : Array.isArray(p.stream_mode) ? p.stream_mode : [p.stream_mode];
   return {
     input: p.input ?? null,
     command: null,
     config: (p.config as Record<string, unknown>) ?? {},
     context: (p.context as Record<string, unknown>) ?? {},
-    stream_mode: modes.length ? [...new Set(modes)] : ["values"],
+    stream_mode: streamModesOf(p.stream_mode),
     stream_subgraphs: (p.stream_subgraphs as boolean) ?? false,
     stream_resumable: (p.stream_resumable as boolean) ?? false,
     interrupt_before: (p.interrupt_before as RunKwargs["interrupt_before"]) ?? null,
     interrupt_after: (p.interrupt_after as RunKwargs["interrupt_after"]) ?? null,
     checkpoint_id: null,
     checkpoint_ns: "",
-    durability: p.durability ?? (p.checkpoint_during === false ? "exit" : "async"),
+    durability: durabilityOf(p),
     webhook: (p.webhook as string) ?? null,
     on_disconnect: "continue",
     // A stateless cron's "delete": the new thread goes when its run ends.

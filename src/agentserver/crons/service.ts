@@ -2,6 +2,7 @@ import type { Database } from "../../storage/database.ts";
 import { badRequest, invalidField, notFound } from "../../http/errors.ts";
 import { systemAssistantId } from "../assistants/index.ts";
 import { checkWebhookUrl, type WebhookPolicy } from "../runs/webhook.ts";
+import { threadExists } from "../threads/repository.ts";
 import type { CronAccess } from "./access.ts";
 import {
   countCrons,
@@ -57,8 +58,7 @@ export class CronService {
     const onRunCompleted = threadId === null ? (body.on_run_completed ?? "delete") : threadRunCompleted(body.on_run_completed);
     const assistant = await deps.assistants.get(body.assistant_id);
     if (threadId !== null) {
-      const found = await deps.db.query("SELECT 1 FROM threads WHERE thread_id = $1", [threadId]);
-      if (!found.length) throw notFound(`Thread ${threadId} not found`);
+      if (!(await threadExists(deps.db, threadId))) throw notFound(`Thread ${threadId} not found`);
     }
     const endTime = body.end_time ? new Date(body.end_time) : null;
     const created = await insertCron(deps.db, {

@@ -3,7 +3,10 @@ import { conflict, notFound } from "../../http/errors.ts";
 import type { Queryable } from "../../storage/database.ts";
 import { containment, matches, type AuthFilters } from "./filters.ts";
 import { AuthRefusal, type AuthContext } from "./handlers.ts";
-import { assistantMetadata, cronMetadata, threadMetadata, threadOfRun } from "./resources.ts";
+import { assistantMetadata } from "../assistants/repository.ts";
+import { cronMetadata } from "../crons/repository.ts";
+import { threadOfRun } from "../runs/repository.ts";
+import { threadMetadata } from "../threads/repository.ts";
 
 /**
  * Which `on` handler each route calls, with which value, and how its answer applies:
@@ -246,7 +249,9 @@ export const ROUTE_GUARDS: Record<string, Guard> = {
     const value: Body = { ...body, assistant_id: body.assistant_id ?? null, metadata: { ...((body.metadata as Body | null) ?? {}) }, if_exists: body.if_exists ?? "raise" };
     const filters = await g.authorize("assistants", "create", value);
     writeBackMetadata(g, value);
-    const existing = typeof body.assistant_id === "string" ? await assistantMetadata(g.db, body.assistant_id).catch(() => undefined) : undefined;
+    // The body's assistant_id is a uuid (validated): a failure here is the database's, and
+    // fails the request (logged by the error handler) rather than letting it through unchecked.
+    const existing = typeof body.assistant_id === "string" ? await assistantMetadata(g.db, body.assistant_id) : undefined;
     if (existing !== undefined && filters && !matches(existing, filters)) throw conflict(`Assistant with ID ${String(body.assistant_id)} already exists`);
   },
   "POST /assistants/search": search("assistants"),

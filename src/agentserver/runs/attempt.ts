@@ -1,5 +1,6 @@
 import type { RunnableConfig } from "@langchain/core/runnables";
 import type { CheckpointTuple } from "@langchain/langgraph-checkpoint";
+import { SlipwayError } from "../../http/errors.ts";
 import type { Database } from "../../storage/database.ts";
 import { batchParams, type SaveOp } from "../checkpointer/batch.ts";
 import type { GraphLike } from "../graphs/registry.ts";
@@ -13,8 +14,7 @@ import type { AssistantHandoff } from "./assistant-handoff.ts";
 import type { RunResult } from "./completion.ts";
 import { executeGraph, type ExecutionOutcome, type RunAssistant } from "./executor.ts";
 import type { RunLifecycle, RunLifecycleEvents } from "./lifecycle.ts";
-import { cancelActionOf, deleteRun, finishRunWithSnapshot, handBackRun, nextRunLeasedTo, runEndOf, saveRunResult, type ClaimedRun, type RunRow } from "./repository.ts";
-import { persistRunEvents } from "./run-events.ts";
+import { cancelActionOf, deleteRun, finishRunWithSnapshot, handBackRun, nextRunLeasedTo, persistRunEvents, runEndOf, saveRunResult, type ClaimedRun, type RunRow } from "./repository.ts";
 
 /** Attempts after which a run that keeps failing to finish ends in error. */
 export const MAX_RUN_ATTEMPTS = 5;
@@ -89,7 +89,10 @@ export function createAttemptRunner(deps: AttemptDeps) {
     try {
       assistant = deps.handoff?.take(run.run_id) ?? (await deps.assistants.get(run.assistant_id));
     } catch (error) {
-      return finish(run, control, { status: "error", error: { error: "AssistantNotFound", message: (error as Error).message } }, emit, events);
+      // Any other failure (the database's) is no outcome of the run: it goes up, the run
+      // leaves the pool, and the sweeper gives it another attempt once its lease expires.
+      if (!(error instanceof SlipwayError && error.code === "not_found")) throw error;
+      return finish(run, control, { status: "error", error: { error: "AssistantNotFound", message: error.message } }, emit, events);
     }
     const resumeFromCheckpoint = run.attempt > 1 && (await wroteCheckpoint(deps, run));
     await lifecycle.emit("started", { run });
@@ -239,7 +242,12 @@ export function createAttemptRunner(deps: AttemptDeps) {
       error = describeError(recorded.error);
       outcome = { status: "error", error };
       if (!alreadyFailed) emit("error", error);
-      const stored = run.kwargs.temporary ? undefined : await deps.snapshotOf(run.thread_id, { runError: error }).catch(() => undefined);
+      const stored = run.kwargs.temporary
+        ? undefined
+        : await deps.snapshotOf(run.thread_id, { runError: error }).catch((e) => {
+            deps.log.warn({ err: e, thread_id: run.thread_id }, "thread snapshot failed");
+            return undefined;
+          });
       recorded = await recordEnd(run, control.workerId, { status: "error", error }, stored, undefined, claimNext);
     }
     if (recorded.end === "unsaved") throw recorded.error;

@@ -13,7 +13,7 @@ const RUN_ROUTES = new Set([
 ]);
 
 /** What the vendor's JS server copies when nothing is configured (its utils/run-auth). */
-export const VENDOR_DEFAULT_HEADERS: HeaderPatterns = { includes: ["x-*", "user-agent"], excludes: ["x-api-key", "x-tenant-id", "x-service-key"] };
+const VENDOR_DEFAULT_HEADERS: HeaderPatterns = { includes: ["x-*", "user-agent"], excludes: ["x-api-key", "x-tenant-id", "x-service-key"] };
 
 /** Never copied unless named exactly in `includes`: they are credentials. */
 const SECRET = new Set(["x-api-key", "authorization", "cookie"]);
@@ -41,7 +41,7 @@ export function registerConfigurableHeaders(app: FastifyInstance, patterns: Head
   });
 }
 
-export function headerPicker(patterns: HeaderPatterns): (headers: Record<string, string | string[] | undefined>) => Record<string, string> {
+function headerPicker(patterns: HeaderPatterns): (headers: Record<string, string | string[] | undefined>) => Record<string, string> {
   const excludes = patterns.excludes.map(wildcard);
   const includes = (patterns.includes ?? ["x-*", "user-agent"]).map(wildcard);
   const named = new Set(patterns.includes ?? []);

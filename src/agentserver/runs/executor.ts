@@ -110,7 +110,7 @@ async function streamWithEvents(
 /** What the vendor's JS server tags every run's metadata with (tracing and graphs may read it). */
 const PLATFORM_METADATA = { langgraph_version: LANGGRAPH_JS_VERSION, langgraph_plan: "developer", langgraph_host: "self-hosted" };
 
-export function buildConfig(run: RunRow, assistant: RunAssistant): Record<string, unknown> {
+function buildConfig(run: RunRow, assistant: RunAssistant): Record<string, unknown> {
   const base = assistant.config ?? {};
   const own = run.kwargs.config ?? {};
   const baseConfigurable = (base.configurable as Record<string, unknown>) ?? {};

@@ -17,21 +17,16 @@ export interface RunParts {
 }
 
 /**
- * Who reacts to each step of a run, in order. This is the only place where a run's
- * queueing, hand-back and end are made known, in this process and to the others.
+ * Who reacts to each step of a run, in order. Every run's queueing, hand-back and end
+ * goes through the lifecycle, and is made known from here, in this process and to the
+ * others; the one exception is an announcement that the queueing transaction sent
+ * itself at its commit (`queued` with `announced`).
  */
 export function subscribeRunParts(lifecycle: RunLifecycle, parts: RunParts): void {
-  const { db, broker, completion, log } = parts;
-  const announceQueued = (runId: string, delaySeconds: number, threadId: string, claimed = false) =>
-    db.notify(runsChannel(db.schema), queueAnnouncement(runId, delaySeconds, threadId, claimed));
+  const { broker, completion, log } = parts;
 
   // Its streams subscribe from now on; whichever worker claims it (here or elsewhere) feeds them.
   lifecycle.on("queued", ({ run }) => broker.follow(run.run_id, run.thread_id));
-  // Workers of every process sharing the database (this one included) hear of it; thread
-  // streams too, of a run claimed as it was queued, which workers then leave alone.
-  lifecycle.on("queued", ({ run, delaySeconds, announced }) =>
-    announced ? undefined : announceQueued(run.run_id, delaySeconds, run.thread_id, run.status === "running"),
-  );
 
   lifecycle.on("claimed", ({ run }) => broker.open(run.run_id, run.thread_id, run.attempt));
   lifecycle.on("started", ({ run }) => log.debug({ run_id: run.run_id, attempt: run.attempt }, "run started"));
@@ -51,8 +46,30 @@ export function subscribeRunParts(lifecycle: RunLifecycle, parts: RunParts): voi
     );
   });
 
-  // Streams followed from other processes stay open for the next attempt.
-  lifecycle.on("handedBack", ({ run }) => broker.end(run.run_id, { attempt: run.attempt, handedOver: true }));
-  // Back in the queue: workers of other processes learn of it as of a new run (we are stopping).
-  lifecycle.on("handedBack", ({ run, requeued }) => (requeued ? announceQueued(run.run_id, 0, run.thread_id) : undefined));
+  // Streams followed from other processes stay open for the next attempt. A swept attempt
+  // was not let go here (or is still running here, and will say so itself).
+  lifecycle.on("handedBack", ({ run, swept }) => (swept ? undefined : broker.end(run.run_id, { attempt: run.attempt, handedOver: true })));
+
+  announceQueueChanges(lifecycle, parts.db);
+}
+
+/**
+ * What the workers of every process sharing the database (this one included) hear of
+ * the queue, and thread streams with them (run-feed.ts): a new run, a run back in the
+ * queue, and a thread whose queue moved because a run that never started was stopped.
+ * Subscribed after the other listeners, so each event reaches this process's parts first.
+ */
+export function announceQueueChanges(lifecycle: RunLifecycle, db: Database): void {
+  const announce = (runId: string, delaySeconds: number, threadId: string, claimed = false) =>
+    db.notify(runsChannel(db.schema), queueAnnouncement(runId, delaySeconds, threadId, claimed));
+
+  // A run claimed as it was queued is announced too: thread streams follow it, workers leave it alone.
+  lifecycle.on("queued", ({ run, delaySeconds, announced }) =>
+    announced ? undefined : announce(run.run_id, delaySeconds, run.thread_id, run.status === "running"),
+  );
+  // Stopped before it started (its row still says pending): runs queued behind it may be
+  // claimable now, and it may have been a delayed run whose timer was their next wake-up.
+  lifecycle.on("ended", ({ run, cause }) => (cause === "stopped" && run.status === "pending" ? announce("-", 0, run.thread_id) : undefined));
+  // Back in the queue: workers of every process learn of it as of a new run.
+  lifecycle.on("handedBack", ({ run, requeued }) => (requeued ? announce(run.run_id, 0, run.thread_id) : undefined));
 }

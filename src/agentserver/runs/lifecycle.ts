@@ -9,9 +9,11 @@ import type { RunRow } from "./repository.ts";
  */
 export interface RunLifecycleEvents {
   /**
-   * Committed to the queue (a new run); `delaySeconds` is its after_seconds. A run claimed
-   * as it was queued has status `running` (this process executes it); `announced` says
-   * the queueing statement already told the other processes (migration 0022).
+   * Committed to the queue (a new run, by a request or a cron); `delaySeconds` is its
+   * after_seconds. A run claimed as it was queued has status `running` (this process
+   * executes it). `announced`: the transaction that queued it already told the other
+   * processes, at its commit (migration 0022's statement, a cron's firing), so that a
+   * run is announced exactly when it exists, even if this process stops right after.
    */
   queued: { run: RunRow; delaySeconds: number; announced?: boolean };
   /** A worker of this process took the run (attempt `run.attempt`). */
@@ -25,10 +27,13 @@ export interface RunLifecycleEvents {
    */
   ended: { run: RunRow; result: RunResult | undefined; cause: "finished" | "stopped" | "removed" };
   /**
-   * This process let go of the attempt without ending the run: back in the queue
-   * (`requeued`, a shutdown) or taken by another worker after our lease expired.
+   * An attempt let go of the run without ending it. `requeued`: it is back in the queue
+   * for any worker (a shutdown here, or the sweeper); else another worker took it after
+   * our lease expired. `swept`: the sweeper of this process requeued it because the
+   * attempt holding it (in any process) stopped renewing its lease; that attempt, if it
+   * still runs here, tells its own hand-back when it ends.
    */
-  handedBack: { run: RunRow; requeued: boolean };
+  handedBack: { run: RunRow; requeued: boolean; swept?: boolean };
 }
 
 export type LifecycleEvent = keyof RunLifecycleEvents;

@@ -1,8 +1,9 @@
 import type { Queryable } from "../../storage/database.ts";
 import { jsonbText } from "../../storage/jsonb-text.ts";
 import type { MultitaskStrategy, Run, RunStatus } from "./schemas.ts";
-import { activeStatusSql } from "../run-statuses.ts";
+import { ACTIVE_STATUSES, activeStatusSql } from "../run-statuses.ts";
 import { putBatchCall } from "../checkpointer/sql.ts";
+import type { RunEvent } from "../stream/broker.ts";
 
 /** A run row as stored; `toRun` shapes it for the wire. */
 export interface RunRow {
@@ -45,6 +46,8 @@ export interface RunKwargs {
 }
 
 const RUN_COLUMNS = "run_id, seq, thread_id, assistant_id, status, metadata, kwargs, multitask_strategy, error, attempt, available_at, lease_owner, cancel_action, created_at, updated_at";
+/** RUN_COLUMNS of the `runs` table by name, for statements that join it to a table with a `run_id` too. */
+const RUNS_COLUMNS = RUN_COLUMNS.split(", ").map((c) => `runs.${c}`).join(", ");
 
 export function toRun(row: RunRow): Run {
   return {
@@ -80,6 +83,12 @@ export async function getRun(db: Queryable, runId: string, threadId?: string): P
   return rows[0];
 }
 
+/** The thread a run belongs to (custom auth decides on a run by its thread's metadata). */
+export async function threadOfRun(db: Queryable, runId: string): Promise<string | undefined> {
+  const rows = await db.query<{ thread_id: string }>("SELECT thread_id FROM runs WHERE run_id = $1", [runId]);
+  return rows[0]?.thread_id;
+}
+
 export async function listRuns(
   db: Queryable,
   threadId: string,
@@ -104,6 +113,33 @@ export async function activeRunsOfThread(db: Queryable, threadId: string): Promi
 export async function deleteRun(db: Queryable, runId: string): Promise<void> {
   await db.query("DELETE FROM runs WHERE run_id = $1", [runId]);
   await db.query("DELETE FROM run_events WHERE run_id = $1", [runId]);
+}
+
+/** Keeps a resumable run's output so a client can replay it after the run ended. */
+export async function persistRunEvents(db: Queryable, runId: string, events: RunEvent[]): Promise<void> {
+  const chunkSize = 500;
+  for (let start = 0; start < events.length; start += chunkSize) {
+    const slice = events.slice(start, start + chunkSize);
+    const params: unknown[] = [runId];
+    const rows = slice.map((e, i) => {
+      params.push(e.id, e.event, JSON.stringify(e.data ?? null));
+      return `($1, $${i * 3 + 2}, $${i * 3 + 3}, $${i * 3 + 4}::jsonb)`;
+    });
+    await db.query(`INSERT INTO run_events (run_id, seq, event, data) VALUES ${rows.join(", ")} ON CONFLICT DO NOTHING`, params);
+  }
+}
+
+/** A resumable run's kept output after event `afterId`, in order, a page at a time: a replay holds one page, not the run. */
+export async function* loadRunEvents(db: Queryable, runId: string, afterId: number, pageSize = 500): AsyncGenerator<RunEvent> {
+  for (let after = afterId; ; ) {
+    const page = await db.query<RunEvent>(
+      "SELECT seq AS id, event, data FROM run_events WHERE run_id = $1 AND seq > $2 ORDER BY seq LIMIT $3",
+      [runId, after, pageSize],
+    );
+    yield* page;
+    if (page.length < pageSize) return;
+    after = page[page.length - 1]!.id;
+  }
 }
 
 /** Marks a cancel request on a run; the worker holding it reads this when it stops. */
@@ -192,7 +228,7 @@ export async function claimNextRun(db: Queryable, workerId: string, leaseSeconds
      UPDATE runs SET status = 'running', attempt = runs.attempt + 1, lease_owner = $1,
        lease_expires_at = now() + make_interval(secs => $2), updated_at = now()
      FROM candidate WHERE runs.run_id = candidate.run_id
-     RETURNING ${RUN_COLUMNS.split(", ").map((c) => `runs.${c}`).join(", ")}, ${moreOnThreadSql("runs")}`,
+     RETURNING ${RUNS_COLUMNS}, ${moreOnThreadSql("runs")}`,
     [workerId, leaseSeconds],
   );
   return claimedRun(rows[0]);
@@ -379,10 +415,10 @@ export async function renewLeases(db: Queryable, workerId: string, runIds: strin
  * Returns runs whose worker stopped renewing (crashed, killed, partitioned) to the
  * queue. Their attempt number goes up when re-claimed, which fences the old worker.
  */
-export async function requeueExpiredLeases(db: Queryable, onlyOwnerNot?: string): Promise<Array<{ run_id: string; thread_id: string }>> {
+export async function requeueExpiredLeases(db: Queryable, onlyOwnerNot?: string): Promise<RunRow[]> {
   // In run_id order like renewLeases; rows another sweeper (or a renewal) holds are
   // skipped: the other sweeper takes them, and a renewed lease is not expired.
-  return db.query<{ run_id: string; thread_id: string }>(
+  return db.query<RunRow>(
     `WITH expired AS (
        SELECT run_id FROM runs
        WHERE status = 'running' AND (lease_expires_at < now() OR ($1::text IS NOT NULL AND lease_owner <> $1))
@@ -390,7 +426,7 @@ export async function requeueExpiredLeases(db: Queryable, onlyOwnerNot?: string)
      )
      UPDATE runs SET status = 'pending', lease_owner = NULL, lease_expires_at = NULL, updated_at = now()
      FROM expired WHERE runs.run_id = expired.run_id
-     RETURNING runs.run_id, runs.thread_id`,
+     RETURNING ${RUNS_COLUMNS}`,
     [onlyOwnerNot ?? null],
   );
 }
@@ -405,7 +441,7 @@ export async function findRunsToCancel(
   db: Queryable,
   filter: { runIds?: string[]; threadId?: string; status: "pending" | "running" | "all" },
 ): Promise<RunRow[]> {
-  const statuses = filter.status === "all" ? ["pending", "running"] : [filter.status];
+  const statuses = filter.status === "all" ? [...ACTIVE_STATUSES] : [filter.status];
   return db.query<RunRow>(
     `SELECT ${RUN_COLUMNS} FROM runs
      WHERE status = ANY($1::text[])
@@ -439,4 +475,12 @@ export async function stillActiveRunIds(db: Queryable, runIds: string[]): Promis
 export async function activeRunIdsOfThread(db: Queryable, threadId: string): Promise<string[]> {
   const rows = await db.query<{ run_id: string }>(`SELECT run_id FROM runs WHERE thread_id = $1 AND ${activeStatusSql()} ORDER BY seq`, [threadId]);
   return rows.map((row) => row.run_id);
+}
+
+/**
+ * Announces a queued run on `channel` when the transaction `tx` commits: PostgreSQL holds
+ * a NOTIFY until then and drops it on rollback, as enqueue_run's does (migration 0022).
+ */
+export async function announceAtCommit(tx: Queryable, channel: string, payload: string): Promise<void> {
+  await tx.query("SELECT pg_notify($1, $2)", [channel, payload]);
 }

@@ -1,7 +1,7 @@
 import type { Database, Queryable } from "../../storage/database.ts";
 import { SlipwayError, conflict, invalidField, notFound } from "../../http/errors.ts";
 import { insertBusyThread, lockThread, markThreadBusy, threadExists, threadValues } from "../threads/repository.ts";
-import { queueAnnouncement, runCancelChannel, runsChannel } from "./announcements.ts";
+import { runCancelChannel, runsChannel } from "./announcements.ts";
 import type { RunCompletion, RunResult } from "./completion.ts";
 import type { RunAssistant } from "./executor.ts";
 import type { RunLifecycle } from "./lifecycle.ts";
@@ -26,6 +26,7 @@ import { isTerminal } from "../run-statuses.ts";
 import type { AssistantHandoff } from "./assistant-handoff.ts";
 import type { AssistantStamp } from "../assistants/service.ts";
 import { checkWebhookUrl, type WebhookPolicy } from "./webhook.ts";
+import { durabilityOf, streamModesOf } from "./run-defaults.ts";
 import type { WorkerPool } from "./worker-pool.ts";
 
 export interface RunServiceDeps {
@@ -192,11 +193,6 @@ export class RunService {
     return action === "rollback" ? deletePendingRun(db, runId) : interruptPendingRun(db, runId);
   }
 
-  /** Gives workers a claim for `threadId`'s queue, as a new run's announcement does. */
-  private async announceQueueChange(threadId: string): Promise<void> {
-    await this.deps.db.notify(runsChannel(this.deps.db.schema), queueAnnouncement("-", 0, threadId));
-  }
-
   private async signalCancel(runId: string): Promise<void> {
     this.deps.abortLocal(runId);
     await this.deps.db.notify(runCancelChannel(this.deps.db.schema), runId);
@@ -246,11 +242,9 @@ export class RunService {
     const { db } = this.deps;
     if (run.status === "pending") {
       if (await this.stopPending(db, run.run_id, action)) {
+        // Its end also tells the workers that its thread's queue moved (lifecycle-listeners.ts).
         await this.deps.lifecycle.emit("ended", { run, result: { run_id: run.run_id, status: "interrupted" }, cause: "stopped" });
         await this.deps.refreshThread(run.thread_id);
-        // Runs queued behind it may be claimable now (it may have been a delayed run
-        // whose timer would otherwise be their next wake-up).
-        await this.announceQueueChange(run.thread_id);
         return;
       }
     }
@@ -313,21 +307,19 @@ export class RunService {
       throw invalidField(["body", "checkpoint_id"], "disagrees with checkpoint.checkpoint_id");
     }
     if (body.webhook) checkWebhookUrl(body.webhook, this.deps.webhookPolicy);
-    const modes = body.stream_mode == null ? ["values"] : Array.isArray(body.stream_mode) ? body.stream_mode : [body.stream_mode];
-    const durability = body.durability ?? (body.checkpoint_during === false ? "exit" : "async");
     return {
       input: body.input ?? null,
       command: (body.command as Record<string, unknown> | null) ?? null,
       config: (body.config as Record<string, unknown>) ?? {},
       context: body.context ?? {},
-      stream_mode: modes.length ? [...new Set(modes)] : ["values"],
+      stream_mode: streamModesOf(body.stream_mode),
       stream_subgraphs: body.stream_subgraphs ?? false,
       stream_resumable: body.stream_resumable ?? false,
       interrupt_before: body.interrupt_before ?? null,
       interrupt_after: body.interrupt_after ?? null,
       checkpoint_id: body.checkpoint_id ?? body.checkpoint?.checkpoint_id ?? null,
       checkpoint_ns: body.checkpoint?.checkpoint_ns ?? "",
-      durability,
+      durability: durabilityOf(body),
       webhook: body.webhook ?? null,
       on_disconnect: body.on_disconnect ?? defaults.onDisconnect,
       temporary: stateless && (body.on_completion ?? "delete") === "delete",

@@ -3,7 +3,7 @@ import type { RunEvent, StreamBroker } from "../stream/broker.ts";
 import type { FellBehind } from "../stream/pull-queue.ts";
 import type { SseWriter } from "../stream/sse.ts";
 import { wireEventId } from "../stream/event-ids.ts";
-import { loadRunEvents } from "./run-events.ts";
+import { loadRunEvents } from "./repository.ts";
 
 /**
  * A join whose reader fell behind (decision 0027). The events it missed are not held

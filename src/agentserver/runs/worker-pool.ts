@@ -4,7 +4,8 @@ import type { Database } from "../../storage/database.ts";
 import type { AttemptControl, NextRun } from "./attempt.ts";
 import type { RunAssistant } from "./executor.ts";
 import { claimNextRun, handBackRun, renewLeases, requeueExpiredLeases, secondsUntilNextDueRun, type RunRow } from "./repository.ts";
-import { queueAnnouncement, readQueueAnnouncement, runCancelChannel, runsChannel } from "./announcements.ts";
+import { readQueueAnnouncement, runCancelChannel, runsChannel } from "./announcements.ts";
+import type { RunLifecycle } from "./lifecycle.ts";
 
 /** The longest delay setTimeout keeps (beyond it, Node fires at once). */
 const MAX_TIMER_MS = 2_147_483_647;
@@ -37,7 +38,8 @@ export type AttemptRunner = (run: RunRow, control: AttemptControl) => Promise<Ne
  * Claims runs and runs an attempt of each (runs/attempt.ts), up to `workers` at a time.
  * Woken by NOTIFY on new runs (never sleep-polling), by a timer for runs scheduled
  * with after_seconds, and by a run finishing. Heartbeats renew the leases of the runs
- * it holds; a sweeper requeues runs whose lease expired (a crashed process's).
+ * it holds; a sweeper requeues runs whose lease expired (a crashed process's). Runs it
+ * gives back to the queue are told through the lifecycle (`handedBack`).
  */
 export class WorkerPool {
   readonly workerId = `worker-${randomUUID()}`;
@@ -72,6 +74,8 @@ export class WorkerPool {
   private cordoned = false;
   private dueTimer?: NodeJS.Timeout;
   private dueAt = 0;
+  /** Asks for the next due time again after the question failed. */
+  private retryDueCheck?: NodeJS.Timeout;
   /** Set when the next empty claim should look up the next delayed run's due time. */
   private dueCheck = false;
   private heartbeatTimer?: NodeJS.Timeout;
@@ -80,6 +84,7 @@ export class WorkerPool {
 
   constructor(
     private readonly db: Database,
+    private readonly lifecycle: Pick<RunLifecycle, "emit">,
     private readonly runAttempt: AttemptRunner,
     private readonly options: WorkerPoolOptions,
     private readonly log: { warn(obj: unknown, msg: string): void; error(obj: unknown, msg: string): void },
@@ -90,6 +95,8 @@ export class WorkerPool {
     await this.db.listen(runCancelChannel(this.db.schema), (runId) => this.abortLocal(runId));
     // Announcements sent while the notification connection was down are lost: look.
     this.db.onReconnect(() => this.drainQueue());
+    // Runs a crash left running in a database of our own: no other process to tell, and
+    // the drain below claims them.
     if (this.options.exclusiveStorage) await requeueExpiredLeases(this.db, this.workerId);
     const lease = this.options.leaseSeconds * 1000;
     this.heartbeatTimer = setInterval(() => void this.heartbeat(), Math.max(200, lease / 3)).unref();
@@ -315,9 +322,8 @@ export class WorkerPool {
   /** Returns a run this stopped pool holds but never started to the queue, for another process. */
   private async handBack(run: RunRow, controller: AbortController): Promise<void> {
     try {
-      if (await handBackRun(this.db, run.run_id, { workerId: this.workerId, attempt: run.attempt })) {
-        await this.db.notify(runsChannel(this.db.schema), queueAnnouncement(run.run_id, 0, run.thread_id));
-      }
+      const requeued = await handBackRun(this.db, run.run_id, { workerId: this.workerId, attempt: run.attempt });
+      await this.lifecycle.emit("handedBack", { run, requeued });
     } catch (error) {
       this.log.warn({ err: error, run_id: run.run_id }, "handing back a run claimed while stopping failed; its lease will expire");
     } finally {
@@ -337,7 +343,19 @@ export class WorkerPool {
 
   /** Asks the database when the next delayed run is due (one query, not one per claim). */
   private async scheduleDueWakeup(): Promise<void> {
-    const wait = await secondsUntilNextDueRun(this.db).catch(() => undefined);
+    let wait: number | undefined;
+    try {
+      wait = await secondsUntilNextDueRun(this.db);
+    } catch (error) {
+      // Without it a delayed run would wait for some other wake-up: ask again shortly.
+      this.log.warn({ err: error }, "looking up when the next delayed run is due failed; asking again in 1 s");
+      this.retryDueCheck ??= setTimeout(() => {
+        this.retryDueCheck = undefined;
+        this.dueCheck = true;
+        this.drainQueue();
+      }, 1000).unref();
+      return;
+    }
     if (wait !== undefined) this.wakeAt(Date.now() + Math.ceil(wait * 1000));
   }
 
@@ -354,12 +372,9 @@ export class WorkerPool {
       if (requeued.length) {
         this.log.warn({ runs: requeued.map((run) => run.run_id) }, "requeued runs whose worker stopped renewing its lease");
         this.drainQueue();
-        // Announced like new runs: workers of every process may take them, and streams
-        // following their threads (thread-follow.ts) follow them again.
-        const channel = runsChannel(this.db.schema);
-        for (const run of requeued) {
-          await this.db.notify(channel, queueAnnouncement(run.run_id, 0, run.thread_id)).catch(() => undefined);
-        }
+        // Announced like new runs (lifecycle-listeners.ts): workers of every process may
+        // take them, and streams following their threads (thread-follow.ts) follow them again.
+        for (const run of requeued) await this.lifecycle.emit("handedBack", { run, requeued: true, swept: true });
       }
     } catch (error) {
       this.log.warn({ err: error }, "lease sweep failed");
@@ -382,6 +397,7 @@ export class WorkerPool {
     // period; the sweeper and the due timer stop now.
     clearInterval(this.sweepTimer);
     if (this.dueTimer) clearTimeout(this.dueTimer);
+    if (this.retryDueCheck) clearTimeout(this.retryDueCheck);
     try {
       const all = Promise.allSettled([...this.inFlight]);
       const timeout = new Promise((resolve) => setTimeout(resolve, graceMs).unref());

@@ -1,7 +1,7 @@
 import { getTextAtPath } from "@langchain/langgraph-checkpoint";
 import { invalidField } from "../../http/errors.ts";
 import type { EmbeddingsLike } from "./embeddings.ts";
-import type { FieldVector, VectorSupport } from "./vectors.ts";
+import type { FieldVector, VectorSupport } from "./repository.ts";
 
 /** `store.index` as the store uses it: the model, its dimensions, the fields to embed. */
 export interface SemanticIndex {

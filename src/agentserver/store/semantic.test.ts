@@ -5,7 +5,7 @@ import type { Database } from "../../storage/database.ts";
 import { openDatabase } from "../../storage/open.ts";
 import type { EmbeddingsLike } from "./embeddings.ts";
 import { SlipwayStore } from "./store.ts";
-import { detectVectorSupport } from "./vectors.ts";
+import { detectVectorSupport } from "./repository.ts";
 
 /** Three axes, one per topic word: similarity is exactly how much two texts share a topic. */
 const TOPICS = ["cat", "budget", "garden"];

@@ -17,7 +17,6 @@ import { storeFilterConditions, type StoreAuthFilter } from "./auth-conditions.t
 import { joinNamespace, keyProblem, namespaceProblem } from "./namespace.ts";
 import * as sql from "./repository.ts";
 import { embedAll, embedQuery, fieldsOfPut, textsOf, type SemanticIndex } from "./semantic-index.ts";
-import { replaceVectors, type FieldVector } from "./vectors.ts";
 
 /** Upstream operations plus the TTL fields the vendor's server accepts. */
 type StorePutOperation = PutOperation & { ttl?: number | null };
@@ -40,10 +39,16 @@ interface SlipwayStoreOptions {
   ttl?: StoreTtlOptions;
   /** `store.index`: semantic search; without it, `query` and indexed fields are refused. */
   index?: SemanticIndex;
+  /** Told when the TTL sweep fails (the agent server's logger); the console without one. */
+  log?: StoreLog;
+}
+
+export interface StoreLog {
+  warn(obj: unknown, msg: string): void;
 }
 
 /** What `#prepare` computed outside the transaction: vectors of puts, query vectors of searches. */
-type Prepared = Map<Operation, FieldVector[] | number[]>;
+type Prepared = Map<Operation, sql.FieldVector[] | number[]>;
 
 /**
  * The long-term memory store on our database: the `BaseStore` handed to graphs
@@ -64,6 +69,7 @@ export class SlipwayStore extends BaseStore {
   readonly #now: () => Date;
   readonly #ttl: StoreTtlOptions;
   readonly #index: SemanticIndex | undefined;
+  readonly #log: StoreLog;
   #sweeper: ReturnType<typeof setInterval> | undefined;
 
   constructor(db: Database, options: SlipwayStoreOptions = {}) {
@@ -72,6 +78,7 @@ export class SlipwayStore extends BaseStore {
     this.#now = options.now ?? (() => new Date());
     this.#ttl = options.ttl ?? {};
     this.#index = options.index;
+    this.#log = options.log ?? { warn: (obj, msg) => console.warn(msg, obj) };
     if (this.#ttl.defaultTtl !== undefined) checkTtl(this.#ttl.defaultTtl);
   }
 
@@ -181,7 +188,10 @@ export class SlipwayStore extends BaseStore {
   override start(): void {
     const minutes = this.#ttl.sweepIntervalMinutes ?? 5;
     if (this.#sweeper || minutes <= 0) return;
-    this.#sweeper = setInterval(() => void this.sweepExpired().catch(() => undefined), minutes * 60_000);
+    this.#sweeper = setInterval(
+      () => void this.sweepExpired().catch((error) => this.#log.warn({ err: error }, "store TTL sweep failed; it is tried again at the next interval")),
+      minutes * 60_000,
+    );
     this.#sweeper.unref();
   }
 
@@ -195,7 +205,7 @@ export class SlipwayStore extends BaseStore {
   async #apply(db: Queryable, op: Operation, prepared: Prepared): Promise<unknown> {
     if ("namespacePrefix" in op) return this.#search(db, op as StoreSearchOperation, prepared.get(op) as number[] | undefined);
     if ("namespace" in op && "key" in op) {
-      return "value" in op ? this.#put(db, op as StorePutOperation, prepared.get(op) as FieldVector[] | undefined) : this.#get(db, op as StoreGetOperation);
+      return "value" in op ? this.#put(db, op as StorePutOperation, prepared.get(op) as sql.FieldVector[] | undefined) : this.#get(db, op as StoreGetOperation);
     }
     if ("matchConditions" in op || "limit" in op || "maxDepth" in op) return this.#list(db, op as StoreListOperation);
     throw new TypeError(`unknown store operation with fields ${Object.keys(op as object).join(", ")}`);
@@ -208,7 +218,7 @@ export class SlipwayStore extends BaseStore {
     return sql.getItem(db, joinNamespace(op.namespace), String(op.key), this.#now(), refresh);
   }
 
-  async #put(db: Queryable, op: StorePutOperation, vectors: FieldVector[] | undefined): Promise<void> {
+  async #put(db: Queryable, op: StorePutOperation, vectors: sql.FieldVector[] | undefined): Promise<void> {
     checkKey(op.key);
     if (op.value === null || op.value === undefined) {
       checkNamespace(op.namespace, { allowEmpty: true });
@@ -222,7 +232,7 @@ export class SlipwayStore extends BaseStore {
     const item = { path: joinNamespace(op.namespace), key: String(op.key), value: op.value, ttlMinutes: ttl };
     await sql.putItem(db, item, this.#now());
     // The value changed: vectors of its old text would rank it by what it no longer says.
-    if (this.#index) await replaceVectors(db, item.path, item.key, vectors ?? []);
+    if (this.#index) await sql.replaceVectors(db, item.path, item.key, vectors ?? []);
   }
 
   async #search(db: Queryable, op: StoreSearchOperation, queryVector: number[] | undefined): Promise<SearchItem[]> {

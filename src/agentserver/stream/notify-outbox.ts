@@ -69,6 +69,7 @@ export class NotifyOutbox {
     try {
       while (this.outbox.length && !this.closed) {
         const batch = this.outbox.splice(0, 100);
+        // Transport, not data: NOTIFY is how processes talk, so this statement stays beside its queue, not in a repository.
         const calls = batch.map((_, i) => `pg_notify($1, $${i + 2})`).join(", ");
         const statement = () => this.db.query(`SELECT ${calls}`, [this.channel, ...batch]);
         // One more try for a dropped connection; receivers ask again for what is lost.

@@ -147,6 +147,12 @@ export async function existingThreadIds(db: Queryable, ids: string[]): Promise<s
   return rows.map((r) => r.thread_id);
 }
 
+/** A thread's metadata alone (custom auth matches its filters against it); `undefined`: no such thread. */
+export async function threadMetadata(db: Queryable, threadId: string): Promise<Record<string, unknown> | undefined> {
+  const rows = await db.query<{ metadata: Record<string, unknown> | null }>("SELECT metadata FROM threads WHERE thread_id = $1", [threadId]);
+  return rows[0] ? (rows[0].metadata ?? {}) : undefined;
+}
+
 export async function threadExists(db: Queryable, threadId: string): Promise<boolean> {
   const rows = await db.query(`SELECT 1 FROM threads WHERE thread_id = $1`, [threadId]);
   return rows.length > 0;

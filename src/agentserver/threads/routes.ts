@@ -1,8 +1,5 @@
 import { Type } from "@sinclair/typebox";
 import { SlipwayError } from "../../http/errors.ts";
-import type { Database } from "../../storage/database.ts";
-import { SlipwaySaver } from "../checkpointer/index.ts";
-import type { GraphRegistry } from "../graphs/registry.ts";
 import {
   GetThreadQuery,
   ThreadCountSchema,
@@ -14,21 +11,17 @@ import {
   ThreadSchema,
   ThreadSearchSchema,
 } from "./schemas.ts";
-import type { ThreadCheckpointer, ThreadService } from "./service.ts";
+import type { ThreadService } from "./service.ts";
 import { registerThreadStateRoutes } from "./state-routes.ts";
-import { ThreadStateService } from "./state-service.ts";
+import type { ThreadStateService } from "./state-service.ts";
 import { toThread } from "./wire.ts";
 import { errorResponses } from "../route-helpers.ts";
 import type { HttpApp } from "../../http/server.ts";
 
 export interface ThreadRouteDeps {
   threads: ThreadService;
-  graphs: GraphRegistry;
-  db: Database;
-  checkpointer: ThreadCheckpointer;
-  /** Whether GET /threads/{id}/storage can read checkpointer tables; default: `checkpointer` is a SlipwaySaver. */
-  storageAvailable?: boolean;
-  now?: () => Date;
+  /** Thread state, history and storage (state-routes.ts). */
+  state: ThreadStateService;
 }
 
 const tags = ["Threads"];
@@ -105,8 +98,7 @@ export function registerThreadRoutes(app: HttpApp, deps: ThreadRouteDeps): void 
     async (request) => toThread(await threads.copy(request.params.thread_id)),
   );
 
-  const storageAvailable = deps.storageAvailable ?? deps.checkpointer instanceof SlipwaySaver;
-  registerThreadStateRoutes(app, new ThreadStateService({ ...deps, storageAvailable }));
+  registerThreadStateRoutes(app, deps.state);
 }
 
 /** `include` as the SDK sends it (repeated) or comma-separated; unknown names are refused. */

@@ -33,12 +33,12 @@ async function hasCheckpointAt(reader: Pick<ThreadCheckpointer, "getTuple">, tar
 
 const busy = (threadId: string) => conflict(`Thread ${threadId} is busy with a run; update its state when the run has ended`);
 
-interface ThreadStateDeps {
+export interface ThreadStateDeps {
   db: Database;
   graphs: GraphRegistry;
   checkpointer: ThreadCheckpointer;
   now?: () => Date;
-  /** Per-thread byte counts (GET /threads/{id}/storage); only our own checkpointer has them. */
+  /** Per-thread byte counts (GET /threads/{id}/storage); default: only when `checkpointer` is our own. */
   storageAvailable?: boolean;
 }
 
@@ -165,7 +165,7 @@ export class ThreadStateService {
 
   async storage(threadId: string): Promise<ThreadStorage> {
     await this.thread(threadId);
-    if (!this.deps.storageAvailable) {
+    if (!(this.deps.storageAvailable ?? this.deps.checkpointer instanceof SlipwaySaver)) {
       throw new SlipwayError("not_implemented", "Thread storage figures need Slipway's built-in checkpointer");
     }
     const usage = await checkpointStorage(this.deps.db, threadId);

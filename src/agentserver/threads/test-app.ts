@@ -11,6 +11,7 @@ import { readLanggraphConfig } from "../graphs/langgraph-config.ts";
 import { loadGraphs, type GraphRegistry } from "../graphs/registry.ts";
 import { registerThreadRoutes } from "./routes.ts";
 import { ThreadService } from "./service.ts";
+import { ThreadStateService } from "./state-service.ts";
 import { refreshThreadSnapshot } from "./snapshot.ts";
 
 /** Test support for the threads suites (not used by the server). */
@@ -46,7 +47,7 @@ export async function startThreadsApp(backend: BackendName): Promise<ThreadsTest
   const deletedHookCalls: string[] = [];
   const threads = new ThreadService({ db, graphs, checkpointer, beforeDelete: async (id) => void deletedHookCalls.push(id) });
   const app = await createHttpServer({ title: "threads test", version: "0.0.0", validationStyle: "message", logLevel: "error" });
-  registerThreadRoutes(app, { threads, graphs, db, checkpointer });
+  registerThreadRoutes(app, { threads, state: new ThreadStateService({ db, graphs, checkpointer }) });
   await app.listen({ host: "127.0.0.1", port: 0 });
   const url = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
 

@@ -26,8 +26,8 @@ export function registerUiRoutes(app: HttpApp, assets: Map<string, UiAsset[]>, m
       },
     },
     async (request, reply) => {
-      const { graph_id: graphId } = request.params as { graph_id: string };
-      const { name } = request.body as { name: string };
+      const { graph_id: graphId } = request.params;
+      const { name } = request.body;
       const files = assets.get(graphId);
       if (!files?.length) throw notFound(`UI not found for graph "${graphId}"`);
       const forwarded = request.headers["x-forwarded-proto"];
@@ -48,7 +48,7 @@ export function registerUiRoutes(app: HttpApp, assets: Map<string, UiAsset[]>, m
   );
 
   app.get("/ui/:graph_id/:file", { schema: { tags: ["UI"], params: Type.Object({ graph_id: Type.String(), file: Type.String() }) } }, async (request, reply) => {
-    const { graph_id: graphId, file } = request.params as { graph_id: string; file: string };
+    const { graph_id: graphId, file } = request.params;
     const asset = assets.get(graphId)?.find((item) => item.basename === file);
     if (!asset) throw notFound(`File not found: ${file}`);
     return reply.type(MIME[extname(file)] ?? "application/octet-stream").send(Buffer.from(asset.contents));

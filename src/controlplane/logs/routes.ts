@@ -1,5 +1,5 @@
-import type { Static } from "@sinclair/typebox";
 import type { FastifyReply, FastifyRequest } from "fastify";
+import { SseWriter } from "../../http/sse.ts";
 import { requireTenant, type RegisterRoutes } from "../context.ts";
 import { errorResponses, pageOf } from "../deployments/wire.ts";
 import type { LogType } from "./repository.ts";
@@ -27,8 +27,8 @@ export const registerLogRoutes: RegisterRoutes = (app, { logs }) => {
         },
       },
       async (request) => {
-        const params = request.params as { deployment_id: string; revision_id?: string };
-        const body = (request.body ?? {}) as Static<typeof LogsQueryBody>;
+        const params: { deployment_id: string; revision_id?: string } = request.params;
+        const body = request.body ?? {};
         return logs.read(requireTenant(request).workspaceId, params.deployment_id, {
           type,
           revisionId: params.revision_id,
@@ -74,26 +74,24 @@ export const registerLogRoutes: RegisterRoutes = (app, { logs }) => {
   );
 };
 
-/** Server-sent events: one `log` event per line (its id is the line's), heartbeats, then `end`. */
+/**
+ * Server-sent events: one `log` event per line (its id is the line's), heartbeats, then
+ * `end`. Each line waits until the socket takes more, so a slow reader slows the follow
+ * loop instead of piling the log up in memory.
+ */
 async function streamLog(
   request: FastifyRequest,
   reply: FastifyReply,
-  follow: (send: (entry: { id: string }) => void, signal: AbortSignal) => Promise<void>,
+  follow: (send: (entry: { id: string }) => Promise<void>, signal: AbortSignal) => Promise<void>,
 ): Promise<void> {
-  const abort = new AbortController();
-  const res = reply.raw;
-  reply.hijack();
-  res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache", "x-accel-buffering": "no" });
-  res.flushHeaders();
-  request.raw.once("close", () => abort.abort());
-  const heartbeat = setInterval(() => res.write(": heartbeat\n\n"), 15_000);
+  const sse = new SseWriter(request, reply, { heartbeatMs: 15_000 });
   try {
-    await follow((entry) => res.write(`event: log\nid: ${entry.id}\ndata: ${JSON.stringify(entry)}\n\n`), abort.signal);
-    res.end("event: end\ndata: null\n\n");
+    await follow((entry) => sse.send("log", entry, entry.id), sse.signal);
+    await sse.send("end", null);
   } catch (error) {
-    res.end(`event: error\ndata: ${JSON.stringify({ detail: (error as Error).message })}\n\n`);
+    await sse.send("error", { detail: (error as Error).message });
   } finally {
-    clearInterval(heartbeat);
+    sse.end();
   }
 }
 

@@ -61,16 +61,16 @@ export class LogService {
   }
 
   /**
-   * Follows a revision's log (check it exists first: `mustExist`): calls `send` with each
+   * Follows a revision's log (check it exists first: `mustExist`): awaits `send` with each
    * line after `afterSeq`, polling every half second, until the log can grow no more (the
    * build is over, or the revision no longer runs) or `signal` aborts.
    */
-  async follow(target: LogTarget, send: (entry: LogEntry) => void, signal: AbortSignal): Promise<void> {
+  async follow(target: LogTarget, send: (entry: LogEntry) => Promise<void>, signal: AbortSignal): Promise<void> {
     let after = target.afterSeq;
     let quietRounds = 0;
     while (!signal.aborted) {
       const rows = await repo.queryLogs(this.deps.db, { ...target, afterSeq: after, order: "asc", limit: 500, offset: 0 });
-      for (const row of rows) send(toEntry(row));
+      for (const row of rows) await send(toEntry(row));
       if (rows.length > 0) after = rows.at(-1)!.seq;
       if (rows.length === 500) continue;
       if (await this.logIsOver(target)) {

@@ -1,9 +1,16 @@
 import { Readable } from "node:stream";
-import { Type,  } from "@sinclair/typebox";
+import { Type } from "@sinclair/typebox";
 import type { RegisterRoutes } from "../context.ts";
 import { errorResponses, Uuid } from "../deployments/wire.ts";
 
 const Params = Type.Object({ integration_id: Uuid() });
+
+declare module "fastify" {
+  interface FastifyRequest {
+    /** The body's bytes as sent, kept by the push webhook's preParsing hook (only that route sets it). */
+    rawBody?: Buffer;
+  }
+}
 
 /** POST /v1/integrations/github/{integration_id}/webhook: push events from the git host. */
 export const registerWebhookRoutes: RegisterRoutes = (app, { webhooks }) => {
@@ -16,7 +23,7 @@ export const registerWebhookRoutes: RegisterRoutes = (app, { webhooks }) => {
         const chunks: Buffer[] = [];
         for await (const chunk of payload) chunks.push(chunk as Buffer);
         const raw = Buffer.concat(chunks);
-        (request as { rawBody?: Buffer }).rawBody = raw;
+        request.rawBody = raw;
         return Readable.from([raw]);
       },
       schema: {
@@ -38,7 +45,7 @@ export const registerWebhookRoutes: RegisterRoutes = (app, { webhooks }) => {
       const { integration_id } = request.params;
       const event = String(request.headers["x-github-event"] ?? request.headers["x-gitea-event"] ?? "push");
       const signature = request.headers["x-hub-signature-256"];
-      const raw = (request as { rawBody?: Buffer }).rawBody ?? Buffer.alloc(0);
+      const raw = request.rawBody ?? Buffer.alloc(0);
       const result = await webhooks.receivePush({ integrationId: integration_id, event, raw, signature: Array.isArray(signature) ? signature[0] : signature });
       return reply.status(202).send(result);
     },

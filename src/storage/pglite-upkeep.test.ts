@@ -1,0 +1,87 @@
+import { PGlite } from "@electric-sql/pglite";
+import { describe, expect, it } from "vitest";
+import { planUpkeep, runUpkeep } from "./pglite-upkeep.mjs";
+
+/** A table that nothing is due for, changed field by field below. */
+const quiet = { name: "s.t", dead: 0, inserted: 0, modified: 0, tuples: 10_000, xid_age: 1_000 };
+const plan = (table: Partial<typeof quiet>, settings: Array<{ name: string; value: number }> = []) => planUpkeep([{ ...quiet, ...table }], settings);
+
+describe("which tables the embedded database's upkeep vacuums (autovacuum's rules)", () => {
+  it("leaves a table alone below every threshold", () => {
+    // dead limit 50 + 0.2 × 10,000 = 2,050; inserts 1,000 + 2,000 = 3,000; analyze 50 + 1,000 = 1,050
+    expect(plan({ dead: 2_050, inserted: 3_000, modified: 1_050 })).toEqual([]);
+  });
+
+  it("vacuums past the dead rows' threshold, and analyzes too when the changes pass theirs", () => {
+    expect(plan({ dead: 2_051 })).toEqual([{ sql: "VACUUM s.t", table: "s.t", why: "2051 dead rows" }]);
+    expect(plan({ dead: 2_051, modified: 1_051 })).toEqual([
+      { sql: "VACUUM (ANALYZE) s.t", table: "s.t", why: "2051 dead rows, 1051 rows changed" },
+    ]);
+  });
+
+  it("vacuums an insert-only table past the inserts' threshold, unless that threshold is -1", () => {
+    expect(plan({ inserted: 3_001 })).toEqual([{ sql: "VACUUM s.t", table: "s.t", why: "3001 rows inserted" }]);
+    expect(plan({ inserted: 3_001 }, [{ name: "autovacuum_vacuum_insert_threshold", value: -1 }])).toEqual([]);
+  });
+
+  it("analyzes alone when only the changes since the last analyze pass their threshold", () => {
+    expect(plan({ modified: 1_051 })).toEqual([{ sql: "ANALYZE s.t", table: "s.t", why: "1051 rows changed" }]);
+  });
+
+  it("vacuums a table whose oldest unfrozen transaction ID passes autovacuum_freeze_max_age, however quiet", () => {
+    expect(plan({ xid_age: 200_000_001 })).toEqual([{ sql: "VACUUM s.t", table: "s.t", why: "transaction IDs 200000001 old" }]);
+    expect(plan({ xid_age: 200_000_001 }, [{ name: "autovacuum_freeze_max_age", value: 300_000_000 }])).toEqual([]);
+  });
+
+  it("caps the dead rows' threshold at autovacuum_vacuum_max_threshold, and takes the server's settings over the defaults", () => {
+    const big = { tuples: 1_000_000_000, dead: 100_000_001 };
+    expect(plan(big)).toHaveLength(1); // 0.2 × 10⁹ would wait for 200 million dead rows
+    expect(plan(big, [{ name: "autovacuum_vacuum_max_threshold", value: -1 }])).toEqual([]);
+    expect(plan({ dead: 100 }, [{ name: "autovacuum_vacuum_scale_factor", value: 0 }])).toEqual([
+      { sql: "VACUUM s.t", table: "s.t", why: "100 dead rows" },
+    ]);
+  });
+
+  it("plans each table on its own, in the order given", () => {
+    const steps = planUpkeep(
+      [
+        { ...quiet, name: "s.a", modified: 5_000 },
+        { ...quiet, name: "s.b" },
+        { ...quiet, name: "s.c", dead: 9_999 },
+      ],
+      [],
+    );
+    expect(steps.map((step) => step.sql)).toEqual(["ANALYZE s.a", "VACUUM s.c"]);
+  });
+});
+
+describe("a pass of the upkeep on a real embedded database", () => {
+  it("goes on to the next table when one fails, and says which failed", async () => {
+    const pg = new PGlite();
+    try {
+      for (const name of ["a_notes", "b_notes"]) {
+        await pg.exec(`CREATE TABLE ${name} (id int PRIMARY KEY, n int); INSERT INTO ${name} SELECT i, i FROM generate_series(1, 2000) i;`);
+      }
+      await pg.exec("SELECT pg_stat_force_next_flush()"); // the inserts' counts, at the next statement's end
+      await pg.exec("SELECT 1");
+      // b_notes is dropped after the statistics were read, as a concurrent DROP would.
+      let dropped = false;
+      const racing = {
+        query: (sql: string) => pg.query(sql),
+        exec: async (sql: string) => {
+          if (!dropped) {
+            dropped = true;
+            await pg.exec("DROP TABLE b_notes");
+          }
+          return pg.exec(sql);
+        },
+      };
+      const { done, failed } = await runUpkeep(racing);
+      expect(done.map((step) => step.table)).toContain("public.a_notes");
+      expect(failed.map((step) => step.table)).toEqual(["public.b_notes"]);
+      expect(String((failed[0].error as Error).message)).toMatch(/does not exist/);
+    } finally {
+      await pg.close();
+    }
+  });
+});
