@@ -1,7 +1,7 @@
 import type { Database } from "../../storage/database.ts";
 import type { RunEvent, StreamBroker } from "../stream/broker.ts";
 import type { FellBehind } from "../stream/pull-queue.ts";
-import type { SseWriter } from "../stream/sse.ts";
+import type { SseWriter } from "../../http/sse.ts";
 import { wireEventId } from "../stream/event-ids.ts";
 import { loadRunEvents } from "./repository.ts";
 
