@@ -3,11 +3,10 @@ import type { Database } from "../../storage/database.ts";
 import { isOpen, isOver, type RunEvent, type StreamBroker } from "../stream/broker.ts";
 import { storedEventId, wireEventId } from "../stream/event-ids.ts";
 import { eventInModes } from "../stream/modes.ts";
-import { SseWriter } from "../stream/sse.ts";
+import { SseWriter } from "../../http/sse.ts";
 import { FellBehind } from "../stream/pull-queue.ts";
-import { loadRunEvents } from "./run-events.ts";
+import { loadRunEvents, type RunRow } from "./repository.ts";
 import { catchUp } from "./stream-catch-up.ts";
-import type { RunRow } from "./repository.ts";
 import { isTerminal } from "../run-statuses.ts";
 
 export interface StreamRunOptions {

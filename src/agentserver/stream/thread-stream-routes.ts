@@ -4,7 +4,7 @@ import { errorResponses, sseResponse } from "../route-helpers.ts";
 import type { StreamBroker } from "./broker.ts";
 import { wireEventId } from "./event-ids.ts";
 import { FellBehind } from "./pull-queue.ts";
-import { SseWriter } from "./sse.ts";
+import { SseWriter } from "../../http/sse.ts";
 import { followThreadRuns, type ThreadRunFeed } from "./thread-follow.ts";
 import type { HttpApp } from "../../http/server.ts";
 
