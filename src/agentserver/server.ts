@@ -32,6 +32,7 @@ import { registerStatelessRunRoutes } from "./runs/stateless-routes.ts";
 import { storeFromConfig } from "./store/from-config.ts";
 import { registerStoreRoutes } from "./store/index.ts";
 import { StreamBroker } from "./stream/broker.ts";
+import { runStreamReader } from "./stream/run-join.ts";
 import { StreamRelay } from "./stream/relay.ts";
 import { endOpenStreams } from "../http/sse.ts";
 import { registerThreadStreamRoutes } from "./stream/thread-stream-routes.ts";
@@ -130,7 +131,7 @@ async function assemble(db: Database, project: PreparedProject, options: AgentSe
   const runAttempt = createAttemptRunner({
     db,
     graphs,
-    broker,
+    streams: broker,
     lifecycle,
     assistants,
     checkpointer,
@@ -216,7 +217,7 @@ async function assemble(db: Database, project: PreparedProject, options: AgentSe
     registerThreadRoutes(app, { threads, state: new ThreadStateService({ db, graphs, checkpointer }) });
     registerThreadStreamRoutes(app, { broker, runFeed: threadRunFeed(db), threadExists: (id) => threadExists(db, id), heartbeatMs: options.heartbeatMs });
   }
-  const runDeps = { runs, broker, db, heartbeatMs: options.heartbeatMs ?? AGENT_DEFAULTS.heartbeatMs };
+  const runDeps = { runs, streams: runStreamReader(broker), db, heartbeatMs: options.heartbeatMs ?? AGENT_DEFAULTS.heartbeatMs };
   if (enabled("runs")) {
     registerThreadRunRoutes(app, runDeps);
     registerStatelessRunRoutes(app, runDeps);

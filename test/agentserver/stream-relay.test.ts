@@ -2,7 +2,8 @@ import { randomUUID } from "node:crypto";
 import { afterEach, describe, expect, it } from "vitest";
 import { runDoneChannel, streamChannel } from "../../src/agentserver/runs/announcements.ts";
 import { RunCompletion } from "../../src/agentserver/runs/completion.ts";
-import { StreamBroker, type RunEvent } from "../../src/agentserver/stream/broker.ts";
+import { StreamBroker } from "../../src/agentserver/stream/broker.ts";
+import type { RunEvent } from "../../src/agentserver/stream/run-streams.ts";
 import { StreamRelay } from "../../src/agentserver/stream/relay.ts";
 import type { Database } from "../../src/storage/database.ts";
 import { openDatabase } from "../../src/storage/open.ts";
@@ -58,7 +59,7 @@ describe("stream relay between processes on one PostgreSQL", () => {
     const [executor, follower] = await cluster(2);
     const runId = randomUUID();
     executor.broker.open(runId, THREAD, 1);
-    executor.broker.publish(runId, "metadata", {});
+    executor.broker.publish(runId, { event: "metadata", data: {} });
     const stream = followStream(follower, runId);
     await until(() => stream.events.length === 1);
     return { executor, follower, runId, stream };
@@ -70,16 +71,16 @@ describe("stream relay between processes on one PostgreSQL", () => {
     const [executor, first, late] = await cluster(3);
     const runId = randomUUID();
     executor.broker.open(runId, THREAD, 1);
-    for (let i = 1; i <= 5; i++) executor.broker.publish(runId, "updates", { n: i });
+    for (let i = 1; i <= 5; i++) executor.broker.publish(runId, { event: "updates", data: { n: i } });
     const early = followStream(first, runId);
     await until(() => early.events.length === 5);
 
     // The executor forwards to `first` already: event 6 goes out before `late`'s ask
     // reaches it, so `late` hears 6 before the replay of 1..6.
     const joined = followStream(late, runId);
-    executor.broker.publish(runId, "updates", { n: 6 });
+    executor.broker.publish(runId, { event: "updates", data: { n: 6 } });
     await until(() => joined.events.length >= 6);
-    executor.broker.publish(runId, "values", { n: 7 });
+    executor.broker.publish(runId, { event: "values", data: { n: 7 } });
     executor.broker.end(runId);
     await until(() => joined.isEnded() && early.isEnded());
 
@@ -92,8 +93,8 @@ describe("stream relay between processes on one PostgreSQL", () => {
     const [stopping, taking, follower] = await cluster(3);
     const runId = randomUUID();
     stopping.broker.open(runId, THREAD, 1);
-    stopping.broker.publish(runId, "metadata", { attempt: 1 });
-    stopping.broker.publish(runId, "updates", { step: "a" });
+    stopping.broker.publish(runId, { event: "metadata", data: { attempt: 1 } });
+    stopping.broker.publish(runId, { event: "updates", data: { step: "a" } });
     const stream = followStream(follower, runId);
     await until(() => stream.events.length === 2);
 
@@ -103,10 +104,10 @@ describe("stream relay between processes on one PostgreSQL", () => {
     expect(stream.isEnded()).toBe(false);
 
     taking.broker.open(runId, THREAD, 2);
-    taking.broker.publish(runId, "metadata", { attempt: 2 });
-    taking.broker.publish(runId, "updates", { step: "b" });
+    taking.broker.publish(runId, { event: "metadata", data: { attempt: 2 } });
+    taking.broker.publish(runId, { event: "updates", data: { step: "b" } });
     await until(() => stream.events.length === 4);
-    taking.broker.publish(runId, "values", { done: true });
+    taking.broker.publish(runId, { event: "values", data: { done: true } });
     taking.broker.end(runId);
     await until(() => stream.isEnded());
     expect(shape(stream.events)).toEqual([
@@ -122,7 +123,7 @@ describe("stream relay between processes on one PostgreSQL", () => {
     const [dying, taking, follower] = await cluster(3, { silenceMs: 300, wantTtlMs: 200 });
     const runId = randomUUID();
     dying.broker.open(runId, THREAD, 1);
-    dying.broker.publish(runId, "metadata", { attempt: 1 });
+    dying.broker.publish(runId, { event: "metadata", data: { attempt: 1 } });
     const stream = followStream(follower, runId);
     await until(() => stream.events.length === 1);
 
@@ -131,8 +132,8 @@ describe("stream relay between processes on one PostgreSQL", () => {
     await dying.relay.close();
     await new Promise((resolve) => setTimeout(resolve, 600));
     taking.broker.open(runId, THREAD, 2);
-    taking.broker.publish(runId, "metadata", { attempt: 2 });
-    taking.broker.publish(runId, "values", { done: true });
+    taking.broker.publish(runId, { event: "metadata", data: { attempt: 2 } });
+    taking.broker.publish(runId, { event: "values", data: { done: true } });
     await until(() => stream.events.length === 3);
     taking.broker.end(runId);
     await until(() => stream.isEnded());
@@ -150,7 +151,7 @@ describe("stream relay between processes on one PostgreSQL", () => {
     expect(asks.length).toBeGreaterThan(0);
     // Asking every 100 ms unanswered would make 15 asks; answered, one per silence.
     expect(asks.length).toBeLessThanOrEqual(6);
-    executor.broker.publish(runId, "values", { n: 1 });
+    executor.broker.publish(runId, { event: "values", data: { n: 1 } });
     await until(() => stream.events.length === 2);
   });
 
@@ -158,7 +159,7 @@ describe("stream relay between processes on one PostgreSQL", () => {
     const { executor, follower, runId: busy } = await followedRun();
     const ending = randomUUID();
     executor.broker.open(ending, THREAD, 1);
-    executor.broker.publish(ending, "metadata", {});
+    executor.broker.publish(ending, { event: "metadata", data: {} });
     const stream = followStream(follower, ending);
     await until(() => stream.events.length === 1);
 
@@ -170,8 +171,8 @@ describe("stream relay between processes on one PostgreSQL", () => {
     await follower.db.listen(runDoneChannel(executor.schema), record("done"));
 
     // A backlog of another run's events is on its way when this run ends.
-    for (let i = 0; i < 2_000; i++) executor.broker.publish(busy, "messages", { i, text: "x".repeat(200) });
-    executor.broker.publish(ending, "values", { done: true });
+    for (let i = 0; i < 2_000; i++) executor.broker.publish(busy, { event: "messages", data: { i, text: "x".repeat(200) } });
+    executor.broker.publish(ending, { event: "values", data: { done: true } });
     executor.broker.end(ending);
     await executor.relay.sent();
     await executor.completion.announce(ending);
@@ -187,7 +188,7 @@ describe("stream relay between processes on one PostgreSQL", () => {
 
   it("ends a followed stream whose run is recorded as ended when its end was never heard, after the tail", async () => {
     const { executor, follower, runId, stream } = await followedRun();
-    executor.broker.publish(runId, "values", { last: true });
+    executor.broker.publish(runId, { event: "values", data: { last: true } });
     // The executor is gone without a word, and the "done" notification was lost too.
     await executor.relay.close();
     await until(() => stream.events.length === 2);
@@ -209,7 +210,7 @@ describe("stream relay between processes on one PostgreSQL", () => {
     // The end is announced while events still come for longer than the grace period (400 ms).
     await executor.completion.announce(runId);
     for (let i = 0; i < 8; i++) {
-      executor.broker.publish(runId, "updates", { n: i });
+      executor.broker.publish(runId, { event: "updates", data: { n: i } });
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
     expect(stream.isEnded()).toBe(false);
@@ -224,8 +225,8 @@ describe("stream relay between processes on one PostgreSQL", () => {
 
     const killed = await executor.db.query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = $1", [`slipway-listen:${executor.schema}`]);
     expect(killed.length).toBe(2);
-    executor.broker.publish(runId, "updates", { lost: 1 });
-    executor.broker.publish(runId, "updates", { lost: 2 });
+    executor.broker.publish(runId, { event: "updates", data: { lost: 1 } });
+    executor.broker.publish(runId, { event: "updates", data: { lost: 2 } });
     // No later event comes to reveal the gap: only asking again brings these two.
     await until(() => stream.events.length === 3);
     expect(shape(stream.events)).toEqual(shape(executor.broker.eventsAfter(runId, 0)));
@@ -240,7 +241,7 @@ describe("stream relay between processes on one PostgreSQL", () => {
     const unstreamed = randomUUID();
     follower.broker.follow(unstreamed, THREAD);
     executor.broker.open(unstreamed, THREAD, 1);
-    executor.broker.publish(unstreamed, "metadata", {});
+    executor.broker.publish(unstreamed, { event: "metadata", data: {} });
     executor.broker.end(unstreamed);
     await executor.completion.announce(unstreamed);
     // Announcements arrive in order: once the second run is forgotten, the first was heard.

@@ -6,7 +6,7 @@ import { batchParams, type SaveOp } from "../checkpointer/batch.ts";
 import type { GraphLike } from "../graphs/registry.ts";
 import type { RunTail, StartingPoint } from "../checkpointer/run-tail.ts";
 import type { GraphRegistry } from "../graphs/registry.ts";
-import type { StreamBroker } from "../stream/broker.ts";
+import type { RunStreamWriter } from "../stream/run-streams.ts";
 import { describeError, type WireValues } from "../serialize.ts";
 import { deleteThreadRow, threadValues, type SnapshotWrite } from "../threads/repository.ts";
 import type { RunLastState } from "../threads/snapshot.ts";
@@ -40,7 +40,7 @@ export type NextRun = ClaimedRun & { start?: StartingPoint };
 export interface AttemptDeps {
   db: Database;
   graphs: GraphRegistry;
-  broker: StreamBroker;
+  streams: RunStreamWriter;
   lifecycle: RunLifecycle;
   assistants: { get(idOrGraphId: string): Promise<RunAssistant> };
   checkpointer: {
@@ -69,11 +69,11 @@ export interface AttemptDeps {
  */
 export function createAttemptRunner(deps: AttemptDeps) {
   return async function runAttempt(run: RunRow, control: AttemptControl): Promise<NextRun | undefined> {
-    const { broker, lifecycle } = deps;
+    const { streams, lifecycle } = deps;
     await lifecycle.emit("claimed", { run });
     const events: Array<{ id: number; event: string; data: unknown }> = [];
     const emit = (event: string, data: unknown) => {
-      const record = broker.publish(run.run_id, event, data, run.attempt);
+      const record = streams.publish(run.run_id, { event, data, attempt: run.attempt });
       if (record && run.kwargs.stream_resumable) events.push(record);
     };
     emit("metadata", { run_id: run.run_id, attempt: run.attempt });

@@ -1,5 +1,5 @@
 import type { Database } from "../../storage/database.ts";
-import type { StreamBroker } from "../stream/broker.ts";
+import type { RunChannels } from "../stream/run-streams.ts";
 import { queueAnnouncement, runsChannel } from "./announcements.ts";
 import type { RunCompletion } from "./completion.ts";
 import type { RunLifecycle } from "./lifecycle.ts";
@@ -8,7 +8,7 @@ import { sendWebhook, type WebhookPolicy } from "./webhook.ts";
 
 export interface RunParts {
   db: Database;
-  broker: StreamBroker;
+  broker: RunChannels;
   completion: RunCompletion;
   /** Resolves once the stream relay sent what it queued (PostgreSQL; see relay.ts `sent`). */
   relaySent?: () => Promise<void>;

@@ -3,7 +3,7 @@ import { jsonbText } from "../../storage/jsonb-text.ts";
 import type { MultitaskStrategy, Run, RunStatus } from "./schemas.ts";
 import { ACTIVE_STATUSES, activeStatusSql } from "../run-statuses.ts";
 import { putBatchCall } from "../checkpointer/sql.ts";
-import type { RunEvent } from "../stream/broker.ts";
+import type { RunEvent } from "../stream/run-streams.ts";
 
 /** A run row as stored; `toRun` shapes it for the wire. */
 export interface RunRow {

@@ -3,7 +3,7 @@ import type { HttpApp } from "../../http/server.ts";
 import { Type } from "@sinclair/typebox";
 import type { Database } from "../../storage/database.ts";
 import { QueryBoolean, parseQueryBoolean } from "../../http/query.ts";
-import type { StreamBroker } from "../stream/broker.ts";
+import type { RunStreamReader } from "../stream/run-streams.ts";
 import { toRun, type RunRow } from "./repository.ts";
 import {
   AnyValue,
@@ -22,7 +22,7 @@ import { createAndWaitResponse } from "./wait-response.ts";
 
 export interface RunRouteDeps {
   runs: RunService;
-  broker: StreamBroker;
+  streams: RunStreamReader;
   db: Database;
   heartbeatMs?: number;
 }
@@ -53,7 +53,7 @@ export function registerThreadRunRoutes(app: HttpApp, deps: RunRouteDeps): void 
       const run = await runs.create(request.params.thread_id, request.body, { onDisconnect: "continue" });
       await streamRun(request, reply, {
         db: deps.db,
-        broker: deps.broker,
+        streams: deps.streams,
         run,
         runPath: runPath(run),
         fromStart: true,
@@ -122,7 +122,7 @@ export function registerThreadRunRoutes(app: HttpApp, deps: RunRouteDeps): void 
       const modes = request.query.stream_mode;
       await streamRun(request, reply, {
         db: deps.db,
-        broker: deps.broker,
+        streams: deps.streams,
         run,
         runPath: runPath(run),
         lastEventId: parseLastEventId(request.headers["last-event-id"]),

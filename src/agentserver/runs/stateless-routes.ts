@@ -44,7 +44,7 @@ export function registerStatelessRunRoutes(app: HttpApp, deps: RunRouteDeps): vo
       const run = await runs.create(null, request.body, statelessDefaults);
       await streamRun(request, reply, {
         db: deps.db,
-        broker: deps.broker,
+        streams: deps.streams,
         run,
         runPath: runPath(run),
         fromStart: true,
@@ -112,7 +112,7 @@ export function registerStatelessRunRoutes(app: HttpApp, deps: RunRouteDeps): vo
       const run = await runs.get(undefined, request.params.run_id);
       await streamRun(request, reply, {
         db: deps.db,
-        broker: deps.broker,
+        streams: deps.streams,
         run,
         runPath: runPath(run),
         lastEventId: parseLastEventId(request.headers["last-event-id"]),

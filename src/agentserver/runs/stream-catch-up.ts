@@ -1,5 +1,5 @@
 import type { Database } from "../../storage/database.ts";
-import type { RunEvent, StreamBroker } from "../stream/broker.ts";
+import type { RunEvent, RunStreamReader } from "../stream/run-streams.ts";
 import type { FellBehind } from "../stream/pull-queue.ts";
 import type { SseWriter } from "../../http/sse.ts";
 import { wireEventId } from "../stream/event-ids.ts";
@@ -13,20 +13,20 @@ import { loadRunEvents } from "./repository.ts";
  */
 export async function catchUp(
   sse: SseWriter,
-  options: { db: Database; broker: StreamBroker; runId: string; resumable: boolean; lastSent: number; reason: FellBehind },
+  options: { db: Database; streams: RunStreamReader; runId: string; resumable: boolean; lastSent: number; reason: FellBehind },
   send: (event: RunEvent) => Promise<void>,
 ): Promise<void> {
-  const { broker, runId, reason } = options;
+  const { streams, runId, reason } = options;
   const lastWireId = wireEventId(options.lastSent);
   if (!options.resumable) {
     const detail = `the stream stops after event ${lastWireId}; this run's events are not stored (create it with stream_resumable: true to replay them)`;
     await sse.send("error", reason.payload(detail));
     return;
   }
-  await untilEnded(broker, runId, sse.signal);
+  const end = await streams.ended(runId, sse.signal);
   // Handed back to the queue (shutdown): the run goes on elsewhere and its events are
   // not stored yet; the stream ends and the client joins again from its last event.
-  if (sse.signal.aborted || broker.stateOf(runId) === "handedOver") return;
+  if (!end || sse.signal.aborted || end.handedOver) return;
   let expected = options.lastSent + 1;
   for await (const event of loadRunEvents(options.db, runId, options.lastSent)) {
     if (sse.signal.aborted) return;
@@ -35,24 +35,7 @@ export async function catchUp(
     expected++;
   }
   // Stored events ending short of the run's last (an attempt that crashed kept none) are said, not skipped.
-  if (expected <= broker.lastId(runId)) {
+  if (expected <= end.lastId) {
     await sse.send("error", reason.payload(`the stored events stop after event ${wireEventId(expected - 1)}`));
   }
-}
-
-/** Resolves when the run's stream ends here (or the client leaves). */
-function untilEnded(broker: StreamBroker, runId: string, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    let stop: () => void = () => undefined;
-    const done = () => {
-      stop();
-      signal.removeEventListener("abort", done);
-      resolve();
-    };
-    if (signal.aborted) return done();
-    signal.addEventListener("abort", done, { once: true });
-    stop = broker.subscribe(runId, { replay: false }, (event) => {
-      if (event === "end") done();
-    });
-  });
 }

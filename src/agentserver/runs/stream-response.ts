@@ -1,6 +1,6 @@
 import type { FastifyReply, FastifyRequest } from "fastify";
 import type { Database } from "../../storage/database.ts";
-import { isOpen, isOver, type RunEvent, type StreamBroker } from "../stream/broker.ts";
+import type { RunEvent, RunStreamReader } from "../stream/run-streams.ts";
 import { storedEventId, wireEventId } from "../stream/event-ids.ts";
 import { eventInModes } from "../stream/modes.ts";
 import { SseWriter } from "../../http/sse.ts";
@@ -11,7 +11,7 @@ import { isTerminal } from "../run-statuses.ts";
 
 export interface StreamRunOptions {
   db: Database;
-  broker: StreamBroker;
+  streams: RunStreamReader;
   run: RunRow;
   /** Where the run lives: `/threads/<t>/runs/<r>` or `/runs/<r>` for stateless runs. */
   runPath: string;
@@ -31,7 +31,7 @@ export interface StreamRunOptions {
  * ago are replayed from the run_events table.
  */
 export async function streamRun(request: FastifyRequest, reply: FastifyReply, options: StreamRunOptions): Promise<void> {
-  const { run, broker } = options;
+  const { run } = options;
   const headers: Record<string, string> = { "Content-Location": options.runPath };
   if (run.kwargs.stream_resumable) headers.Location = `${options.runPath}/stream`;
   const sse = new SseWriter(request, reply, { headers, heartbeatMs: options.heartbeatMs });
@@ -45,20 +45,18 @@ export async function streamRun(request: FastifyRequest, reply: FastifyReply, op
 }
 
 async function streamTo(sse: SseWriter, options: StreamRunOptions): Promise<void> {
-  const { run, broker } = options;
+  const { run, streams } = options;
   const send = async (e: RunEvent) => {
     if (eventInModes(e.event, options.modes)) await sse.send(e.event, e.data, wireEventId(e.id));
   };
   const afterId = options.lastEventId !== undefined ? storedEventId(options.lastEventId) : undefined;
 
   const id = run.run_id;
+  // Over when the run ends, the client leaves, or shutdown ends every open stream; each
+  // event waits for the client to take the one before (backpressure).
   const finished = isTerminal(run.status);
-  const state = broker.stateOf(id);
-  if (!finished && !isOpen(state) && !isOver(state)) {
-    // A run queued before a restart, executing in another process, or handed back by
-    // this one (it goes on elsewhere): follow it here.
-    broker.follow(id, run.thread_id);
-  } else if (state === undefined) {
+  const events = streams.join(id, { afterId, replay: options.fromStart, signal: sse.signal, run: { threadId: run.thread_id, finished } });
+  if (!events.held) {
     // Ended a while ago: a resumable run's saved events are replayed.
     if (run.kwargs.stream_resumable && afterId !== undefined) {
       for await (const event of loadRunEvents(options.db, id, afterId)) {
@@ -66,33 +64,22 @@ async function streamTo(sse: SseWriter, options: StreamRunOptions): Promise<void
         await send(event);
       }
     }
-    sse.end();
     return;
   }
-
-  // Executed by another process (or not claimed yet): ask for its events from there.
-  const stopRelay = broker.streamFromElsewhere(id);
-  // The run ended, but the channel here following it has not heard so (the notification
-  // may be lost): it ends once what the executor still holds came, or nothing more comes.
-  if (finished) broker.endFollowed(id);
   sse.onClose(() => {
-    if (isOpen(broker.stateOf(id))) options.onDisconnect?.();
+    if (events.open) options.onDisconnect?.();
   });
   // The id of the last event read: where a reader that fell behind goes on from.
-  let lastSent = afterId ?? (options.fromStart ? 0 : broker.lastId(id));
+  let lastSent = events.after;
   try {
-    // Over when the run ends, the client leaves, or shutdown ends every open stream; each
-    // event waits for the client to take the one before (backpressure).
-    for await (const event of broker.join(id, { afterId, replay: options.fromStart, signal: sse.signal })) {
+    for await (const event of events) {
       await send(event);
       lastSent = event.id;
     }
   } catch (error) {
     if (!(error instanceof FellBehind)) throw error;
     const resumable = Boolean(run.kwargs.stream_resumable);
-    await catchUp(sse, { db: options.db, broker, runId: id, resumable, lastSent, reason: error }, send);
-  } finally {
-    stopRelay();
+    await catchUp(sse, { db: options.db, streams, runId: id, resumable, lastSent, reason: error }, send);
   }
 }
 

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { READER_LIMIT, StreamBroker, type RunEvent } from "./broker.ts";
+import { READER_LIMIT, StreamBroker } from "./broker.ts";
+import type { RunEvent } from "./run-streams.ts";
 import { FellBehind } from "./pull-queue.ts";
 
 const RUN = "00000000-0000-4000-8000-00000000000c";
@@ -26,7 +27,7 @@ describe("stream broker readers (decision 0027)", () => {
     const join = broker.join(RUN, { replay: true });
     let most = 0;
     for (let i = 0; i < 120_000; i++) {
-      broker.publish(RUN, "custom", { i, payload: PAYLOAD });
+      broker.publish(RUN, { event: "custom", data: { i, payload: PAYLOAD } });
       most = Math.max(most, join.unread.items);
     }
     broker.end(RUN);
@@ -45,7 +46,7 @@ describe("stream broker readers (decision 0027)", () => {
     const broker = new StreamBroker();
     broker.open(RUN, THREAD, 1);
     const join = broker.join(RUN, { replay: true });
-    for (let i = 0; i < 50_000; i++) broker.publish(RUN, "custom", { i, payload: PAYLOAD });
+    for (let i = 0; i < 50_000; i++) broker.publish(RUN, { event: "custom", data: { i, payload: PAYLOAD } });
     broker.end(RUN);
     expect(join.unread).toEqual({ items: 0, bytes: 0 });
     const { ids, ending } = await drain(join);
@@ -56,7 +57,7 @@ describe("stream broker readers (decision 0027)", () => {
   it("a join starting before events the broker no longer holds gets what it holds, then is told", async () => {
     const broker = new StreamBroker();
     broker.open(RUN, THREAD, 1);
-    for (let i = 0; i < 60_000; i++) broker.publish(RUN, "custom", { i });
+    for (let i = 0; i < 60_000; i++) broker.publish(RUN, { event: "custom", data: { i } });
     const fromHeld = await drain(broker.join(RUN, { afterId: 49_990, replay: true }));
     expect(fromHeld.ids).toEqual(range(49_991, 50_000));
     expect(fromHeld.ending).toBeInstanceOf(FellBehind);
@@ -67,7 +68,7 @@ describe("stream broker readers (decision 0027)", () => {
     expect((pastHeld.ending as FellBehind).limit).toBeUndefined();
     // From the last event on there is nothing missing: live events come as usual.
     const live = broker.join(RUN, { afterId: 60_000, replay: true });
-    broker.publish(RUN, "custom", { i: 60_000 });
+    broker.publish(RUN, { event: "custom", data: { i: 60_000 } });
     broker.end(RUN);
     expect(await drain(live)).toEqual({ ids: [60_001], ending: "end" });
   });
@@ -81,7 +82,7 @@ describe("stream broker readers (decision 0027)", () => {
       const runId = `00000000-0000-4000-8000-00000000010${run}`;
       broker.open(runId, THREAD, 1);
       for (let i = 0; i < 5_000; i++) {
-        broker.publish(runId, "custom", { i, payload: PAYLOAD });
+        broker.publish(runId, { event: "custom", data: { i, payload: PAYLOAD } });
         most = Math.max(most, stream.unread.items);
       }
       broker.end(runId);

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { StreamBroker, type RunEvent } from "./broker.ts";
+import { StreamBroker } from "./broker.ts";
+import type { RunEvent } from "./run-streams.ts";
 
 const RUN = "00000000-0000-4000-8000-00000000000a";
 const THREAD = "00000000-0000-4000-8000-00000000000b";
@@ -13,7 +14,7 @@ describe("stream broker", () => {
       if (event !== "end") seen.push(event.id);
     });
     const total = 50_010;
-    for (let i = 0; i < total; i++) broker.publish(RUN, "messages", { i });
+    for (let i = 0; i < total; i++) broker.publish(RUN, { event: "messages", data: { i } });
     expect(seen).toHaveLength(total);
     expect(seen.at(-1)).toBe(total);
     expect(new Set(seen).size).toBe(total);
@@ -27,13 +28,13 @@ describe("stream broker", () => {
     broker.subscribe(RUN, { replay: true }, (event) => {
       if (event !== "end") got.push(event);
     });
-    broker.publish(RUN, "metadata", { attempt: 1 }, 1);
+    broker.publish(RUN, { event: "metadata", data: { attempt: 1 }, attempt: 1 });
     broker.open(RUN, THREAD, 2);
-    broker.publish(RUN, "metadata", { attempt: 2 }, 2);
+    broker.publish(RUN, { event: "metadata", data: { attempt: 2 }, attempt: 2 });
     // The first attempt lost its lease but runs on, and ends in error.
-    expect(broker.publish(RUN, "error", { from: 1 }, 1)).toBeUndefined();
+    expect(broker.publish(RUN, { event: "error", data: { from: 1 }, attempt: 1 })).toBeUndefined();
     broker.end(RUN, { attempt: 1 });
-    broker.publish(RUN, "values", { done: 2 }, 2);
+    broker.publish(RUN, { event: "values", data: { done: 2 }, attempt: 2 });
     expect(got.map((event) => `${event.id}:${event.event}`)).toEqual(["1:metadata", "2:metadata", "3:values"]);
     expect(broker.stateOf(RUN)).toBe("executing");
   });

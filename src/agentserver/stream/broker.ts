@@ -1,23 +1,5 @@
 import { PullQueue, type ReaderLimit } from "./pull-queue.ts";
-
-/**
- * Fan-out of run output inside one process. The worker executing a run publishes
- * events; HTTP streams subscribe by run (join stream, the stream of the request that
- * created the run) or by thread (GET /threads/{id}/stream). A run executing in another
- * process (several agent servers on one PostgreSQL) is followed: relay.ts injects the
- * events that process sends.
- *
- * While a run is active every event is kept, so a subscriber that arrives a little
- * late (a join right after creation) still sees the whole run. After the run ends the
- * buffer is dropped after `retainMs`; resumable runs are also persisted by the run
- * engine (table run_events) for replay after that.
- */
-export interface RunEvent {
-  /** Position in the run's stream, starting at 1; sent as the SSE `id`. */
-  id: number;
-  event: string;
-  data: unknown;
-}
+import type { PublishedEvent, RunChannels, RunEvent, RunStreamWriter } from "./run-streams.ts";
 
 type Listener = (event: RunEvent | "end") => void;
 
@@ -85,7 +67,20 @@ export function eventSize(event: RunEvent): number {
   return size;
 }
 
-export class StreamBroker {
+/**
+ * Fan-out of run output inside one process. The worker executing a run publishes
+ * events; HTTP streams subscribe by run (join stream, the stream of the request that
+ * created the run) or by thread (GET /threads/{id}/stream). A run executing in another
+ * process (several agent servers on one PostgreSQL) is followed: relay.ts injects the
+ * events that process sends.
+ *
+ * While a run is active every event is kept, so a subscriber that arrives a little
+ * late (a join right after creation) still sees the whole run. After the run ends the
+ * buffer is dropped after `retainMs`; resumable runs are also persisted by the run
+ * engine (table run_events) for replay after that. The run path sees it through the
+ * narrow views of run-streams.ts.
+ */
+export class StreamBroker implements RunStreamWriter, RunChannels {
   private readonly runs = new Map<string, RunChannel>();
   private readonly threadListeners = new Map<string, Set<(runId: string, event: RunEvent | "end") => void>>();
   private readonly retainMs: number;
@@ -222,7 +217,7 @@ export class StreamBroker {
    * An event of a run executing here. With `attempt`, an event of an earlier attempt
    * (still running after it lost its lease and the run was claimed again here) is dropped.
    */
-  publish(runId: string, event: string, data: unknown, attempt?: number): RunEvent | undefined {
+  publish(runId: string, { event, data, attempt }: PublishedEvent): RunEvent | undefined {
     const channel = this.runs.get(runId);
     if (channel?.state !== "executing") return undefined;
     if (attempt !== undefined && attempt !== channel.attempt) return undefined;

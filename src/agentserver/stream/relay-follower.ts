@@ -1,4 +1,5 @@
-import type { RunEvent, StreamBroker } from "./broker.ts";
+import type { StreamBroker } from "./broker.ts";
+import type { RunEvent } from "./run-streams.ts";
 import { joinParts, type EndMessage, type EventMessage, type HereMessage, type PartMessage, type RelayMessage } from "./relay-protocol.ts";
 import type { RelayOptions, RunEndings } from "./relay.ts";
 

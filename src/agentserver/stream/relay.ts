@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import type { Database } from "../../storage/database.ts";
-import { isOver, type RunEvent, type StreamBroker } from "./broker.ts";
+import { isOver, type StreamBroker } from "./broker.ts";
+import type { RunEvent } from "./run-streams.ts";
 import { NotifyOutbox } from "./notify-outbox.ts";
 import { RelayFollowers } from "./relay-follower.ts";
 import { eventPayloads, readRelayMessage, type RelayMessage, type WantMessage } from "./relay-protocol.ts";
