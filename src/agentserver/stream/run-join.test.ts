@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { StreamBroker, type BrokerRelay } from "./broker.ts";
+import { StreamBroker } from "./broker.ts";
 import { runStreamReader } from "./run-join.ts";
 import type { RunEvent } from "./run-streams.ts";
 
@@ -12,22 +12,6 @@ async function drain(events: AsyncIterable<RunEvent>): Promise<unknown[]> {
   const seen: unknown[] = [];
   for await (const event of events) seen.push(event.data);
   return seen;
-}
-
-/** The relay as the broker sees it: which runs streams here ask for, and which it was told ended. */
-class RecordingRelay implements BrokerRelay {
-  readonly asked = new Set<string>();
-  readonly told: string[] = [];
-  constructor(private readonly broker: StreamBroker) {}
-  follow(runId: string): () => void {
-    this.asked.add(runId);
-    return () => this.asked.delete(runId);
-  }
-  // Stands for relay-follower.ts, which ends the channel once what the executor still held came.
-  ended(runId: string): void {
-    this.told.push(runId);
-    this.broker.end(runId);
-  }
 }
 
 describe("run join (run-join.ts)", () => {
@@ -77,26 +61,6 @@ describe("run join (run-join.ts)", () => {
     const events = runStreamReader(broker).join(RUN, { replay: true, signal: new AbortController().signal, run: finished });
     expect(broker.stateOf(RUN)).toBe("ended");
     expect(await drain(events)).toEqual(["last"]);
-  });
-
-  it("asks the relay for a run executing elsewhere until the join's signal aborts", async () => {
-    const broker = new StreamBroker();
-    const relay = new RecordingRelay(broker);
-    broker.useRelay(relay);
-    const leave = new AbortController();
-    const events = runStreamReader(broker).join(RUN, { signal: leave.signal, run: pending });
-    expect(relay.asked.has(RUN)).toBe(true);
-    broker.inject(RUN, { id: 1, event: "values", data: "from elsewhere" });
-    const iterator = events[Symbol.asyncIterator]();
-    expect((await iterator.next()).value).toMatchObject({ id: 1, data: "from elsewhere" });
-    leave.abort();
-    expect(relay.asked.has(RUN)).toBe(false);
-    expect((await iterator.next()).done).toBe(true);
-
-    // Finished by the record: the relay is told, and ends the channel when the executor's events came.
-    const late = runStreamReader(broker).join(RUN, { replay: true, signal: new AbortController().signal, run: finished });
-    expect(relay.told).toEqual([RUN]);
-    expect(await drain(late)).toEqual(["from elsewhere"]);
   });
 
   it("tells when a run's stream ended, how, and after which event; nothing when the reader left first", async () => {
