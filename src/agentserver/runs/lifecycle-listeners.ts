@@ -47,8 +47,12 @@ export function subscribeRunParts(lifecycle: RunLifecycle, parts: RunParts): voi
   });
 
   // Streams followed from other processes stay open for the next attempt. A swept attempt
-  // was not let go here (or is still running here, and will say so itself).
-  lifecycle.on("handedBack", ({ run, swept }) => (swept ? undefined : broker.end(run.run_id, { attempt: run.attempt, handedOver: true })));
+  // was not let go here (or is still running here, and will say so itself). A failed
+  // attempt's readers here stay too, for the attempt the sweeper gives the run next.
+  lifecycle.on("handedBack", ({ run, swept, failed }) => {
+    if (failed) broker.release(run.run_id, run.attempt);
+    else if (!swept) broker.end(run.run_id, { attempt: run.attempt, handedOver: true });
+  });
 
   announceQueueChanges(lifecycle, parts.db);
 }

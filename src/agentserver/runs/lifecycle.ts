@@ -31,9 +31,10 @@ export interface RunLifecycleEvents {
    * for any worker (a shutdown here, or the sweeper); else another worker took it after
    * our lease expired. `swept`: the sweeper of this process requeued it because the
    * attempt holding it (in any process) stopped renewing its lease; that attempt, if it
-   * still runs here, tells its own hand-back when it ends.
+   * still runs here, tells its own hand-back when it ends. `failed`: the attempt here
+   * threw before it ended the run, which stays leased until the sweeper requeues it.
    */
-  handedBack: { run: RunRow; requeued: boolean; swept?: boolean };
+  handedBack: { run: RunRow; requeued: boolean; swept?: boolean; failed?: boolean };
 }
 
 export type LifecycleEvent = keyof RunLifecycleEvents;

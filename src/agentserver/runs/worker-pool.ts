@@ -299,7 +299,11 @@ export class WorkerPool {
       },
     })
       .then((claimed) => void (next = claimed ?? next))
-      .catch((error) => this.log.error({ err: error, run_id: run.run_id }, "run processing failed"))
+      .catch((error) => {
+        this.log.error({ err: error, run_id: run.run_id }, "run processing failed");
+        // It may have thrown after recording the run's end: then its channel is over and this changes nothing.
+        return this.lifecycle.emit("handedBack", { run, requeued: false, failed: true });
+      })
       .finally(() => {
         // An earlier attempt that lost its lease may end after the run was claimed again
         // here: the later attempt's entry (its lease, its cancel) stays.

@@ -39,6 +39,25 @@ describe("stream broker", () => {
     expect(broker.stateOf(RUN)).toBe("executing");
   });
 
+  it("lets a failed attempt's channel go back to following, readers kept, for the next attempt", () => {
+    const broker = new StreamBroker();
+    broker.open(RUN, THREAD, 1);
+    const seen: Array<number | "end"> = [];
+    broker.subscribe(RUN, { replay: true }, (event) => seen.push(event === "end" ? event : event.id));
+    broker.publish(RUN, { event: "values", data: 1, attempt: 1 });
+    broker.release(RUN, 2); // not the attempt executing here: nothing changes
+    expect(broker.stateOf(RUN)).toBe("executing");
+    broker.release(RUN, 1);
+    expect(broker.stateOf(RUN)).toBe("following");
+    expect(broker.publish(RUN, { event: "values", data: "late", attempt: 1 })).toBeUndefined();
+    broker.open(RUN, THREAD, 2); // the retry, claimed here
+    broker.publish(RUN, { event: "values", data: 2, attempt: 2 });
+    broker.end(RUN, { attempt: 2 });
+    expect(seen).toEqual([1, 2, "end"]);
+    broker.release(RUN, 2); // over: stays over
+    expect(broker.stateOf(RUN)).toBe("executed");
+  });
+
   it("moves a channel through its states: followed, executed here, over, handed over", () => {
     const broker = new StreamBroker();
     broker.follow(RUN, THREAD);

@@ -234,6 +234,17 @@ export class StreamBroker implements RunStreamWriter, RunChannels {
   }
 
   /**
+   * The attempt executing here failed before it ended the run: the run stays leased until
+   * the sweeper gives it another attempt, here or in another process. The channel goes
+   * back to following, readers still attached: the next attempt's events reach them from
+   * this process's worker (open) or through the relay. No-op unless that attempt executes here.
+   */
+  release(runId: string, attempt: number): void {
+    const channel = this.runs.get(runId);
+    if (channel?.state === "executing" && channel.attempt === attempt) channel.state = "following";
+  }
+
+  /**
    * Ends the run's stream for every subscriber. `attempt` fences the end of one attempt:
    * when a later attempt of the run executes here already, the channel is its. With
    * `handedOver` the run went back to the queue and goes on elsewhere: followers in

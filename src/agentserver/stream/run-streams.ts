@@ -66,9 +66,10 @@ export interface RunStreamReader {
   ended(runId: string, signal: AbortSignal): Promise<RunEnd | undefined>;
 }
 
-/** What the lifecycle listeners do to channels: a run queued, claimed here, ended or handed back. */
+/** What the lifecycle listeners do to channels: a run queued, claimed here, ended, handed back, or let go by a failed attempt. */
 export interface RunChannels {
   follow(runId: string, threadId: string): void;
   open(runId: string, threadId: string, attempt?: number): void;
   end(runId: string, options?: { attempt?: number; handedOver?: boolean }): void;
+  release(runId: string, attempt: number): void;
 }

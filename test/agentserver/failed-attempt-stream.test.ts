@@ -1,0 +1,66 @@
+import { Client } from "@langchain/langgraph-sdk";
+import { afterEach, describe, expect, it } from "vitest";
+import { queueAnnouncement, runsChannel } from "../../src/agentserver/runs/announcements.ts";
+import { startAgentServer, type RunningAgentServer } from "../../src/agentserver/server.ts";
+import { freshBackend } from "../support/backends.ts";
+import { FIXTURE_CONFIG } from "../support/agent-server.ts";
+
+/**
+ * An attempt that fails before it ends its run (here: the database fails its read of
+ * the assistant) leaves the run leased until the sweeper gives it another attempt, which
+ * may run in another process. A stream joined in the failed attempt's process must then
+ * follow that attempt there, not wait for ever on a channel that says the run executes here.
+ */
+const servers: RunningAgentServer[] = [];
+afterEach(async () => {
+  await Promise.all(servers.splice(0).map((server) => server.close()));
+});
+
+describe("a stream joined where an attempt failed (two agent servers on one PostgreSQL)", () => {
+  it("follows the run's next attempt in the other server to its end", async () => {
+    const target = freshBackend("postgres", "fail");
+    const start = async () => {
+      const server = await startAgentServer({ configPath: FIXTURE_CONFIG, port: 0, host: "127.0.0.1", databaseUrl: target.databaseUrl, schema: target.schema, workers: 2, leaseSeconds: 1, logLevel: "silent" });
+      servers.push(server);
+      return server;
+    };
+    const first = await start();
+    const client = new Client({ apiUrl: first.url, callerOptions: { maxRetries: 0 } });
+    const thread = await client.threads.create();
+    // An assistant the server never read, so that its attempt reads it from the database,
+    // and a database that fails that read (the table is not there under its name).
+    const assistantId = crypto.randomUUID();
+    await first.db.query(`INSERT INTO assistants (assistant_id, graph_id, name) VALUES ($1, 'agent', 'fresh')`, [assistantId]);
+    await first.db.query("ALTER TABLE assistants RENAME TO assistants_away");
+    const runId = crypto.randomUUID();
+    const kwargs = {
+      input: { messages: [{ role: "human", content: "after a failure" }] },
+      command: null, config: {}, context: {}, stream_mode: ["values"], stream_subgraphs: false, stream_resumable: false,
+      interrupt_before: null, interrupt_after: null, checkpoint_id: null, checkpoint_ns: "", durability: "async",
+      webhook: null, on_disconnect: "continue", temporary: false, feedback_keys: null,
+    };
+    await first.db.query(`INSERT INTO runs (run_id, thread_id, assistant_id, kwargs) VALUES ($1, $2, $3, $4::jsonb)`, [runId, thread.thread_id, assistantId, JSON.stringify(kwargs)]);
+    await first.db.notify(runsChannel(first.db.schema), queueAnnouncement(runId, 0, thread.thread_id));
+
+    // The first attempt is claimed here and fails; the run stays leased to it.
+    const attemptOf = async () => (await first.db.query<{ attempt: number; status: string }>("SELECT attempt, status FROM runs WHERE run_id = $1", [runId]))[0]!;
+    while ((await attemptOf()).attempt < 1) await new Promise((resolve) => setTimeout(resolve, 20));
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    // This server takes no more runs: the next attempt is the other server's.
+    first.drain();
+    const events: Array<{ event: string; data: unknown }> = [];
+    const joined = (async () => {
+      for await (const part of client.runs.joinStream(thread.thread_id, runId)) events.push(part);
+    })();
+
+    await first.db.query("ALTER TABLE assistants_away RENAME TO assistants");
+    const second = await start();
+    await joined;
+    const run = await attemptOf();
+    expect(run.status).toBe("success");
+    expect(run.attempt).toBeGreaterThanOrEqual(2);
+    const values = events.filter((part) => part.event === "values").at(-1)?.data as { messages: Array<{ content: string }> } | undefined;
+    expect(values?.messages.at(-1)?.content).toBe("You said: after a failure");
+    expect(second.url).not.toBe(first.url);
+  }, 60_000);
+});
