@@ -7,6 +7,9 @@ export interface TableStats {
   modified: number;
   tuples: number;
   xid_age: number;
+  pages: number;
+  frozen_pages: number;
+  toast: boolean;
 }
 
 export interface UpkeepStep {

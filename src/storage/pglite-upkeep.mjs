@@ -15,7 +15,8 @@ const UPKEEP_STATS_SQL = `
   SELECT format('%I.%I', s.schemaname, s.relname) AS name,
          s.n_dead_tup::float8 AS dead, s.n_ins_since_vacuum::float8 AS inserted,
          s.n_mod_since_analyze::float8 AS modified, greatest(c.reltuples, 0)::float8 AS tuples,
-         age(c.relfrozenxid)::float8 AS xid_age
+         age(c.relfrozenxid)::float8 AS xid_age, greatest(c.relpages, 0)::float8 AS pages,
+         greatest(c.relallfrozen, 0)::float8 AS frozen_pages, c.relkind = 't' AS toast
   FROM pg_stat_all_tables s JOIN pg_class c ON c.oid = s.relid
   WHERE s.schemaname NOT LIKE 'pg\\_temp%' AND s.schemaname NOT LIKE 'pg\\_toast\\_temp%'
   ORDER BY s.schemaname, s.relname`;
@@ -39,7 +40,7 @@ const DEFAULTS = {
 };
 
 /**
- * @typedef {{ name: string; dead: number; inserted: number; modified: number; tuples: number; xid_age: number }} TableStats
+ * @typedef {{ name: string; dead: number; inserted: number; modified: number; tuples: number; xid_age: number; pages: number; frozen_pages: number; toast: boolean }} TableStats
  * @typedef {{ sql: string; table: string; why: string }} UpkeepStep
  */
 
@@ -63,7 +64,9 @@ export function planUpkeep(tables, settingRows) {
   const steps = [];
   for (const t of tables) {
     const deadLimit = Math.min(s.autovacuum_vacuum_threshold + s.autovacuum_vacuum_scale_factor * t.tuples, deadCap);
-    const insertLimit = s.autovacuum_vacuum_insert_threshold + s.autovacuum_vacuum_insert_scale_factor * t.tuples;
+    // PostgreSQL 18 scales the inserts' threshold by the part of the table not yet all-frozen.
+    const unfrozen = t.pages > 0 && t.frozen_pages > 0 ? 1 - Math.min(t.frozen_pages, t.pages) / t.pages : 1;
+    const insertLimit = s.autovacuum_vacuum_insert_threshold + s.autovacuum_vacuum_insert_scale_factor * t.tuples * unfrozen;
     const analyzeLimit = s.autovacuum_analyze_threshold + s.autovacuum_analyze_scale_factor * t.tuples;
     const vacuumWhy =
       t.xid_age > s.autovacuum_freeze_max_age
@@ -73,7 +76,8 @@ export function planUpkeep(tables, settingRows) {
           : insertsCount && t.inserted > insertLimit
             ? `${t.inserted} rows inserted`
             : undefined;
-    const analyzeWhy = t.modified > analyzeLimit ? `${t.modified} rows changed` : undefined;
+    // ANALYZE skips a TOAST table (so its count never resets): autovacuum never asks for it.
+    const analyzeWhy = !t.toast && t.modified > analyzeLimit ? `${t.modified} rows changed` : undefined;
     const why = [vacuumWhy, analyzeWhy].filter(Boolean).join(", ");
     if (vacuumWhy && analyzeWhy) steps.push({ sql: `VACUUM (ANALYZE) ${t.name}`, table: t.name, why });
     else if (vacuumWhy) steps.push({ sql: `VACUUM ${t.name}`, table: t.name, why });

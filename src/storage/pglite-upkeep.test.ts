@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { planUpkeep, runUpkeep } from "./pglite-upkeep.mjs";
 
 /** A table that nothing is due for, changed field by field below. */
-const quiet = { name: "s.t", dead: 0, inserted: 0, modified: 0, tuples: 10_000, xid_age: 1_000 };
+const quiet = { name: "s.t", dead: 0, inserted: 0, modified: 0, tuples: 10_000, xid_age: 1_000, pages: 100, frozen_pages: 0, toast: false };
 const plan = (table: Partial<typeof quiet>, settings: Array<{ name: string; value: number }> = []) => planUpkeep([{ ...quiet, ...table }], settings);
 
 describe("which tables the embedded database's upkeep vacuums (autovacuum's rules)", () => {
@@ -22,6 +22,19 @@ describe("which tables the embedded database's upkeep vacuums (autovacuum's rule
   it("vacuums an insert-only table past the inserts' threshold, unless that threshold is -1", () => {
     expect(plan({ inserted: 3_001 })).toEqual([{ sql: "VACUUM s.t", table: "s.t", why: "3001 rows inserted" }]);
     expect(plan({ inserted: 3_001 }, [{ name: "autovacuum_vacuum_insert_threshold", value: -1 }])).toEqual([]);
+  });
+
+  it("counts only the unfrozen part of the table toward the inserts' threshold (PostgreSQL 18)", () => {
+    // 90 of 100 pages all-frozen: 1,000 + 0.2 × 10,000 × 0.1 = 1,200
+    expect(plan({ inserted: 1_201, frozen_pages: 90 })).toEqual([{ sql: "VACUUM s.t", table: "s.t", why: "1201 rows inserted" }]);
+    expect(plan({ inserted: 1_200, frozen_pages: 90 })).toEqual([]);
+    // more all-frozen pages than pages (the counts are estimates): nothing unfrozen
+    expect(plan({ inserted: 1_001, frozen_pages: 120 })).toHaveLength(1);
+  });
+
+  it("never analyzes a TOAST table, as autovacuum does not (ANALYZE skips them, so their count never resets)", () => {
+    expect(plan({ toast: true, modified: 5_000 })).toEqual([]);
+    expect(plan({ toast: true, dead: 5_000, modified: 5_000 })).toEqual([{ sql: "VACUUM s.t", table: "s.t", why: "5000 dead rows" }]);
   });
 
   it("analyzes alone when only the changes since the last analyze pass their threshold", () => {
@@ -56,6 +69,29 @@ describe("which tables the embedded database's upkeep vacuums (autovacuum's rule
 });
 
 describe("a pass of the upkeep on a real embedded database", () => {
+  it("vacuums a TOAST table that is due and does not analyze it on every later pass", async () => {
+    const pg = new PGlite();
+    try {
+      // Values past 2 kB go to the table's TOAST table; updating and deleting them leaves dead rows there.
+      await pg.exec(`CREATE TABLE docs (id int PRIMARY KEY, body text);
+        INSERT INTO docs SELECT g, (SELECT string_agg(md5(g::text || i::text), '') FROM generate_series(1, 100) i) FROM generate_series(1, 300) g;`);
+      await pg.exec("UPDATE docs SET body = body || 'x'");
+      await pg.exec("DELETE FROM docs");
+      await pg.exec("SELECT pg_stat_force_next_flush()");
+      await pg.exec("SELECT 1");
+      const first = await runUpkeep(pg);
+      await pg.exec("SELECT pg_stat_force_next_flush()");
+      await pg.exec("SELECT 1");
+      const second = await runUpkeep(pg);
+      const toastSteps = (pass: typeof first) => pass.done.filter((step) => step.table.startsWith("pg_toast.")).map((step) => step.sql.replace(/_\d+$/, "_N"));
+      expect(toastSteps(first)).toEqual(["VACUUM pg_toast.pg_toast_N"]);
+      expect(toastSteps(second)).toEqual([]);
+      expect(first.failed).toEqual([]);
+    } finally {
+      await pg.close();
+    }
+  });
+
   it("goes on to the next table when one fails, and says which failed", async () => {
     const pg = new PGlite();
     try {
