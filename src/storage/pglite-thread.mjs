@@ -26,6 +26,9 @@ const transactions = new Map();
 const channels = new Map();
 /** The socket server when this database is shared with other processes. */
 let sharing;
+/** A billion transaction IDs: half way to the point where PostgreSQL refuses writes. */
+const WRAPAROUND_WARNING_AGE = 1_000_000_000;
+let warnedOfWraparound = false;
 /** The upkeep's timer, and the pass under way (close waits for it). */
 let upkeepTimer;
 let upkeepPass;
@@ -106,8 +109,14 @@ function upkeep() {
   if (upkeepPass || pg.closed) return;
   upkeepPass = runUpkeep(pg)
     .then(
-      ({ done, failed }) => {
+      ({ done, failed, oldestOther }) => {
         if (done.length > 0) port.postMessage({ upkeep: done });
+        if (oldestOther && oldestOther.xidAge > WRAPAROUND_WARNING_AGE && !warnedOfWraparound) {
+          warnedOfWraparound = true;
+          port.postMessage({
+            warning: `the embedded database's ${oldestOther.name} is ${oldestOther.xidAge} transaction IDs old and cannot be vacuumed from here; PostgreSQL stops accepting writes at about 2 billion: move this data to a PostgreSQL server`,
+          });
+        }
         for (const { sql, error } of failed) port.postMessage({ warning: `embedded database upkeep: ${sql} failed: ${messageOf(error)}` });
       },
       (error) => port.postMessage({ warning: `embedded database upkeep failed: ${messageOf(error)}` }),
@@ -187,8 +196,10 @@ async function handle(message) {
     }
     case "close":
       clearInterval(upkeepTimer);
-      await upkeepPass;
+      // The socket first: it rolls back what other processes left open, which a pass
+      // under way may be waiting for.
       await sharing?.close();
+      await upkeepPass;
       if (pg && !pg.closed) await pg.close();
       return undefined;
     default:

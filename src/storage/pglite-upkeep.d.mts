@@ -22,4 +22,4 @@ export function planUpkeep(tables: TableStats[], settingRows: Array<{ name: stri
 export function runUpkeep(pg: {
   query: (sql: string) => Promise<{ rows: any[] }>;
   exec: (sql: string) => Promise<unknown>;
-}): Promise<{ done: Array<UpkeepStep & { ms: number }>; failed: Array<UpkeepStep & { error: unknown }> }>;
+}): Promise<{ done: Array<UpkeepStep & { ms: number }>; failed: Array<UpkeepStep & { error: unknown }>; oldestOther: { name: string; xidAge: number } | undefined }>;

@@ -21,6 +21,15 @@ const UPKEEP_STATS_SQL = `
   WHERE s.schemaname NOT LIKE 'pg\\_temp%' AND s.schemaname NOT LIKE 'pg\\_toast\\_temp%'
   ORDER BY s.schemaname, s.relname`;
 
+/**
+ * The cluster's other databases (template0, template1): PGlite's one connection cannot
+ * vacuum them, so their unfrozen XIDs only age, and PostgreSQL stops accepting writes
+ * when the oldest database nears wraparound, whichever it is.
+ */
+const OLDEST_OTHER_DATABASE_SQL = `
+  SELECT datname AS name, age(datfrozenxid)::float8 AS xid_age FROM pg_database
+  WHERE datname <> current_database() ORDER BY age(datfrozenxid) DESC LIMIT 1`;
+
 const UPKEEP_SETTINGS_SQL = `
   SELECT name, setting::float8 AS value FROM pg_settings
   WHERE name IN ('autovacuum_vacuum_threshold', 'autovacuum_vacuum_scale_factor', 'autovacuum_vacuum_max_threshold',
@@ -91,9 +100,10 @@ export function planUpkeep(tables, settingRows) {
  * its own so that queries waiting meanwhile run between two tables. A table that fails
  * (dropped since the statistics were read, say) does not stop the others.
  * @param {{ query: (sql: string) => Promise<{ rows: any[] }>; exec: (sql: string) => Promise<unknown> }} pg
- * @returns {Promise<{ done: Array<UpkeepStep & { ms: number }>; failed: Array<UpkeepStep & { error: unknown }> }>}
+ * @returns {Promise<{ done: Array<UpkeepStep & { ms: number }>; failed: Array<UpkeepStep & { error: unknown }>; oldestOther: { name: string; xidAge: number } | undefined }>}
  */
 export async function runUpkeep(pg) {
+  const [oldest] = (await pg.query(OLDEST_OTHER_DATABASE_SQL)).rows;
   const tables = (await pg.query(UPKEEP_STATS_SQL)).rows;
   const settings = (await pg.query(UPKEEP_SETTINGS_SQL)).rows;
   const done = [];
@@ -107,5 +117,5 @@ export async function runUpkeep(pg) {
       failed.push({ ...step, error });
     }
   }
-  return { done, failed };
+  return { done, failed, oldestOther: oldest ? { name: oldest.name, xidAge: oldest.xid_age } : undefined };
 }

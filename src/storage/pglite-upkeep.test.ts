@@ -92,6 +92,19 @@ describe("a pass of the upkeep on a real embedded database", () => {
     }
   });
 
+  it("reports the oldest of the databases it cannot vacuum, whose age only grows", async () => {
+    const pg = new PGlite();
+    try {
+      const before = (await runUpkeep(pg)).oldestOther;
+      expect(["template0", "template1"]).toContain(before?.name);
+      for (let i = 0; i < 20; i++) await pg.exec("CREATE TEMP TABLE IF NOT EXISTS t (n int); INSERT INTO t VALUES (1);");
+      const after = (await runUpkeep(pg)).oldestOther;
+      expect(after!.xidAge).toBeGreaterThanOrEqual(before!.xidAge + 20);
+    } finally {
+      await pg.close();
+    }
+  });
+
   it("goes on to the next table when one fails, and says which failed", async () => {
     const pg = new PGlite();
     try {
