@@ -288,7 +288,17 @@ export function createAttemptRunner(deps: AttemptDeps) {
     }
     // A /wait caller gets the thread's values (what the snapshot holds), a stateless one the run's.
     let values: unknown;
-    if (outcome.status === "success") values = run.kwargs.temporary ? outcome.values : (snapshot ? snapshot.values : await threadValues(deps.db, run.thread_id));
+    if (outcome.status === "success") {
+      const unread = Symbol("unread");
+      const read = run.kwargs.temporary
+        ? outcome.values
+        : snapshot
+          ? snapshot.values
+          : await threadValues(deps.db, run.thread_id).catch((e) => (deps.log.warn({ err: e, run_id: run.run_id }, "reading the thread's values at a run's end failed"), unread));
+      // The end is recorded: it is told all the same, and its waiters read the records.
+      if (read === unread) return ended(run, undefined, "finished");
+      values = read;
+    }
     if (run.kwargs.temporary) {
       // A waiter in another process (shared PostgreSQL) reads the outcome from here once
       // the run row has gone with its thread; a database of our own has no other process.
