@@ -73,6 +73,19 @@ describe("stream broker readers (decision 0027)", () => {
     expect(await drain(live)).toEqual({ ids: [60_001], ending: "end" });
   });
 
+  it("a late join replaying more of the broker's buffer than its own limit gets it all: those events are shared", async () => {
+    const broker = new StreamBroker();
+    broker.open(RUN, THREAD, 1);
+    for (let i = 0; i < READER_LIMIT.items + 5_000; i++) broker.publish(RUN, { event: "custom", data: { i } });
+    const fromStart = broker.join(RUN, { replay: true });
+    const fromEarly = broker.join(RUN, { afterId: 10, replay: true });
+    expect(fromStart.unread).toEqual({ items: 0, bytes: 0 });
+    broker.publish(RUN, { event: "custom", data: { i: -1 } });
+    broker.end(RUN);
+    expect(await drain(fromStart)).toEqual({ ids: range(1, READER_LIMIT.items + 5_001), ending: "end" });
+    expect(await drain(fromEarly)).toEqual({ ids: range(11, READER_LIMIT.items + 5_001), ending: "end" });
+  });
+
   it("a stalled thread stream holds at most its limit, whatever the runs' buffers keep", async () => {
     const broker = new StreamBroker();
     const abort = new AbortController();

@@ -302,10 +302,13 @@ export class StreamBroker implements RunStreamWriter, RunChannels {
       queue.fallBehind();
       return queue;
     }
+    // Kept: in the broker's buffer, which holds a run's first events. Both the replayed
+    // events and a live one just buffered are; not only the last one buffered.
     const kept = channel?.events;
+    const isKept = (event: RunEvent) => kept !== undefined && kept.length > 0 && event.id <= kept[kept.length - 1]!.id;
     unsubscribe = this.subscribe(runId, options, (event) => {
       if (event === "end") queue.close();
-      else queue.push(event, kept?.[kept.length - 1] === event ? undefined : eventSize(event));
+      else queue.push(event, isKept(event) ? undefined : eventSize(event));
     });
     return queue;
   }
