@@ -86,6 +86,30 @@ describe("stream broker readers (decision 0027)", () => {
     expect(await drain(fromEarly)).toEqual({ ids: range(11, READER_LIMIT.items + 5_001), ending: "end" });
   });
 
+  it("a join of a followed run behind the reader's start point gets the events after it once, not those it had", async () => {
+    // A client read up to event 3 from the process executing the run and joins this one,
+    // whose relay brings the run's events from the first.
+    const broker = new StreamBroker();
+    broker.follow(RUN, THREAD);
+    const join = broker.join(RUN, { afterId: 3, replay: true });
+    for (let id = 1; id <= 5; id++) broker.inject(RUN, { id, event: "custom", data: { id } });
+    broker.end(RUN);
+    expect(await drain(join)).toEqual({ ids: [4, 5], ending: "end" });
+  });
+
+  it("a join of a followed run whose relay went on over a gap is told, not handed the events after it", async () => {
+    const broker = new StreamBroker();
+    broker.follow(RUN, THREAD);
+    const join = broker.join(RUN, { replay: true });
+    for (const id of [1, 2, 5, 6]) broker.inject(RUN, { id, event: "custom", data: { id } });
+    broker.end(RUN);
+    const { ids, ending } = await drain(join);
+    expect(ids).toEqual([1, 2]);
+    expect(ending).toBeInstanceOf(FellBehind);
+    // A join starting after the gap misses nothing.
+    expect(await drain(broker.join(RUN, { afterId: 4, replay: true }))).toEqual({ ids: [5, 6], ending: "end" });
+  });
+
   it("a stalled thread stream holds at most its limit, whatever the runs' buffers keep", async () => {
     const broker = new StreamBroker();
     const abort = new AbortController();

@@ -306,10 +306,20 @@ export class StreamBroker implements RunStreamWriter, RunChannels {
     // events and a live one just buffered are; not only the last one buffered.
     const kept = channel?.events;
     const isKept = (event: RunEvent) => kept !== undefined && kept.length > 0 && event.id <= kept[kept.length - 1]!.id;
+    // The id of the last event the reader has. A followed run's channel may be behind the
+    // reader's start point (its relay brings events from the first): those are repeats.
+    // One after a gap (the relay went on without events the executor no longer held) is
+    // not handed on as if nothing were missing: the reader is told it fell behind.
+    let last = Number.isFinite(from) ? from : (channel?.lastId ?? 0);
     unsubscribe = this.subscribe(runId, options, (event) => {
-      if (event === "end") queue.close();
-      else queue.push(event, isKept(event) ? undefined : eventSize(event));
+      if (event === "end") return queue.close();
+      if (event.id <= last) return;
+      if (event.id > last + 1) return queue.fallBehind();
+      last = event.id;
+      queue.push(event, isKept(event) ? undefined : eventSize(event));
     });
+    // Fell behind while subscribing: the queue let go before it knew how to unsubscribe.
+    if (queue.fellBehind) unsubscribe();
     return queue;
   }
 
