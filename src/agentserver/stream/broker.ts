@@ -241,7 +241,16 @@ export class StreamBroker implements RunStreamWriter, RunChannels {
    */
   release(runId: string, attempt: number): void {
     const channel = this.runs.get(runId);
-    if (channel?.state === "executing" && channel.attempt === attempt) channel.state = "following";
+    if (channel?.state !== "executing" || channel.attempt !== attempt) return;
+    channel.state = "following";
+    // Its readers joined while it executed here, so none asked the relay: it is asked
+    // for them until the run's stream ends, wherever the next attempt executes.
+    if (this.relay && channel.listeners.size > 0) {
+      const stop = this.relay.follow(runId);
+      channel.listeners.add((event) => {
+        if (event === "end") stop();
+      });
+    }
   }
 
   /**
