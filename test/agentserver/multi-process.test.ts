@@ -115,6 +115,29 @@ describe.each([
     expect(await rest(front)).toEqual(await rest(worker));
   });
 
+  it("resumes here, after the last event a client read from the executing process, with nothing repeated", async () => {
+    const { front, worker } = await pair();
+    const thread = await front.threads.create();
+    const run = await worker.runs.create(thread.thread_id, "slow", { input: { delay_ms: 300, steps: 4 }, streamMode: ["values", "updates"], streamResumable: true });
+    // The client reads the first events from the executing process, then its connection drops.
+    const leaving = new AbortController();
+    const first: string[] = [];
+    try {
+      for await (const part of worker.runs.joinStream(thread.thread_id, run.run_id, { lastEventId: "-1", streamMode: ["values", "updates"], signal: leaving.signal })) {
+        first.push(String((part as { id?: string }).id));
+        if (first.length === 3) leaving.abort();
+      }
+    } catch (error) {
+      if (!leaving.signal.aborted) throw error;
+    }
+    expect(first).toEqual(["0", "1", "2"]);
+    // It joins again through this process, which held nothing of the run: the rest, once each.
+    const rest = await collectWithin((signal) => front.runs.joinStream(thread.thread_id, run.run_id, { lastEventId: "2", streamMode: ["values", "updates"], signal }));
+    const ids = rest.map((part) => Number((part as { id?: string }).id));
+    expect(ids.length).toBeGreaterThan(2);
+    expect(ids).toEqual(Array.from({ length: ids.length }, (_, index) => 3 + index));
+  });
+
   it("carries, on a thread stream here, every run of its thread executing in the other process", async () => {
     const { front, worker } = await pair();
     const thread = await front.threads.create();

@@ -90,6 +90,17 @@ describe.each(BACKENDS)("a reader that falls behind a run's stream (decision 002
     expect(rejoined).toEqual(range(59_999, EVENTS - 59_999));
   }, 180_000);
 
+  it("a late join from the start of a run the broker's buffer holds gets every event, past one reader's own limit", async () => {
+    const thread = await client.threads.create();
+    // More than a reader may hold of its own (10,000), fewer than the broker keeps (50,000): all shared.
+    const run = await client.runs.create(thread.thread_id, "flood", { input: { events: 15_000, bytes: EVENT_BYTES }, streamMode: ["custom"] });
+    await client.runs.join(thread.thread_id, run.run_id);
+    const parts: Array<{ event: string; data: unknown }> = [];
+    for await (const part of client.runs.joinStream(thread.thread_id, run.run_id, { lastEventId: "-1", streamMode: ["custom"] })) parts.push(part);
+    expect(parts.filter((part) => part.event !== "custom").map((part) => part.event)).toEqual(["metadata"]);
+    expect(parts.filter((part) => part.event === "custom").map((part) => (part.data as { index: number }).index)).toEqual(range(0, 15_000));
+  }, 60_000);
+
   it("a stalled thread stream gets what was held for it, then an error event saying it fell behind", async () => {
     const thread = await client.threads.create();
     const reader = stalledReader(`${agent.url}/threads/${thread.thread_id}/stream`);

@@ -3,7 +3,8 @@ import type { RunEvent, RunStreamReader } from "../stream/run-streams.ts";
 import type { FellBehind } from "../stream/pull-queue.ts";
 import type { SseWriter } from "../../http/sse.ts";
 import { wireEventId } from "../stream/event-ids.ts";
-import { loadRunEvents } from "./repository.ts";
+import { getRun, loadRunEvents } from "./repository.ts";
+import { isTerminal } from "../run-statuses.ts";
 
 /**
  * A join whose reader fell behind (decision 0027). The events it missed are not held
@@ -35,7 +36,18 @@ export async function catchUp(
     expected++;
   }
   // Stored events ending short of the run's last (an attempt that crashed kept none) are said, not skipped.
-  if (expected <= end.lastId) {
+  if (expected <= end.lastId || (expected === options.lastSent + 1 && (await storedNothingOfAnEndedRun(options.db, runId)))) {
     await sse.send("error", reason.payload(`the stored events stop after event ${wireEventId(expected - 1)}`));
   }
+}
+
+/**
+ * Nothing stored follows the reader's last event, and the run's last id is not known here
+ * (`ended` says 0 once the channel was let go, 30 s after the end). A reader falls behind
+ * only with events after its last, so they are missing, unless the run goes on elsewhere
+ * (handed over): then the stream ends normally and the client joins again where it runs.
+ */
+async function storedNothingOfAnEndedRun(db: Database, runId: string): Promise<boolean> {
+  const run = await getRun(db, runId);
+  return !run || isTerminal(run.status);
 }

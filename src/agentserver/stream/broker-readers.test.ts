@@ -73,6 +73,43 @@ describe("stream broker readers (decision 0027)", () => {
     expect(await drain(live)).toEqual({ ids: [60_001], ending: "end" });
   });
 
+  it("a late join replaying more of the broker's buffer than its own limit gets it all: those events are shared", async () => {
+    const broker = new StreamBroker();
+    broker.open(RUN, THREAD, 1);
+    for (let i = 0; i < READER_LIMIT.items + 5_000; i++) broker.publish(RUN, { event: "custom", data: { i } });
+    const fromStart = broker.join(RUN, { replay: true });
+    const fromEarly = broker.join(RUN, { afterId: 10, replay: true });
+    expect(fromStart.unread).toEqual({ items: 0, bytes: 0 });
+    broker.publish(RUN, { event: "custom", data: { i: -1 } });
+    broker.end(RUN);
+    expect(await drain(fromStart)).toEqual({ ids: range(1, READER_LIMIT.items + 5_001), ending: "end" });
+    expect(await drain(fromEarly)).toEqual({ ids: range(11, READER_LIMIT.items + 5_001), ending: "end" });
+  });
+
+  it("a join of a followed run behind the reader's start point gets the events after it once, not those it had", async () => {
+    // A client read up to event 3 from the process executing the run and joins this one,
+    // whose relay brings the run's events from the first.
+    const broker = new StreamBroker();
+    broker.follow(RUN, THREAD);
+    const join = broker.join(RUN, { afterId: 3, replay: true });
+    for (let id = 1; id <= 5; id++) broker.inject(RUN, { id, event: "custom", data: { id } });
+    broker.end(RUN);
+    expect(await drain(join)).toEqual({ ids: [4, 5], ending: "end" });
+  });
+
+  it("a join of a followed run whose relay went on over a gap is told, not handed the events after it", async () => {
+    const broker = new StreamBroker();
+    broker.follow(RUN, THREAD);
+    const join = broker.join(RUN, { replay: true });
+    for (const id of [1, 2, 5, 6]) broker.inject(RUN, { id, event: "custom", data: { id } });
+    broker.end(RUN);
+    const { ids, ending } = await drain(join);
+    expect(ids).toEqual([1, 2]);
+    expect(ending).toBeInstanceOf(FellBehind);
+    // A join starting after the gap misses nothing.
+    expect(await drain(broker.join(RUN, { afterId: 4, replay: true }))).toEqual({ ids: [5, 6], ending: "end" });
+  });
+
   it("a stalled thread stream holds at most its limit, whatever the runs' buffers keep", async () => {
     const broker = new StreamBroker();
     const abort = new AbortController();

@@ -241,7 +241,16 @@ export class StreamBroker implements RunStreamWriter, RunChannels {
    */
   release(runId: string, attempt: number): void {
     const channel = this.runs.get(runId);
-    if (channel?.state === "executing" && channel.attempt === attempt) channel.state = "following";
+    if (channel?.state !== "executing" || channel.attempt !== attempt) return;
+    channel.state = "following";
+    // Its readers joined while it executed here, so none asked the relay: it is asked
+    // for them until the run's stream ends, wherever the next attempt executes.
+    if (this.relay && channel.listeners.size > 0) {
+      const stop = this.relay.follow(runId);
+      channel.listeners.add((event) => {
+        if (event === "end") stop();
+      });
+    }
   }
 
   /**
@@ -302,11 +311,24 @@ export class StreamBroker implements RunStreamWriter, RunChannels {
       queue.fallBehind();
       return queue;
     }
+    // Kept: in the broker's buffer, which holds a run's first events. Both the replayed
+    // events and a live one just buffered are; not only the last one buffered.
     const kept = channel?.events;
+    const isKept = (event: RunEvent) => kept !== undefined && kept.length > 0 && event.id <= kept[kept.length - 1]!.id;
+    // The id of the last event the reader has. A followed run's channel may be behind the
+    // reader's start point (its relay brings events from the first): those are repeats.
+    // One after a gap (the relay went on without events the executor no longer held) is
+    // not handed on as if nothing were missing: the reader is told it fell behind.
+    let last = Number.isFinite(from) ? from : (channel?.lastId ?? 0);
     unsubscribe = this.subscribe(runId, options, (event) => {
-      if (event === "end") queue.close();
-      else queue.push(event, kept?.[kept.length - 1] === event ? undefined : eventSize(event));
+      if (event === "end") return queue.close();
+      if (event.id <= last) return;
+      if (event.id > last + 1) return queue.fallBehind();
+      last = event.id;
+      queue.push(event, isKept(event) ? undefined : eventSize(event));
     });
+    // Fell behind while subscribing: the queue let go before it knew how to unsubscribe.
+    if (queue.fellBehind) unsubscribe();
     return queue;
   }
 
