@@ -26,14 +26,24 @@ async function renameFunctions(server: RunningAgentServer, from: string, to: str
   for (const { signature } of rows) await server.db.query(`ALTER FUNCTION ${signature} RENAME TO ${to}`);
 }
 
+/** Starts agent servers on one fresh PostgreSQL schema, each with short leases. */
+function serversOnOneDatabase(): () => Promise<RunningAgentServer> {
+  const target = freshBackend("postgres", "fail");
+  return async () => {
+    const server = await startAgentServer({ configPath: FIXTURE_CONFIG, port: 0, host: "127.0.0.1", databaseUrl: target.databaseUrl, schema: target.schema, workers: 2, leaseSeconds: 1, logLevel: "silent" });
+    servers.push(server);
+    return server;
+  };
+}
+
+/** The run's attempt and status, as recorded. */
+async function recordOf(server: RunningAgentServer, runId: string): Promise<{ attempt: number; status: string }> {
+  return (await server.db.query<{ attempt: number; status: string }>("SELECT attempt, status FROM runs WHERE run_id = $1", [runId]))[0]!;
+}
+
 describe("a stream joined where an attempt failed (two agent servers on one PostgreSQL)", () => {
   it("follows the run's next attempt in the other server to its end", async () => {
-    const target = freshBackend("postgres", "fail");
-    const start = async () => {
-      const server = await startAgentServer({ configPath: FIXTURE_CONFIG, port: 0, host: "127.0.0.1", databaseUrl: target.databaseUrl, schema: target.schema, workers: 2, leaseSeconds: 1, logLevel: "silent" });
-      servers.push(server);
-      return server;
-    };
+    const start = serversOnOneDatabase();
     const first = await start();
     const client = new Client({ apiUrl: first.url, callerOptions: { maxRetries: 0 } });
     const thread = await client.threads.create();
@@ -53,7 +63,7 @@ describe("a stream joined where an attempt failed (two agent servers on one Post
     await first.db.notify(runsChannel(first.db.schema), queueAnnouncement(runId, 0, thread.thread_id));
 
     // The first attempt is claimed here and fails; the run stays leased to it.
-    const attemptOf = async () => (await first.db.query<{ attempt: number; status: string }>("SELECT attempt, status FROM runs WHERE run_id = $1", [runId]))[0]!;
+    const attemptOf = () => recordOf(first, runId);
     while ((await attemptOf()).attempt < 1) await new Promise((resolve) => setTimeout(resolve, 20));
     await new Promise((resolve) => setTimeout(resolve, 200));
     // This server takes no more runs: the next attempt is the other server's.
@@ -73,13 +83,9 @@ describe("a stream joined where an attempt failed (two agent servers on one Post
     expect(values?.messages.at(-1)?.content).toBe("You said: after a failure");
     expect(second.url).not.toBe(first.url);
   }, 60_000);
+
   it("follows it there too when the stream joined while the failed attempt still executed here", async () => {
-    const target = freshBackend("postgres", "fail");
-    const start = async () => {
-      const server = await startAgentServer({ configPath: FIXTURE_CONFIG, port: 0, host: "127.0.0.1", databaseUrl: target.databaseUrl, schema: target.schema, workers: 2, leaseSeconds: 1, logLevel: "silent" });
-      servers.push(server);
-      return server;
-    };
+    const start = serversOnOneDatabase();
     const first = await start();
     const client = new Client({ apiUrl: first.url, callerOptions: { maxRetries: 0 } });
     const thread = await client.threads.create();
@@ -99,7 +105,7 @@ describe("a stream joined where an attempt failed (two agent servers on one Post
     await renameFunctions(first, "finish_run", "finish_run_away");
     // This server takes no more runs: the next attempt is the other server's.
     first.drain();
-    const attemptOf = async () => (await first.db.query<{ attempt: number; status: string }>("SELECT attempt, status FROM runs WHERE run_id = $1", [run.run_id]))[0]!;
+    const attemptOf = () => recordOf(first, run.run_id);
     // The attempt tries to record its end for 1.3 s after the graph's 1.2 s, then fails.
     await new Promise((resolve) => setTimeout(resolve, 4_000));
     expect((await attemptOf()).attempt).toBe(1);

@@ -1,7 +1,7 @@
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { Client } from "@langchain/langgraph-sdk";
 import { BACKENDS, type BackendName } from "../support/backends.ts";
-import { startTestAgentServer, type TestAgentServer } from "../support/agent-server.ts";
+import { serverPerTest } from "../support/agent-server.ts";
 import { SlipwaySaver } from "../../src/agentserver/checkpointer/saver.ts";
 import { sweepExpiredThreads } from "../../src/agentserver/threads/index.ts";
 import type { Database } from "../../src/storage/database.ts";
@@ -12,14 +12,10 @@ import { ai, contents, expectOneLine, expectRunLineWhole, human, settle } from "
  * ed0ec8f (a state update from a checkpoint the thread does not have answers 422).
  * Every call here must answer (never hang: PGlite has one connection) and never 500.
  */
-let running: TestAgentServer | undefined;
-afterEach(async () => {
-  await running?.close();
-  running = undefined;
-});
+const servers = serverPerTest();
 
 async function start(backend: BackendName) {
-  running = await startTestAgentServer(backend, { workers: 2 });
+  const running = await servers.start(backend, { workers: 2 });
   const client = new Client({ apiUrl: running.url, callerOptions: { maxRetries: 0 } });
   const url = running.url;
   const prune = (threadIds: string[], strategy?: string) =>
@@ -110,8 +106,7 @@ describe.each(BACKENDS)("keep_latest prune of several threads at once (%s)", (ba
 
 describe.each(BACKENDS)("the TTL sweep's keep_latest and a run created at the same moment (%s)", (backend) => {
   it("never removes the first checkpoints of a run queued after the claim", async () => {
-    running = await startTestAgentServer(backend, { workers: 4 });
-    const { client, server } = running;
+    const { client, server } = await servers.start(backend, { workers: 4 });
     const thread = await client.threads.create({ graphId: "slow", ttl: { strategy: "keep_latest", ttl: 60 } } as never);
     await client.runs.wait(thread.thread_id, "slow", { input: { ...human("first"), delay_ms: 10, steps: 2 } });
 
@@ -170,7 +165,7 @@ describe.each(BACKENDS)("a fork from a checkpoint the thread does not have (%s)"
     await client.runs.wait(thread.thread_id, "nested", { input: human("n") });
     // The child's checkpoints are stored under "child:<task id>"; the API lists the root's only.
     const stored = () =>
-      running!.server.db.query<{ checkpoint_ns: string; checkpoint_id: string }>(
+      servers.current!.server.db.query<{ checkpoint_ns: string; checkpoint_id: string }>(
         "SELECT checkpoint_ns, checkpoint_id FROM checkpoints WHERE thread_id = $1 AND checkpoint_ns <> '' ORDER BY checkpoint_id",
         [thread.thread_id],
       );

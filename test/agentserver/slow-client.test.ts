@@ -96,6 +96,16 @@ describe("a client reading a 50 MB stream at 10 KB/s", () => {
     rmSync(dataDir, { recursive: true, force: true });
   });
 
+  /** A run of the flood graph on a new thread, and SLOW_CLIENTS readers of its stream at READ_RATE. */
+  async function floodWithSlowReaders(client: Client, input: { events: number; bytes: number }, afterSeconds?: number) {
+    const thread = await client.threads.create();
+    const run = await client.runs.create(thread.thread_id, "flood", { input, streamMode: ["custom"], afterSeconds });
+    const readers = Array.from({ length: SLOW_CLIENTS }, () =>
+      slowReader(`${agent.url}/threads/${thread.thread_id}/runs/${run.run_id}/stream`, READ_RATE),
+    );
+    return { thread, run, readers };
+  }
+
   it("costs the server a bounded amount of memory and does not slow other clients", async () => {
     const client = new Client({ apiUrl: agent.url });
     // Warm up the paths the measurement uses, so their one-time cost is not counted.
@@ -107,14 +117,7 @@ describe("a client reading a 50 MB stream at 10 KB/s", () => {
     const pid = agent.child.pid!;
     const before = memoryOf(pid);
 
-    const thread = await client.threads.create();
-    const run = await client.runs.create(thread.thread_id, "flood", {
-      input: { events: EVENTS, bytes: EVENT_BYTES },
-      streamMode: ["custom"],
-    });
-    const readers = Array.from({ length: SLOW_CLIENTS }, () =>
-      slowReader(`${agent.url}/threads/${thread.thread_id}/runs/${run.run_id}/stream`, READ_RATE),
-    );
+    const { thread, run, readers } = await floodWithSlowReaders(client, { events: EVENTS, bytes: EVENT_BYTES });
     try {
       expect(await Promise.all(readers.map((reader) => reader.opened))).toEqual(Array(SLOW_CLIENTS).fill(200));
       // The run produces everything while the slow clients have read almost nothing.
@@ -156,16 +159,8 @@ describe("a client reading a 50 MB stream at 10 KB/s", () => {
     const client = new Client({ apiUrl: agent.url });
     const pid = agent.child.pid!;
     const before = memoryOf(pid);
-    const thread = await client.threads.create();
-    const run = await client.runs.create(thread.thread_id, "flood", {
-      input: { events: BIG_EVENTS, bytes: BIG_EVENT_BYTES },
-      streamMode: ["custom"],
-      // The slow clients join before the run starts, so all of it goes past them.
-      afterSeconds: 2,
-    });
-    const readers = Array.from({ length: SLOW_CLIENTS }, () =>
-      slowReader(`${agent.url}/threads/${thread.thread_id}/runs/${run.run_id}/stream`, READ_RATE),
-    );
+    // The slow clients join before the run starts, so all of it goes past them.
+    const { thread, run, readers } = await floodWithSlowReaders(client, { events: BIG_EVENTS, bytes: BIG_EVENT_BYTES }, 2);
     try {
       expect(await Promise.all(readers.map((reader) => reader.opened))).toEqual(Array(SLOW_CLIENTS).fill(200));
       // A quick run on another client is served, with its output, while the slow clients hold their streams.

@@ -1,7 +1,7 @@
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { Client } from "@langchain/langgraph-sdk";
 import { BACKENDS, type BackendName } from "../support/backends.ts";
-import { startTestAgentServer, type TestAgentServer } from "../support/agent-server.ts";
+import { serverPerTest } from "../support/agent-server.ts";
 import { ai, contents, expectOneLine, human, settle } from "../support/thread-history.ts";
 
 /**
@@ -11,14 +11,10 @@ import { ai, contents, expectOneLine, human, settle } from "../support/thread-hi
  * snapshot equal to its state, and stay correct beside updates, deletes and runs of the
  * same thread at the same moment.
  */
-let running: TestAgentServer | undefined;
-afterEach(async () => {
-  await running?.close();
-  running = undefined;
-});
+const servers = serverPerTest();
 
 async function start(backend: BackendName) {
-  running = await startTestAgentServer(backend, { workers: 2 });
+  const running = await servers.start(backend, { workers: 2 });
   // No retries: a 500 must show as one, not as the answer of a second try.
   const client = new Client({ apiUrl: running.url, callerOptions: { maxRetries: 0 } });
   const update = (threadId: string, body: Record<string, unknown>) =>

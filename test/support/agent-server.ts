@@ -1,4 +1,4 @@
-import { expect } from "vitest";
+import { afterEach, expect } from "vitest";
 import { fileURLToPath } from "node:url";
 import { Client } from "@langchain/langgraph-sdk";
 import { startAgentServer, type RunningAgentServer } from "../../src/agentserver/server.ts";
@@ -37,6 +37,30 @@ export async function startTestAgentServer(
   });
   const client = new Client({ apiUrl: server.url, apiKey: options.apiKey});
   return { server, client, url: server.url, close: () => server.close() };
+}
+
+/**
+ * One agent server per test, closed after it. Called at a test file's top level; each
+ * test then `start`s its own, and `current` is the one of the test running.
+ */
+export function serverPerTest(): {
+  start(backend: BackendName, options?: Parameters<typeof startTestAgentServer>[1]): Promise<TestAgentServer>;
+  readonly current: TestAgentServer | undefined;
+} {
+  let running: TestAgentServer | undefined;
+  afterEach(async () => {
+    await running?.close();
+    running = undefined;
+  });
+  return {
+    async start(backend, options) {
+      running = await startTestAgentServer(backend, options);
+      return running;
+    },
+    get current() {
+      return running;
+    },
+  };
 }
 
 /** Collects every part of an SDK stream. */

@@ -313,8 +313,7 @@ export class StreamBroker implements RunStreamWriter, RunChannels {
     }
     // Kept: in the broker's buffer, which holds a run's first events. Both the replayed
     // events and a live one just buffered are; not only the last one buffered.
-    const kept = channel?.events;
-    const isKept = (event: RunEvent) => kept !== undefined && kept.length > 0 && event.id <= kept[kept.length - 1]!.id;
+    const isKept = (event: RunEvent) => channel !== undefined && event.id <= lastKept(channel);
     // The id of the last event the reader has. A followed run's channel may be behind the
     // reader's start point (its relay brings events from the first): those are repeats.
     // One after a gap (the relay went on without events the executor no longer held) is
