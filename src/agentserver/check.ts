@@ -39,7 +39,11 @@ export async function checkProject(configPath: string): Promise<string[]> {
   if (config.auth) await loadAuth(config.auth.module);
   if (config.store.index) await loadEmbeddings(config.store.index, config.root);
   const graphs = await loadGraphs(config, { checkpointer: new MemorySaver(), store: new InMemoryStore() });
-  await prepareProjectHttp(config);
-  await schemas;
-  return graphs.ids();
+  try {
+    await prepareProjectHttp(config);
+    await schemas;
+    return graphs.ids();
+  } finally {
+    await graphs.close();
+  }
 }

@@ -237,6 +237,7 @@ async function assemble(db: Database, project: PreparedProject, options: AgentSe
     // The caller closes the database; what listens or ticks here must stop with it.
     await crons.scheduler.stop().catch((e) => log.warn({ err: e }, "stopping the cron scheduler after a failed start"));
     await pool.stop(0).catch((e) => log.warn({ err: e }, "stopping the worker pool after a failed start"));
+    await graphs.close();
     store.stop();
     await app.close();
     await relay?.close();
@@ -275,6 +276,7 @@ async function assemble(db: Database, project: PreparedProject, options: AgentSe
       const grace = options.shutdownGraceMs ?? AGENT_DEFAULTS.shutdownGraceMs;
       await crons.scheduler.stop();
       await pool.stop(grace);
+      await graphs.close();
       store.stop();
       // Nothing still open can end here any more: streams end now (their runs execute
       // elsewhere, or they are thread streams); requests still waiting are cut off after

@@ -4,6 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { TestProject } from "vitest/node";
 import { writePgliteTemplate } from "../../src/storage/pglite.ts";
+import { ensurePythonTestEnv } from "./python-env.ts";
 
 /**
  * Gives the suite a real PostgreSQL server and a real redis-server. `.ci/run` starts
@@ -40,6 +41,8 @@ export default async function setup(project: TestProject) {
     process.env.SLIPWAY_PGLITE_TEMPLATE = template;
   }
   project.provide("pgliteTemplate", process.env.SLIPWAY_PGLITE_TEMPLATE!);
+  // Python graphs run in a virtual environment of their own, made once per machine.
+  project.provide("pythonPath", ensurePythonTestEnv());
   process.env.SLIPWAY_TEST_DATABASE_URL = databaseUrl;
   process.env.SLIPWAY_TEST_REDIS_URL = redisUrl;
   project.provide("databaseUrl", databaseUrl!);
@@ -78,5 +81,6 @@ declare module "vitest" {
     databaseUrl: string;
     redisUrl: string;
     pgliteTemplate: string;
+    pythonPath: string;
   }
 }

@@ -8,6 +8,7 @@ import {
   type CheckpointTuple,
   type PendingWrite,
   type SerializerProtocol,
+  JsonPlusSerializer,
   getCheckpointId,
 } from "@langchain/langgraph-checkpoint";
 import type { Database, Queryable } from "../../storage/database.ts";
@@ -33,6 +34,7 @@ import {
   PRUNE_KEEP_LATEST,
 } from "./sql.ts";
 import { SaveBatcher, type SaveOp } from "./batch.ts";
+import { withForeignBlobs } from "./foreign-blobs.ts";
 import { RunTail, type StartingPoint, type StoredCheckpoint } from "./run-tail.ts";
 import { nextChannelVersion } from "./versions.ts";
 
@@ -91,7 +93,8 @@ export class SlipwaySaver extends BaseCheckpointSaver {
   private readonly tails = new Map<string, RunTail>();
 
   constructor(db: Pick<Database, "query" | "transaction">, options: SlipwaySaverOptions = {}) {
-    super(options.serde);
+    // Python graphs' values (decision 0038) pass through whichever serializer is given.
+    super(withForeignBlobs(options.serde ?? new JsonPlusSerializer()));
     this.db = db;
     this.inheritConfigMetadata = options.inheritConfigMetadata ?? true;
     const server = (db as Partial<Database>).kind === "postgres";

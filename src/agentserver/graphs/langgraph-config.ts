@@ -13,6 +13,7 @@ import {
   type StoreTtlSection,
   type UiSection,
 } from "./config-sections.ts";
+import { resolveGraphSpec, type GraphSpec } from "./graph-spec.ts";
 import { readHttp, type HttpSection } from "./http-config.ts";
 import { nodeVersionProblem } from "./node-version.ts";
 
@@ -20,7 +21,7 @@ import { nodeVersionProblem } from "./node-version.ts";
 export interface LanggraphConfig {
   /** Directory of the config file; graph paths resolve against it. */
   root: string;
-  graphs: Record<string, { path: string; exportName: string; description?: string }>;
+  graphs: Record<string, GraphSpec>;
   env: Record<string, string>;
   /** `http` settings the server honours. */
   http: HttpSection;
@@ -58,11 +59,10 @@ export function readLanggraphConfig(configPath: string): LanggraphConfig {
   for (const [graphId, spec] of Object.entries(graphsRaw as Record<string, unknown>)) {
     const entry = typeof spec === "string" ? { path: spec } : (spec as { path?: unknown; description?: unknown });
     if (typeof entry?.path !== "string") throw new ConfigError(`${file}: graphs.${graphId} must be "path:export" or {"path": ...}`);
-    const [modulePath, exportName = "default"] = splitGraphSpec(entry.path);
+    const [modulePath, exportName] = splitGraphSpec(entry.path);
     if (!modulePath) throw new ConfigError(`${file}: graphs.${graphId}: empty module path`);
     graphs[graphId] = {
-      path: resolve(root, modulePath),
-      exportName,
+      ...resolveGraphSpec(root, modulePath, exportName),
       description: typeof entry.description === "string" ? entry.description : undefined,
     };
   }

@@ -1,5 +1,7 @@
+import type { GraphSpec } from "./graph-spec.ts";
 import { importGraphExport } from "./import-graph.ts";
 import type { LanggraphConfig } from "./langgraph-config.ts";
+import { startPythonGraphs } from "../python/load.ts";
 import { GraphLoadError } from "./load-error.ts";
 
 /**
@@ -63,7 +65,18 @@ export class GraphRegistry {
   /** Compiled graphs from non-factory exports, built once. */
   private readonly compiled = new Map<string, GraphLike>();
 
+  /** What must stop with the server: the Python worker, when the project has Python graphs. */
+  private readonly closers: (() => Promise<void>)[] = [];
+
   constructor(private readonly attachments: GraphAttachments) {}
+
+  onClose(close: () => Promise<void>): void {
+    this.closers.push(close);
+  }
+
+  async close(): Promise<void> {
+    await Promise.all(this.closers.splice(0).map((close) => close()));
+  }
 
   ids(): string[] {
     return [...this.definitions.keys()];
@@ -149,20 +162,36 @@ function toCompiled(value: unknown, graphId: string): GraphLike {
  */
 export async function loadGraphs(config: LanggraphConfig, attachments: GraphAttachments): Promise<GraphRegistry> {
   const registry = new GraphRegistry(attachments);
-  for (const [graphId, spec] of Object.entries(config.graphs)) {
-    const source = await importGraphExport(graphId, spec.path, spec.exportName);
-    registry.register(graphId, source, spec.description);
-    if (isFactoryExport(source)) continue;
-    try {
-      await registry.resolve(graphId);
-    } catch (error) {
-      if (error instanceof GraphLoadError) throw new GraphLoadError(`${error.message} (${spec.path}, export "${spec.exportName}")`, { graphId, file: spec.path });
-      throw new GraphLoadError(`graph "${graphId}": building the export "${spec.exportName}" of ${spec.path} failed: ${(error as Error).message}`, {
-        graphId,
-        file: spec.path,
-        cause: error,
-      });
+  const python = Object.fromEntries(Object.entries(config.graphs).filter(([, spec]) => spec.language === "python"));
+  if (Object.keys(python).length) {
+    const started = await startPythonGraphs(config.root, python);
+    registry.onClose(() => started.worker.stop());
+    for (const [graphId, graph] of started.graphs) registry.register(graphId, graph, config.graphs[graphId].description);
+  }
+  try {
+    for (const [graphId, spec] of Object.entries(config.graphs)) {
+      if (spec.language === "python") continue;
+      await loadJsGraph(registry, graphId, spec);
     }
+  } catch (error) {
+    await registry.close();
+    throw error;
   }
   return registry;
+}
+
+async function loadJsGraph(registry: GraphRegistry, graphId: string, spec: GraphSpec): Promise<void> {
+  const source = await importGraphExport(graphId, spec.path, spec.exportName);
+  registry.register(graphId, source, spec.description);
+  if (isFactoryExport(source)) return;
+  try {
+    await registry.resolve(graphId);
+  } catch (error) {
+    if (error instanceof GraphLoadError) throw new GraphLoadError(`${error.message} (${spec.path}, export "${spec.exportName}")`, { graphId, file: spec.path });
+    throw new GraphLoadError(`graph "${graphId}": building the export "${spec.exportName}" of ${spec.path} failed: ${(error as Error).message}`, {
+      graphId,
+      file: spec.path,
+      cause: error,
+    });
+  }
 }

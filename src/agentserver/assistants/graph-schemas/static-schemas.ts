@@ -25,7 +25,9 @@ export function schemaTimeoutMs(env: NodeJS.ProcessEnv = process.env): number {
 
 /** The graphs of a langgraph.json, as the extractor takes them. */
 export function graphSources(config: Pick<LanggraphConfig, "graphs">): GraphSource[] {
-  return Object.entries(config.graphs).map(([graphId, spec]) => ({ graphId, file: spec.path, exportName: spec.exportName }));
+  return Object.entries(config.graphs)
+    .filter(([, spec]) => spec.language !== "python")
+    .map(([graphId, spec]) => ({ graphId, file: spec.path, exportName: spec.exportName }));
 }
 
 function defaultCacheFile(root: string): string {

@@ -1,0 +1,63 @@
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import type { GraphSpec } from "../graphs/graph-spec.ts";
+import { GraphLoadError } from "../graphs/load-error.ts";
+import { PythonGraph } from "./python-graph.ts";
+import { PythonWorker, PythonWorkerError } from "./worker.ts";
+
+/**
+ * The interpreter for a project's Python graphs: SLIPWAY_PYTHON, else the project's own
+ * virtual environment (`.venv`, as a build makes it), else `python3` from the PATH.
+ */
+export function pythonFor(root: string, env: NodeJS.ProcessEnv = process.env): string {
+  if (env.SLIPWAY_PYTHON) return env.SLIPWAY_PYTHON;
+  const venv = join(root, ".venv", "bin", "python");
+  return existsSync(venv) ? venv : "python3";
+}
+
+/**
+ * Starts the worker for a project's Python graphs and loads them; a graph that fails to
+ * import stops the start with its traceback, as a JS graph's error does. The worker
+ * loads them again after each restart.
+ */
+export async function startPythonGraphs(
+  root: string,
+  specs: Record<string, GraphSpec>,
+  log: (message: string) => void = (message) => process.stderr.write(`${message}\n`),
+): Promise<{ graphs: Map<string, PythonGraph>; worker: PythonWorker }> {
+  const wanted = Object.entries(specs).map(([graphId, spec]) => ({
+    graph_id: graphId,
+    ...(spec.module ? { module: spec.module } : { path: spec.path }),
+    attr: spec.exportName,
+  }));
+  const worker = new PythonWorker({
+    python: pythonFor(root),
+    root,
+    env: process.env,
+    log,
+    onStart: async (started) => {
+      await started.send("load", { graphs: wanted });
+    },
+  });
+  try {
+    await worker.start();
+  } catch (error) {
+    await worker.stop();
+    if (error instanceof PythonWorkerError && error.traceback) {
+      throw new GraphLoadError(`loading the Python graphs failed: ${error.name}: ${error.message}\n${relativeTraceback(error.traceback, root)}`);
+    }
+    throw new GraphLoadError(`loading the Python graphs failed: ${(error as Error).message}`);
+  }
+  const graphs = new Map(Object.keys(specs).map((graphId) => [graphId, new PythonGraph(worker, graphId)]));
+  return { graphs, worker };
+}
+
+/** A traceback with the project's paths made relative to it, and the worker's own frames left out. */
+function relativeTraceback(traceback: string, root: string): string {
+  return traceback
+    .split("\n")
+    .filter((line, i, lines) => !/slipway_worker[/\\]/.test(line) && !/slipway_worker[/\\]/.test(lines[i - 1] ?? "") )
+    .join("\n")
+    .split(`${root}/`)
+    .join("");
+}

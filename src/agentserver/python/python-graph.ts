@@ -1,0 +1,142 @@
+import type { GraphLike, StateSnapshotLike } from "../graphs/registry.ts";
+import { answerCheckpointCallback, type CallbackSaver } from "./checkpoint-callbacks.ts";
+import { PythonWorkerError, type PythonWorker } from "./worker.ts";
+
+/** LangGraph's config key for a checkpointer lent to a graph's state methods (threads/snapshot.ts). */
+const LENT_CHECKPOINTER = "__pregel_checkpointer";
+
+type Config = Record<string, unknown> & { configurable?: Record<string, unknown>; signal?: AbortSignal };
+
+/** The part of a JS RunnableConfig that means something to Python, as JSON. */
+function pythonConfig(config: Config | undefined): Record<string, unknown> {
+  const configurable = Object.fromEntries(Object.entries(config?.configurable ?? {}).filter(([key]) => !key.startsWith("__")));
+  const out: Record<string, unknown> = { configurable };
+  if (config?.metadata) out.metadata = config.metadata;
+  if (Array.isArray(config?.tags) && config.tags.length) out.tags = config.tags;
+  if (typeof config?.recursionLimit === "number") out.recursion_limit = config.recursionLimit;
+  return out;
+}
+
+/** A JS `Command` or `Send` (from any copy of @langchain/langgraph) as the protocol carries it. */
+function commandOf(value: unknown): Record<string, unknown> | undefined {
+  const v = value as { lg_name?: string; resume?: unknown; update?: unknown; goto?: unknown } | null;
+  if (!v || typeof v !== "object" || v.lg_name !== "Command") return undefined;
+  const send = (g: unknown) => {
+    const s = g as { lg_name?: string; node?: string; args?: unknown };
+    return s && typeof s === "object" && s.lg_name === "Send" ? { node: s.node, input: s.args } : g;
+  };
+  const goto = Array.isArray(v.goto) ? v.goto.map(send) : v.goto === undefined ? undefined : send(v.goto);
+  return {
+    ...(v.update !== undefined && v.update !== null ? { update: v.update } : {}),
+    ...(v.resume !== undefined ? { resume: v.resume } : {}),
+    ...(goto !== undefined && !(Array.isArray(goto) && goto.length === 0) ? { goto } : {}),
+  };
+}
+
+/**
+ * A Python graph as the rest of the server sees it: the `GraphLike` the registry hands
+ * out, each method a request to the worker (decision 0038, part 5). Checkpoint calls the
+ * worker makes while serving a request are answered with this graph's checkpointer, or
+ * the one a run's tail lends through the config.
+ */
+export class PythonGraph implements GraphLike {
+  checkpointer?: unknown;
+  store?: unknown;
+
+  constructor(
+    private readonly worker: PythonWorker,
+    readonly name: string,
+  ) {}
+
+  private handlersFor(config: Config | undefined) {
+    const saver = (config?.configurable?.[LENT_CHECKPOINTER] ?? this.checkpointer) as CallbackSaver | undefined;
+    return {
+      onCallback: (op: string, args: Record<string, unknown>) => {
+        if (!op.startsWith("checkpoint.")) throw new Error(`"${op}" is not served to Python graphs yet`);
+        if (!saver) throw new Error("this graph has no checkpointer");
+        return answerCheckpointCallback(saver, op, args);
+      },
+    };
+  }
+
+  private call(op: string, config: Config | undefined, args: Record<string, unknown> = {}, signal?: AbortSignal): Promise<unknown> {
+    return this.worker.request(op, { graph_id: this.name, config: pythonConfig(config), ...args }, this.handlersFor(config), signal);
+  }
+
+  async stream(input: unknown, config: Config = {}): Promise<AsyncIterable<unknown>> {
+    const subgraphs = config.subgraphs === true;
+    const command = commandOf(input);
+    const args = {
+      ...(command ? { command } : { input: input ?? null }),
+      stream_mode: (config.streamMode as string[] | undefined) ?? ["values"],
+      subgraphs,
+      interrupt_before: config.interruptBefore ?? null,
+      interrupt_after: config.interruptAfter ?? null,
+      durability: config.durability ?? null,
+      context: config.context && Object.keys(config.context as object).length ? config.context : null,
+    };
+    const chunks: unknown[] = [];
+    let wake: (() => void) | undefined;
+    let finished = false;
+    let failure: Error | undefined;
+    const handlers = {
+      ...this.handlersFor(config),
+      onChunk: (chunk: unknown) => {
+        const [namespace, mode, data] = chunk as [string[], string, unknown];
+        chunks.push(subgraphs ? [namespace, mode, data] : [mode, data]);
+        wake?.();
+      },
+    };
+    this.worker
+      .request("run", { graph_id: this.name, config: pythonConfig(config), ...args }, handlers, config.signal)
+      .then(
+        () => (finished = true),
+        (error: Error) => ((failure = error), (finished = true)),
+      )
+      .finally(() => wake?.());
+    return (async function* () {
+      while (true) {
+        while (chunks.length) yield chunks.shift();
+        if (finished) break;
+        await new Promise<void>((resolve) => (wake = resolve));
+        wake = undefined;
+      }
+      while (chunks.length) yield chunks.shift();
+      if (failure) throw failure;
+    })();
+  }
+
+  async invoke(input: unknown, config: Config = {}): Promise<unknown> {
+    let last: unknown;
+    for await (const chunk of await this.stream(input, { ...config, streamMode: ["values"], subgraphs: false })) last = (chunk as [string, unknown])[1];
+    return last;
+  }
+
+  // eslint-disable-next-line require-yield
+  async *streamEvents(): AsyncIterable<unknown> {
+    throw new PythonWorkerError('stream modes "events" and "messages" are not served for Python graphs yet: use "messages-tuple"', "NotImplementedError");
+  }
+
+  async getState(config: Config, options?: { subgraphs?: boolean }): Promise<StateSnapshotLike> {
+    return (await this.call("state", config, { subgraphs: options?.subgraphs ?? false })) as StateSnapshotLike;
+  }
+
+  async *getStateHistory(config: Config, options: { limit?: number; before?: Config; filter?: Record<string, unknown> } = {}): AsyncIterable<StateSnapshotLike> {
+    const found = (await this.call("history", config, {
+      limit: options.limit ?? null,
+      before: options.before ? pythonConfig(options.before) : null,
+      filter: options.filter ?? null,
+    })) as StateSnapshotLike[];
+    yield* found;
+  }
+
+  async updateState(config: Config, values: unknown, asNode?: string): Promise<unknown> {
+    const command = commandOf(values);
+    return this.call("update_state", config, { ...(command ? { command } : { values: values ?? null }), as_node: asNode ?? null });
+  }
+
+  async getGraphAsync(config?: Config & { xray?: boolean | number }): Promise<{ toJSON(): unknown }> {
+    const drawable = await this.call("graph", config, { xray: config?.xray ?? false });
+    return { toJSON: () => drawable };
+  }
+}

@@ -1,0 +1,91 @@
+import { fileURLToPath } from "node:url";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { BACKENDS } from "../support/backends.ts";
+import { collectWithin, startTestAgentServer, type TestAgentServer } from "../support/agent-server.ts";
+
+const PYTHON_PROJECT = fileURLToPath(new URL("../fixtures/python-agent/langgraph.json", import.meta.url));
+
+/** Python graphs served by `slipway agent` through its worker (decision 0038), seen through the official JS SDK. */
+describe.each(BACKENDS)("Python graphs (%s)", (backend) => {
+  let agent: TestAgentServer;
+  beforeAll(async () => {
+    process.env.SLIPWAY_PYTHON = inject("pythonPath");
+    agent = await startTestAgentServer(backend, { configPath: PYTHON_PROJECT });
+  });
+  afterAll(async () => agent?.close());
+
+  it("answers runs.wait with the graph's values, content blocks included", async () => {
+    const thread = await agent.client.threads.create({ graphId: "echo" });
+    const values = (await agent.client.runs.wait(thread.thread_id, "echo", {
+      input: { messages: [{ role: "user", content: [{ type: "text", text: "hi" }] }] },
+    })) as { messages: { type: string; content: unknown }[] };
+    expect(values.messages.map((m) => m.type)).toEqual(["human", "ai"]);
+    expect(values.messages[1].content).toBe("You said: hi");
+  });
+
+  it("streams values, updates and messages-tuple, and keeps state and history", async () => {
+    const thread = await agent.client.threads.create();
+    const events = await collectWithin((signal) =>
+      agent.client.runs.stream(thread.thread_id, "echo", {
+        input: { messages: [{ role: "user", content: "again" }] },
+        streamMode: ["values", "updates", "messages-tuple"],
+        signal,
+      }),
+    );
+    const names = events.map((e) => e.event);
+    expect(names[0]).toBe("metadata");
+    expect(names).toContain("values");
+    expect(names).toContain("messages");
+    const update = events.find((e) => e.event === "updates")?.data as { answer: { messages: { content: string }[] } };
+    expect(update.answer.messages[0].content).toBe("You said: again");
+    const state = await agent.client.threads.getState(thread.thread_id);
+    expect(state.next).toEqual([]);
+    expect((state.values as { messages: unknown[] }).messages).toHaveLength(2);
+    const history = await agent.client.threads.getHistory(thread.thread_id);
+    expect(history.length).toBeGreaterThanOrEqual(3);
+    expect(history[0].checkpoint.checkpoint_id).toBe(state.checkpoint.checkpoint_id);
+  });
+
+  it("stops at an interrupt and resumes with a Command", async () => {
+    const thread = await agent.client.threads.create();
+    await agent.client.runs.wait(thread.thread_id, "approve", { input: { request: "deploy" } });
+    const waiting = await agent.client.threads.getState(thread.thread_id);
+    expect(waiting.next).toEqual(["ask"]);
+    expect(waiting.tasks[0].interrupts[0].value).toEqual({ question: "approve deploy?" });
+    expect((await agent.client.threads.get(thread.thread_id)).status).toBe("interrupted");
+    const resumed = await agent.client.runs.wait(thread.thread_id, "approve", { command: { resume: "yes" } });
+    expect(resumed).toEqual({ request: "deploy", approved: true });
+    expect((await agent.client.threads.get(thread.thread_id)).status).toBe("idle");
+  });
+
+  it("names a subgraph's events by its namespace", async () => {
+    const thread = await agent.client.threads.create();
+    const events = await collectWithin((signal) =>
+      agent.client.runs.stream(thread.thread_id, "nested", { input: { steps: [] }, streamMode: ["updates"], streamSubgraphs: true, signal }),
+    );
+    expect(events.map((e) => e.event)).toEqual(["metadata", expect.stringMatching(/^updates\|child:/), "updates", "updates"]);
+    expect((await agent.client.threads.getState(thread.thread_id)).values).toEqual({ steps: ["inner", "outer"] });
+  });
+
+  it("ends a run whose node raised in error, with the Python exception's type and message", async () => {
+    const thread = await agent.client.threads.create();
+    const run = await agent.client.runs.create(thread.thread_id, "fails", { input: { amount: 5 } });
+    await agent.client.runs.join(thread.thread_id, run.run_id);
+    const ended = await agent.client.runs.get(thread.thread_id, run.run_id);
+    expect(ended.status).toBe("error");
+    const stored = await agent.client.threads.get(thread.thread_id);
+    expect(stored.status).toBe("error");
+    expect(JSON.stringify(stored)).toContain("cannot charge 5");
+  });
+
+  it("draws the graph and loads a graph named by module", async () => {
+    const [assistant] = await agent.client.assistants.search({ graphId: "echo" });
+    const drawn = await agent.client.assistants.getGraph(assistant.assistant_id);
+    expect(drawn.nodes.map((n) => n.id)).toEqual(["__start__", "answer", "__end__"]);
+    const thread = await agent.client.threads.create();
+    const values = (await agent.client.runs.wait(thread.thread_id, "by_module", { input: { messages: [{ role: "user", content: "mod" }] } })) as {
+      messages: { content: string }[];
+    };
+    expect(values.messages[1].content).toBe("You said: mod");
+  });
+});
