@@ -1,3 +1,4 @@
+import { readdirSync, readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { BACKENDS } from "../support/backends.ts";
@@ -88,4 +89,41 @@ describe.each(BACKENDS)("Python graphs (%s)", (backend) => {
     };
     expect(values.messages[1].content).toBe("You said: mod");
   });
+
+  it("retries a run from its last checkpoint after the worker is killed mid-run", async () => {
+    const thread = await agent.client.threads.create();
+    const run = await agent.client.runs.create(thread.thread_id, "slow", { input: { pause: 30 }, durability: "sync" });
+    await until(async () => ((await agent.client.threads.getState(thread.thread_id)).values as { steps?: string[] }).steps?.includes("first") === true);
+    const [worker] = pythonWorkersOf(process.pid);
+    expect(worker).toBeDefined();
+    process.kill(worker, "SIGKILL");
+    await agent.client.runs.join(thread.thread_id, run.run_id);
+    expect((await agent.client.runs.get(thread.thread_id, run.run_id)).status).toBe("success");
+    const steps = ((await agent.client.threads.getState(thread.thread_id)).values as { steps: string[] }).steps;
+    expect(steps).toEqual(["first", "second"]);
+  }, 120_000);
 });
+
+/** The Python workers started by this test process (their parent is us). */
+function pythonWorkersOf(parent: number): number[] {
+  return readdirSync("/proc")
+    .filter((entry) => /^\d+$/.test(entry))
+    .filter((pid) => {
+      try {
+        const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+        const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
+        return ppid === parent && readFileSync(`/proc/${pid}/cmdline`, "utf8").includes("slipway_worker");
+      } catch {
+        return false;
+      }
+    })
+    .map(Number);
+}
+
+async function until(check: () => Promise<boolean>, ms = 30_000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error("condition not met in time");
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}

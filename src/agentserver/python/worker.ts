@@ -114,6 +114,8 @@ export class PythonWorker {
     this.socket = undefined;
     this.ready = undefined;
     const failure = new PythonWorkerError(`the Python worker exited (${signal ?? `code ${code}`}) while serving this request`);
+    // A run in flight is handed back and retried, not failed (runs/executor.ts).
+    Object.assign(failure, { executorLost: true });
     for (const pending of this.requests.values()) pending.reject(failure);
     this.requests.clear();
     if (this.stopped) return;

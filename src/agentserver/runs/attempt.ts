@@ -140,6 +140,16 @@ export function createAttemptRunner(deps: AttemptDeps) {
       }
       return finish(run, control, { status: "interrupted" }, emit, events);
     }
+    if (outcome.status === "lost") {
+      // The graph's process died, not the graph: this attempt goes back to the queue, and
+      // the next one starts from what the run stored last (MAX_RUN_ATTEMPTS bounds a crash loop).
+      deps.checkpointer.unfollow(tail);
+      await tail.flush().catch((e) => deps.log.warn({ err: e, run_id: run.run_id }, "saving a lost attempt's last checkpoint failed"));
+      deps.log.warn({ run_id: run.run_id, attempt: run.attempt, cause: outcome.error.message }, "the process running the graph was lost; the run goes back to the queue");
+      const requeued = await handBackRun(deps.db, run.run_id, { workerId: control.workerId, attempt: run.attempt });
+      await deps.lifecycle.emit("handedBack", { run, requeued });
+      return undefined;
+    }
     return finish(run, control, outcome.status === "success" ? { status: "success", values: outcome.values } : outcome, emit, events, {
       tail,
       graph: outcome.graph,

@@ -23,7 +23,9 @@ export interface RunAssistant {
 export type ExecutionOutcome =
   | { status: "success"; values: unknown; graph: GraphLike; final?: WireValues }
   | { status: "error"; error: { error: string; message: string }; graph?: GraphLike }
-  | { status: "cancelled" };
+  | { status: "cancelled" }
+  /** The process that ran the graph died (a Python worker, decision 0038): not the graph's failure. */
+  | { status: "lost"; error: { error: string; message: string } };
 
 export interface ExecuteOptions {
   graphs: GraphRegistry;
@@ -75,8 +77,14 @@ export async function executeGraph(options: ExecuteOptions): Promise<ExecutionOu
     return { status: "success", values: final ? final.wire : valuesToWire(finalValues ?? {}), graph, final };
   } catch (error) {
     if (signal.aborted) return { status: "cancelled" };
+    if (executorLost(error)) return { status: "lost", error: describeError(error) };
     return { status: "error", error: describeError(error), graph };
   }
+}
+
+/** Errors marked `executorLost`: the graph's process went away mid-run (python/worker.ts). */
+function executorLost(error: unknown): boolean {
+  return (error as { executorLost?: unknown } | null)?.executorLost === true;
 }
 
 async function streamWithEvents(
