@@ -59,6 +59,22 @@ describe("readGitUrl", () => {
     for (const [raw, why] of cases) expect(readGitUrl(raw).problem, JSON.stringify(raw)).toMatch(why);
   });
 
+  it("never throws, and reads its canonical text back as itself", () => {
+    const pieces = ["http://", "https://", "ssh://", "git://", "git@", "h", "127.0.0.2", "[::1]", ":80", ":", "/", "@", "\\", "%40", "%C3%A9", "[", "]", ".", "..", "~", "-", "#", "?", " ", "é", "\u0000", "x.git"];
+    let state = 31;
+    const next = (n: number) => ((state = (state * 1103515245 + 12345) % 2147483648), state % n);
+    let accepted = 0;
+    for (let i = 0; i < 20_000; i++) {
+      let raw = "";
+      for (let j = next(10); j > 0; j--) raw += pieces[next(pieces.length)];
+      const reading = readGitUrl(raw);
+      if (!reading.url) continue;
+      accepted++;
+      expect(readGitUrl(reading.url.href).url, raw).toEqual(reading.url);
+    }
+    expect(accepted).toBeGreaterThan(50);
+  });
+
   it("builds the text git is given with the checked address in place of the name", () => {
     expect(gitUrlText(read("ssh://git@git.example.com:2222/a.git"), "203.0.113.9")).toBe("ssh://git@203.0.113.9:2222/a.git");
     expect(gitUrlText(read("git@git.example.com:team/a.git"), "2001:db8::1")).toBe("git@[2001:db8::1]:team/a.git");
