@@ -8,8 +8,8 @@ import { startGitDaemon, startGitHttp, TestRepository, type GitServer } from "..
 /**
  * The pipeline's fetch against real git servers on loopback, after the canonical-URL rule
  * (decision 0032): git is handed the canonical URL pinned to the checked address, a URL
- * with its scheme in capitals still works, and the token
- * reaches a smart-HTTP server that requires it.
+ * with its scheme in capitals still works, and the token reaches a smart-HTTP server
+ * that requires it.
  */
 const TOKEN = "real-server-token";
 const POLICY = { allowHosts: ["127.0.0.1"] };

@@ -153,7 +153,8 @@ async function gitTarget(source: GitSource, context: GitContext): Promise<Target
   } else if (url.scheme === "git") {
     gitUrl = gitUrlText(url, address);
   } else {
-    // ssh: connect to the checked address, but check the host key under the host's name.
+    // ssh: connect to the checked address, but check the host key under the host's name (the
+    // grammar leaves only letters, digits and . _ - : in a host: safe in this command line).
     gitUrl = gitUrlText(url, address);
     env.GIT_SSH_COMMAND = `ssh -o BatchMode=yes -o StrictHostKeyChecking=accept-new -o HostKeyAlias=${url.host}`;
     env.SSH_AUTH_SOCK = process.env.SSH_AUTH_SOCK;
