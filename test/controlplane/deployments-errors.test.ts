@@ -76,11 +76,11 @@ describe.each(BACKENDS)("deployment errors on %s", (backend) => {
       [githubDeployment(""), ["body", "name"]],
       [noSourceConfig, ["body", "source_config"]],
       [githubDeployment("x", { source: "gitlab" }), ["body", "source"]],
-      [githubDeployment("x", { source_config: { repo_url: "https://x", deployment_type: "staging" } }), ["body", "source_config", "deployment_type"]],
-      [githubDeployment("x", { source_config: { repo_url: "https://x", build_on_push: "yes" } }), ["body", "source_config", "build_on_push"]],
+      [githubDeployment("x", { source_config: { repo_url: "https://x/y", deployment_type: "staging" } }), ["body", "source_config", "deployment_type"]],
+      [githubDeployment("x", { source_config: { repo_url: "https://x/y", build_on_push: "yes" } }), ["body", "source_config", "build_on_push"]],
       [githubDeployment("x", { source_config: { repo_url: 42 } }), ["body", "source_config", "repo_url"]],
-      [githubDeployment("x", { source_config: { repo_url: "https://x", integration_id: "not-uuid" } }), ["body", "source_config", "integration_id"]],
-      [githubDeployment("x", { source_config: { repo_url: "https://x", resource_spec: { cpu: 99 } } }), ["body", "source_config", "resource_spec", "cpu"]],
+      [githubDeployment("x", { source_config: { repo_url: "https://x/y", integration_id: "not-uuid" } }), ["body", "source_config", "integration_id"]],
+      [githubDeployment("x", { source_config: { repo_url: "https://x/y", resource_spec: { cpu: 99 } } }), ["body", "source_config", "resource_spec", "cpu"]],
       [githubDeployment("x", { unexpected: true }), ["body", "unexpected"]],
       [githubDeployment("x", { secrets: [{ name: "OK_NAME" }] }), ["body", "secrets", 0, "value"]],
       [githubDeployment("x", { secrets: "FOO=bar" }), ["body", "secrets"]],
@@ -91,10 +91,10 @@ describe.each(BACKENDS)("deployment errors on %s", (backend) => {
       // Image sources need a container runtime this platform does not have.
       [{ ...githubDeployment("x"), source: "external_docker", source_revision_config: { image_uri: "img", langgraph_config_path: "l.json" } }, ["body", "source"]],
       [
-        githubDeployment("x", { source_config: { repo_url: "https://x", build_on_push: true }, source_revision_config: { repo_ref: "refs/tags/v1", langgraph_config_path: "l.json" } }),
+        githubDeployment("x", { source_config: { repo_url: "https://x/y", build_on_push: true }, source_revision_config: { repo_ref: "refs/tags/v1", langgraph_config_path: "l.json" } }),
         ["body", "source_config", "build_on_push"],
       ],
-      [githubDeployment("x", { source_config: { repo_url: "https://x", listener_id: cp.deps.newId() } }), ["body", "source_config", "listener_id"]],
+      [githubDeployment("x", { source_config: { repo_url: "https://x/y", listener_id: cp.deps.newId() } }), ["body", "source_config", "listener_id"]],
     ];
     for (const [body, loc] of cases) expect422(await t.call("POST", "/v2/deployments", body), loc);
     expect(await rowCounts()).toEqual(before);

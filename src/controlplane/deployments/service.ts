@@ -118,11 +118,12 @@ export class DeploymentService {
     await deps.db.transaction(async (tx) => {
       const current = await repo.lockDeployment(tx, workspaceId, id);
       if (!current) throw deploymentNotFound(id);
-      checkImmutable(current, patch);
       const config = givenSourceConfig(patch.source_config);
       const revisionConfig = givenRevisionConfig(patch.source_revision_config);
-      checkApplicable(current.source, config, revisionConfig, patch.secret_references != null);
+      // A value no git host could take (a hostile repo_url) is a 422 at its field, as at creation, before "cannot change" (400).
       checkSourceFields(config, revisionConfig);
+      checkImmutable(current, patch);
+      checkApplicable(current.source, config, revisionConfig, patch.secret_references != null);
       if (revisionConfig.source_tarball_path !== undefined) await checkUploaded(tx, workspaceId, id, revisionConfig.source_tarball_path);
       if (patch.secrets != null || patch.secret_references != null) {
         checkSecrets(patch.secrets ?? [], patch.secret_references ?? []);

@@ -9,69 +9,18 @@
  * paths that leave the repository (`../`).
  */
 
+import { readGitUrl } from "../../net/git-url.ts";
+
 const CONTROL = /[\u0000-\u001f\u007f]/;
-/** Percent-encoded control characters, which git decodes in some URL forms. */
-const ENCODED_CONTROL = /%(?:[01][0-9a-f]|7f)/i;
-const SCHEMES = new Set(["http:", "https:", "git:", "ssh:"]);
-/** A DNS name or IPv4 literal (no leading '-', no '%'), or a bracketed IPv6 literal. */
-const HOST = /^(?:[a-z0-9_](?:[a-z0-9_.-]*[a-z0-9_])?|\[[0-9a-f:.]+\])$/i;
-const SSH_USER = /^[a-z0-9_][a-z0-9_.-]*$/i;
-/** `user@host:path`, git's scp-like syntax (only when no `://` and no slash before the colon). */
-const SCP_LIKE = /^(?:([^@/:]*)@)?([^@/:]+):(.*)$/;
 const FULL_SHA = /^(?:[0-9a-f]{40}|[0-9a-f]{64})$/i;
 
 /**
- * `repo_url`: an http(s)://, git:// or ssh:// URL, or scp-like `user@host:owner/repo`.
+ * `repo_url`: an http(s)://, git:// or ssh:// URL, or scp-like `user@host:owner/repo`, in
+ * the strict form every URL reader agrees on (src/net/git-url.ts, decision 0032).
  * No credentials (give the integration a token), no options, no other transports.
  */
 export function repoUrlProblem(url: string): string | undefined {
-  if (url.length === 0) return "repo_url must not be empty";
-  if (CONTROL.test(url) || ENCODED_CONTROL.test(url)) return "repo_url must not contain control characters";
-  if (/\s/.test(url)) return "repo_url must not contain spaces";
-  if (url.startsWith("-")) return "repo_url must not start with '-' (git would read it as an option)";
-  if (/^[a-z][a-z0-9+.-]*::/i.test(url)) return "repo_url must not use git's remote-helper syntax (transport::address)";
-  if (/^[a-z][a-z0-9+.-]*:\/\//i.test(url)) return urlFormProblem(url);
-  const scp = SCP_LIKE.exec(url);
-  if (scp && !url.includes("://")) return scpProblem(scp[1], scp[2], scp[3]);
-  return "repo_url must be an https://, http://, git:// or ssh:// URL, or user@host:owner/repo";
-}
-
-function urlFormProblem(raw: string): string | undefined {
-  let url: URL;
-  try {
-    url = new URL(raw);
-  } catch {
-    return "repo_url is not a valid URL";
-  }
-  if (!SCHEMES.has(url.protocol)) return `repo_url must use https, http, git or ssh, not ${url.protocol.slice(0, -1).slice(0, 20)}`;
-  if (!url.hostname) return "repo_url must name a host";
-  if (!HOST.test(url.hostname)) return "repo_url's host must be a host name or an IP address (letters, digits, '.', '-', not starting with '-')";
-  if (url.password) return "repo_url must not carry a password: give the integration a token instead";
-  if (url.username) {
-    // ssh://git@host/... names the account to log in as; on http(s) a user is a credential.
-    if (url.protocol !== "ssh:") return "repo_url must not carry credentials: give the integration a token instead";
-    if (!SSH_USER.test(decoded(url.username))) return "repo_url's user name must be letters, digits, '.', '_' or '-', not starting with '-'";
-  }
-  // The raw text: the URL parser has already folded `..` away, git and ssh may not.
-  if (decoded(raw).split(/[/?#]/).includes("..")) return "repo_url's path must not contain '..'";
-  return undefined;
-}
-
-/** Percent-decoded; a malformed escape stays as it is (git passes it on undecoded too). */
-function decoded(text: string): string {
-  try {
-    return decodeURIComponent(text);
-  } catch {
-    return text;
-  }
-}
-
-function scpProblem(user: string | undefined, host: string, path: string): string | undefined {
-  if (user !== undefined && !SSH_USER.test(user)) return "repo_url's user name must be letters, digits, '.', '_' or '-', not starting with '-'";
-  if (!HOST.test(host)) return "repo_url's host must be a host name or an IP address (letters, digits, '.', '-', not starting with '-')";
-  if (path === "" || path.startsWith("-")) return "repo_url's path must not be empty or start with '-'";
-  if (path.split("/").includes("..")) return "repo_url's path must not contain '..'";
-  return undefined;
+  return readGitUrl(url).problem;
 }
 
 /**

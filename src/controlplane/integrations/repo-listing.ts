@@ -13,7 +13,9 @@ import { AddressRefused, guardedFetch, type AddressGuardPolicy, type GuardedResp
  * | other http(s) hosts              | Gitea/Forgejo `api/v1`, then GitLab `api/v4`, then GitHub Enterprise `api/v3`; the first that answers JSON wins |
  * | git://, ssh://, or no API found  | nothing: an empty list (the git protocol cannot enumerate repositories; deploy by `repo_url`) |
  *
- * The token is sent only to the integration's own host (redirects are not followed).
+ * The token is sent only to the integration's own origin (scheme, host and port of its
+ * base_url), or for github.com to its REST API's origin, https://api.github.com; every
+ * request is checked against that before the header is set. Redirects are not followed.
  * Every request goes through the address guard: a host that is (or now resolves to) a
  * private address the operator has not allowed is a 400, and nothing is sent to it.
  * A host that refuses the token is a 400; an unreachable host a 503.
@@ -55,12 +57,14 @@ export async function listHostRepositories(
         { api: "gitlab", page: (n) => `${root}api/v4/projects?${token ? "membership=true&" : ""}per_page=100&page=${n}` },
         { api: "github", page: (n) => `${root}api/v3/${token ? "user/repos" : "repositories"}?per_page=100&page=${n}` },
       ];
+  const origins = new Set([base.origin, ...(isGithubDotCom(base) ? ["https://api.github.com"] : [])]);
+  const tokenFor = (url: string) => (origins.has(new URL(url).origin) ? token : undefined);
   for (const probe of probes) {
-    const first = await fetchPage(probe.page(1), token, guard, options.timeoutMs ?? 5000);
+    const first = await fetchPage(probe.page(1), tokenFor(probe.page(1)), guard, options.timeoutMs ?? 5000);
     if (first === undefined) continue; // this API is not served here
     const repos = first.map((item) => toRepository(probe.api, item)).filter((r): r is ListedRepository => r !== undefined);
     for (let n = 2; first.length > 0 && n <= (options.maxPages ?? 10); n++) {
-      const page = await fetchPage(probe.page(n), token, guard, options.timeoutMs ?? 5000);
+      const page = await fetchPage(probe.page(n), tokenFor(probe.page(n)), guard, options.timeoutMs ?? 5000);
       if (!page || page.length === 0) break;
       repos.push(...page.map((item) => toRepository(probe.api, item)).filter((r): r is ListedRepository => r !== undefined));
     }

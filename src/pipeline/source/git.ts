@@ -1,6 +1,7 @@
 import { mkdirSync, rmSync } from "node:fs";
-import { AddressRefused, resolveGuarded, type AddressGuardPolicy } from "../../net/address-guard.ts";
-import { repoRefProblem, repoUrlProblem } from "../../controlplane/deployments/source-fields.ts";
+import { AddressRefused, canonicalIp, resolveGuarded, type AddressGuardPolicy } from "../../net/address-guard.ts";
+import { DEFAULT_PORTS, baseUrlOrigin, gitOrigin, gitUrlText, readGitUrl, type GitUrl } from "../../net/git-url.ts";
+import { repoRefProblem } from "../../controlplane/deployments/source-fields.ts";
 import { runCommand, type CommandOutcome } from "../build/run-command.ts";
 import { StepFailure, commandFailure } from "../failure.ts";
 import type { LogWriter } from "../log-writer.ts";
@@ -8,13 +9,16 @@ import type { LogWriter } from "../log-writer.ts";
 /**
  * Fetching a repository at a ref with the system's git, safely:
  * - every value goes to git as an argument after `--`, never through a shell;
- * - only the http(s), git and ssh transports are allowed (no file://, ext::, local paths);
+ * - the URL is read once into its canonical form (src/net/git-url.ts): a URL that git or
+ *   curl could read differently from the guard is refused, and git is given the canonical
+ *   text only; only the http(s), git and ssh transports (no file://, ext::, local paths);
  * - the host is resolved once through the address guard and git is pinned to the checked
- *   address (curl's resolve list for http(s), the address itself for git:// and ssh://),
- *   so a DNS answer cannot change between the check and the connection;
+ *   address (curl's resolve list for http(s), the address itself for git://, ssh:// and
+ *   scp-like), so a DNS answer cannot change between the check and the connection;
  * - redirects are not followed, no prompt is shown, the user's global git config is not read;
  * - the integration's token goes in a header through git's environment (not the command
- *   line, which other users can read), and only to the integration's own host.
+ *   line, which other users can read), and only to the integration's own origin (scheme,
+ *   host and port of its base_url); a repository of another host is refused.
  */
 export interface GitSource {
   url: string;
@@ -25,7 +29,8 @@ export interface GitSource {
 }
 
 interface GitContext {
-  log: LogWriter;
+  /** Where git's output goes: the revision's build log. */
+  log: Pick<LogWriter, "info" | "tail">;
   signal: AbortSignal;
   gitHosts: AddressGuardPolicy;
 }
@@ -102,28 +107,19 @@ interface Target {
 }
 
 async function gitTarget(source: GitSource, context: GitContext): Promise<Target> {
-  const problem = repoUrlProblem(source.url) ?? repoRefProblem(source.ref);
-  if (problem) throw new StepFailure("CREATE_FAILED", `Fetching the source was refused: ${problem}`);
-  const url = parseRepoUrl(source.url);
-  if (source.integration) {
-    const base = new URL(source.integration.baseUrl);
-    if (base.hostname.toLowerCase() !== url.hostname.toLowerCase()) {
-      throw new StepFailure(
-        "CREATE_FAILED",
-        `Fetching the source was refused: repo_url's host ${url.hostname} is not the integration's host ${base.hostname}; ` +
-          "the integration's token is only sent to its own host. Use an integration for that host, or none for a public repository.",
-      );
-    }
-  }
+  const read = readGitUrl(source.url);
+  const problem = read.problem ?? repoRefProblem(source.ref);
+  if (problem || !read.url) throw new StepFailure("CREATE_FAILED", `Fetching the source was refused: ${problem}`);
+  const url = read.url;
+  if (source.integration) checkIntegrationHost(url, source.integration.baseUrl);
   let addresses: { address: string; family: 4 | 6 }[];
   try {
-    addresses = await resolveGuarded(url.hostname.replace(/^\[|\]$/g, ""), context.gitHosts);
+    addresses = await resolveGuarded(url.host, context.gitHosts);
   } catch (error) {
     if (error instanceof AddressRefused) throw new StepFailure("CREATE_FAILED", `Fetching the source was refused: ${error.message}`);
-    throw new StepFailure("CREATE_FAILED", `Fetching the source failed: cannot resolve ${url.hostname} (${(error as Error).message}).`);
+    throw new StepFailure("CREATE_FAILED", `Fetching the source failed: cannot resolve ${url.host} (${(error as Error).message}).`);
   }
-  const first = addresses[0];
-  const literal = first.family === 6 ? `[${first.address}]` : first.address;
+  const address = addresses[0].address;
   const env: NodeJS.ProcessEnv = {
     PATH: process.env.PATH,
     HOME: process.env.HOME,
@@ -136,26 +132,47 @@ async function gitTarget(source: GitSource, context: GitContext): Promise<Target
     LANG: "C",
   };
   const config = ["-c", "protocol.file.allow=never", "-c", "http.followRedirects=false", "-c", "core.hooksPath=/dev/null"];
-  let gitUrl = source.url;
-  if (url.protocol === "http:" || url.protocol === "https:") {
-    const port = url.port || (url.protocol === "https:" ? "443" : "80");
-    config.push("-c", `http.curloptResolve=${url.hostname.replace(/^\[|\]$/g, "")}:${port}:${first.address}`);
+  // git is given the canonical text only (never the text as written), pinned to the checked address.
+  let gitUrl: string;
+  if (url.scheme === "http" || url.scheme === "https") {
+    // curl keeps the name (TLS checks the certificate against it) and connects to the address.
+    gitUrl = url.href;
+    if (url.host !== address) {
+      const shown = address.includes(":") ? `[${address}]` : address;
+      config.push("-c", `http.curloptResolve=${url.host}:${url.port ?? DEFAULT_PORTS[url.scheme]}:${shown}`);
+    }
     const token = source.integration?.token;
-    if (token) {
+    if (token && gitOrigin(url) === baseUrlOrigin(source.integration!.baseUrl)) {
       // GIT_CONFIG_COUNT keeps the header out of the process list.
       env.GIT_CONFIG_COUNT = "1";
       env.GIT_CONFIG_KEY_0 = "http.extraHeader";
       env.GIT_CONFIG_VALUE_0 = `Authorization: Basic ${Buffer.from(`x-access-token:${token}`).toString("base64")}`;
+    } else if (token) {
+      context.log.info(`The integration's token is not sent: it belongs to ${baseUrlOrigin(source.integration!.baseUrl)}, and ${source.url} is ${gitOrigin(url)}.`);
     }
-  } else if (url.protocol === "git:") {
-    gitUrl = withHost(url, literal);
+  } else if (url.scheme === "git") {
+    gitUrl = gitUrlText(url, address);
   } else {
-    // ssh: connect to the checked address, but check the host key under the host's name.
-    gitUrl = withHost(url, literal);
-    env.GIT_SSH_COMMAND = `ssh -o BatchMode=yes -o StrictHostKeyChecking=accept-new -o HostKeyAlias=${hostKeyAlias(url.hostname)}`;
+    // ssh: connect to the checked address, but check the host key under the host's name (the
+    // grammar leaves only letters, digits and . _ - : in a host: safe in this command line).
+    gitUrl = gitUrlText(url, address);
+    env.GIT_SSH_COMMAND = `ssh -o BatchMode=yes -o StrictHostKeyChecking=accept-new -o HostKeyAlias=${url.host}`;
     env.SSH_AUTH_SOCK = process.env.SSH_AUTH_SOCK;
   }
   return { url: gitUrl, env, config };
+}
+
+/** A repository of another host than the integration's is refused: the integration was named for its host. */
+function checkIntegrationHost(url: GitUrl, baseUrl: string): void {
+  const base = new URL(baseUrl).hostname.replace(/^\[(.*)\]$/, "$1");
+  const baseHost = canonicalIp(base)?.address ?? base.toLowerCase();
+  if (baseHost !== url.host) {
+    throw new StepFailure(
+      "CREATE_FAILED",
+      `Fetching the source was refused: repo_url's host ${url.host} is not the integration's host ${baseHost}; ` +
+        "the integration's token is only sent to its own origin. Use an integration for that host, or none for a public repository.",
+    );
+  }
 }
 
 function git(args: string[], target: Target, context: GitContext, lines?: string[]): Promise<CommandOutcome> {
@@ -163,25 +180,6 @@ function git(args: string[], target: Target, context: GitContext, lines?: string
   const output = (line: string, stream: "stdout" | "stderr") =>
     lines && stream === "stdout" ? lines.push(line) : context.log.info(line);
   return runCommand("git", [...target.config, ...args], { cwd: process.cwd(), env: target.env, output, signal: context.signal, timeoutMs: 10 * 60_000 });
-}
-
-/** An ssh or scp-like (`git@host:owner/repo`) URL as a URL object; http(s) and git:// as they are. */
-function parseRepoUrl(raw: string): URL {
-  const scp = /^([A-Za-z0-9._~-]+@)?([A-Za-z0-9.-]+):(?!\/\/)(.+)$/.exec(raw);
-  return new URL(scp ? `ssh://${scp[1] ?? ""}${scp[2]}/${scp[3]}` : raw);
-}
-
-function withHost(url: URL, host: string): string {
-  const copy = new URL(url.href);
-  copy.hostname = host;
-  return copy.href;
-}
-
-/** Host names only (letters, digits, dots, dashes): it goes into the ssh command line. */
-function hostKeyAlias(host: string): string {
-  const plain = host.replace(/^\[|\]$/g, "");
-  if (!/^[A-Za-z0-9.:-]+$/.test(plain)) throw new StepFailure("CREATE_FAILED", `Fetching the source was refused: '${host}' is not a host name.`);
-  return plain;
 }
 
 function accessAdvice(source: GitSource): string {
