@@ -54,7 +54,7 @@ def is_factory(value: Any) -> bool:
     return callable(value) and not is_compiled(value) and not is_builder(value)
 
 
-async def produce(graph_id: str, source: Any, config: dict[str, Any], checkpointer: Any) -> Any:
+async def produce(graph_id: str, source: Any, config: dict[str, Any], checkpointer: Any, store: Any = None) -> Any:
     """The compiled graph of an export, with our checkpointer; a factory is called with the run's config."""
     value = source
     if is_factory(value):
@@ -63,7 +63,7 @@ async def produce(graph_id: str, source: Any, config: dict[str, Any], checkpoint
         if inspect.isawaitable(value):
             value = await value
     if is_builder(value):
-        return value.compile(checkpointer=checkpointer)
+        return value.compile(checkpointer=checkpointer, store=store)
     if is_compiled(value):
-        return value.copy(update={"checkpointer": checkpointer})
+        return value.copy(update={"checkpointer": checkpointer, "store": store})
     raise GraphLoadError(f'graph "{graph_id}": the export is a {type(value).__name__}, not a compiled graph, a StateGraph or a function returning one')

@@ -14,6 +14,7 @@ from . import PROTOCOL_VERSION, WORKER_VERSION
 from .frames import FrameWriter, open_channel, read_frame
 from .graphs import GraphLoadError, import_export, is_factory, produce
 from .remote_saver import RemoteSaver
+from .remote_store import RemoteStore
 from .wire import to_wire
 
 # The server's request a callback serves: the server answers it with that request's checkpointer.
@@ -91,6 +92,7 @@ class Worker:
         self.callbacks: dict[int, asyncio.Future[Any]] = {}
         self.next_callback = 0
         self.saver = RemoteSaver(self.call)
+        self.store = RemoteStore(self.call)
 
     async def call(self, op: str, args: dict[str, Any]) -> Any:
         self.next_callback += 1
@@ -150,7 +152,7 @@ class Worker:
             return self.compiled[graph_id]
         if graph_id not in self.sources:
             raise GraphLoadError(f'graph "{graph_id}" is not loaded')
-        return await produce(graph_id, self.sources[graph_id], message.get("config") or {}, self.saver)
+        return await produce(graph_id, self.sources[graph_id], message.get("config") or {}, self.saver, self.store)
 
     async def op_load(self, message: dict[str, Any]) -> dict[str, Any]:
         loaded: dict[str, Any] = {}
@@ -160,7 +162,7 @@ class Worker:
             self.sources[graph_id] = source
             factory = is_factory(source)
             if not factory:
-                self.compiled[graph_id] = await produce(graph_id, source, {}, self.saver)
+                self.compiled[graph_id] = await produce(graph_id, source, {}, self.saver, self.store)
             loaded[graph_id] = {"factory": factory}
         return loaded
 

@@ -90,6 +90,15 @@ describe.each(BACKENDS)("Python graphs (%s)", (backend) => {
     expect(values.messages[1].content).toBe("You said: mod");
   });
 
+  it("uses the server's store from inside a graph, as the store API sees it", async () => {
+    const user = `u${Date.now()}`;
+    await agent.client.store.putItem(["memories", user], "from-api", { text: "likes tea" });
+    const values = (await agent.client.runs.wait(null, "memory", { input: { user, fact: "lives in Lyon" } })) as { known: string[] };
+    expect(values.known).toEqual(["likes tea", "lives in Lyon"]);
+    const found = await agent.client.store.searchItems(["memories", user]);
+    expect(found.items.map((item) => item.value.text).sort()).toEqual(["likes tea", "lives in Lyon"]);
+  });
+
   it("retries a run from its last checkpoint after the worker is killed mid-run", async () => {
     const thread = await agent.client.threads.create();
     const run = await agent.client.runs.create(thread.thread_id, "slow", { input: { pause: 30 }, durability: "sync" });

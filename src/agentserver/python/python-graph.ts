@@ -1,5 +1,6 @@
 import type { GraphLike, StateSnapshotLike } from "../graphs/registry.ts";
 import { answerCheckpointCallback, type CallbackSaver } from "./checkpoint-callbacks.ts";
+import { answerStoreCallback, type CallbackStore } from "./store-callbacks.ts";
 import { PythonWorkerError, type PythonWorker } from "./worker.ts";
 
 /** LangGraph's config key for a checkpointer lent to a graph's state methods (threads/snapshot.ts). */
@@ -52,7 +53,10 @@ export class PythonGraph implements GraphLike {
     const saver = (config?.configurable?.[LENT_CHECKPOINTER] ?? this.checkpointer) as CallbackSaver | undefined;
     return {
       onCallback: (op: string, args: Record<string, unknown>) => {
-        if (!op.startsWith("checkpoint.")) throw new Error(`"${op}" is not served to Python graphs yet`);
+        if (op === "store.batch") {
+          if (!this.store) throw new Error("this graph has no store");
+          return answerStoreCallback(this.store as CallbackStore, args);
+        }
         if (!saver) throw new Error("this graph has no checkpointer");
         return answerCheckpointCallback(saver, op, args);
       },
