@@ -6,6 +6,7 @@ import os
 import platform
 import sys
 import traceback
+import uuid
 from typing import Any
 
 from langgraph.types import Command, Send
@@ -173,7 +174,15 @@ class Worker:
         for key in ("interrupt_before", "interrupt_after", "durability", "context"):
             if message.get(key) is not None:
                 options[key] = message[key]
-        async for chunk in graph.astream(_input(message), message.get("config") or {}, **options):
+        config = message.get("config") or {}
+        if message.get("events"):
+            # streamEvents v2, for the API's `events` and `messages` modes: the run's own
+            # events carry the server's run id, which is how the server finds its chunks.
+            config = {**config, "run_id": uuid.UUID(message["run_id"])}
+            async for event in graph.astream_events(_input(message), config, version="v2", **options):
+                await self.frames.send({"id": request_id, "chunk": to_wire(event)})
+            return None
+        async for chunk in graph.astream(_input(message), config, **options):
             namespace, mode, data = chunk if options["subgraphs"] else ((), *chunk)
             await self.frames.send({"id": request_id, "chunk": [list(namespace), mode, to_wire(data)]})
         return None

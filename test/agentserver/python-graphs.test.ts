@@ -47,6 +47,24 @@ describe.each(BACKENDS)("Python graphs (%s)", (backend) => {
     expect(history[0].checkpoint.checkpoint_id).toBe(state.checkpoint.checkpoint_id);
   });
 
+  it("streams events and the whole-message messages mode", async () => {
+    const thread = await agent.client.threads.create();
+    const events = await collectWithin((signal) =>
+      agent.client.runs.stream(thread.thread_id, "echo", { input: { messages: [{ role: "user", content: "ev" }] }, streamMode: ["events", "messages", "values"], signal }),
+    );
+    const names = new Set(events.map((e) => e.event));
+    expect(names).toContain("events");
+    expect(names).toContain("values");
+    const complete = events.filter((e) => e.event === "messages/complete").flatMap((e) => e.data as { type: string; content: string }[]);
+    expect(complete.map((m) => [m.type, m.content])).toEqual([
+      ["human", "ev"],
+      ["ai", "You said: ev"],
+    ]);
+    const kinds = new Set(events.filter((e) => e.event === "events").map((e) => (e.data as { event: string }).event));
+    expect(kinds).toContain("on_chain_start");
+    expect(kinds).toContain("on_chain_end");
+  });
+
   it("stops at an interrupt and resumes with a Command", async () => {
     const thread = await agent.client.threads.create();
     await agent.client.runs.wait(thread.thread_id, "approve", { input: { request: "deploy" } });

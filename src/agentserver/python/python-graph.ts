@@ -1,7 +1,7 @@
 import type { GraphLike, StateSnapshotLike } from "../graphs/registry.ts";
 import { answerCheckpointCallback, type CallbackSaver } from "./checkpoint-callbacks.ts";
 import { answerStoreCallback, type CallbackStore } from "./store-callbacks.ts";
-import { PythonWorkerError, type PythonWorker } from "./worker.ts";
+import type { PythonWorker } from "./worker.ts";
 
 /** LangGraph's config key for a checkpointer lent to a graph's state methods (threads/snapshot.ts). */
 const LENT_CHECKPOINTER = "__pregel_checkpointer";
@@ -69,15 +69,32 @@ export class PythonGraph implements GraphLike {
 
   async stream(input: unknown, config: Config = {}): Promise<AsyncIterable<unknown>> {
     const subgraphs = config.subgraphs === true;
+    return this.streamFromWorker(input, config, {}, (chunk) => {
+      const [namespace, mode, data] = chunk as [string[], string, unknown];
+      return subgraphs ? [namespace, mode, data] : [mode, data];
+    });
+  }
+
+  /** LangChain's streamEvents v2 events of the run, for the API's `events` and `messages` modes. */
+  streamEvents(input: unknown, config: Config & { runId?: string } = {}): AsyncIterable<unknown> {
+    const events = this.streamFromWorker(input, config, { events: true, run_id: config.runId }, (event) => event);
+    return (async function* () {
+      yield* await events;
+    })();
+  }
+
+  /** A `run` request, its chunks as an async iterable that ends with the request (and throws its failure). */
+  private async streamFromWorker(input: unknown, config: Config, extra: Record<string, unknown>, shape: (chunk: unknown) => unknown): Promise<AsyncIterable<unknown>> {
     const command = commandOf(input);
     const args = {
       ...(command ? { command } : { input: input ?? null }),
       stream_mode: (config.streamMode as string[] | undefined) ?? ["values"],
-      subgraphs,
+      subgraphs: config.subgraphs === true,
       interrupt_before: config.interruptBefore ?? null,
       interrupt_after: config.interruptAfter ?? null,
       durability: config.durability ?? null,
       context: config.context && Object.keys(config.context as object).length ? config.context : null,
+      ...extra,
     };
     const chunks: unknown[] = [];
     let wake: (() => void) | undefined;
@@ -86,8 +103,7 @@ export class PythonGraph implements GraphLike {
     const handlers = {
       ...this.handlersFor(config),
       onChunk: (chunk: unknown) => {
-        const [namespace, mode, data] = chunk as [string[], string, unknown];
-        chunks.push(subgraphs ? [namespace, mode, data] : [mode, data]);
+        chunks.push(shape(chunk));
         wake?.();
       },
     };
@@ -114,11 +130,6 @@ export class PythonGraph implements GraphLike {
     let last: unknown;
     for await (const chunk of await this.stream(input, { ...config, streamMode: ["values"], subgraphs: false })) last = (chunk as [string, unknown])[1];
     return last;
-  }
-
-  // eslint-disable-next-line require-yield
-  async *streamEvents(): AsyncIterable<unknown> {
-    throw new PythonWorkerError('stream modes "events" and "messages" are not served for Python graphs yet: use "messages-tuple"', "NotImplementedError");
   }
 
   async getState(config: Config, options?: { subgraphs?: boolean }): Promise<StateSnapshotLike> {

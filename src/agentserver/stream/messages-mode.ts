@@ -48,8 +48,19 @@ export class MessagesModeTracker {
       this.emit("messages/metadata", { [chunk.id]: { metadata: event.metadata ?? {} } });
       this.messages.set(chunk.id, chunk);
     } else {
-      this.messages.set(chunk.id, typeof seen.concat === "function" ? seen.concat(chunk) : chunk);
+      this.messages.set(chunk.id, typeof seen.concat === "function" ? seen.concat(chunk) : concatWire(seen, chunk));
     }
     this.emit("messages/partial", [toWire(this.messages.get(chunk.id))]);
   }
+}
+
+/**
+ * Two chunks of one message already in wire form (a Python graph's, decision 0038): the
+ * text so far grows; other fields take the newer chunk's.
+ */
+function concatWire(seen: MessageLike, chunk: MessageLike): MessageLike {
+  const before = (seen as { content?: unknown }).content;
+  const after = (chunk as { content?: unknown }).content;
+  if (typeof before === "string" && typeof after === "string") return { ...seen, ...chunk, content: before + after } as MessageLike;
+  return chunk;
 }
