@@ -51,3 +51,17 @@ export function cancelOnDisconnect(
       log.warn({ err: error, run_id: run.run_id }, "cancelling the run of a client that left failed");
     });
 }
+
+/**
+ * The vendor's pagination headers of a search: with more results after this page,
+ * `X-Pagination-Next` (the next page's offset) and `X-Pagination-Total` one past it ("at
+ * least this many"); on the last page, `X-Pagination-Total` counts up to its end.
+ */
+export function setPaginationHeaders(reply: FastifyReply, page: { offset: number; count: number; next?: number }): void {
+  if (page.next === undefined) {
+    reply.header("X-Pagination-Total", String(page.offset + page.count));
+    return;
+  }
+  reply.header("X-Pagination-Next", String(page.next));
+  reply.header("X-Pagination-Total", String(page.next + 1));
+}

@@ -2,8 +2,8 @@ import { resolve } from "node:path";
 import type { FastifyInstance } from "fastify";
 import { AGENT_DEFAULTS, databasePoolSize, type AgentServerOptions } from "../config/agent.ts";
 import { createHttpServer } from "../http/server.ts";
-import { registerCors } from "../http/cors.ts";
-import { EXPOSED_HEADERS } from "../ratelimit/headers.ts";
+import { registerCors, type CorsConfig } from "../http/cors.ts";
+import { AGENT_EXPOSED_HEADERS } from "../http/expose-headers.ts";
 import { registerRateLimit } from "../ratelimit/plugin.ts";
 import { openDatabase } from "../storage/open.ts";
 import type { Database } from "../storage/database.ts";
@@ -15,6 +15,7 @@ import { loadAuth } from "./custom-auth/handlers.ts";
 import { registerCustomAuth } from "./custom-auth/register.ts";
 import { prepareProject, type PreparedProject } from "./graphs/project.ts";
 import { loadGraphs } from "./graphs/registry.ts";
+import { bindLoopbackFetch } from "./http-app/loopback.ts";
 import { prepareProjectHttp } from "./http-app/project-http.ts";
 import { registerMetaRoutes } from "./meta/routes.ts";
 import { streamChannel } from "./runs/announcements.ts";
@@ -47,6 +48,8 @@ export interface RunningAgentServer {
   socketPath?: string;
   /** http.mount_prefix: where the API lives below the root ("" without one). */
   basePath: string;
+  /** http.cors of its langgraph.json, for the router's own answers (none: the default). */
+  cors?: CorsConfig;
   app: FastifyInstance;
   storage: "pglite" | "postgres";
   db: Database;
@@ -192,7 +195,7 @@ async function assemble(db: Database, project: PreparedProject, options: AgentSe
   // preflights too: the table has a row for them). Then CORS, which answers preflights
   // before the key check (browsers send none with them).
   if (options.rateLimit) registerRateLimit(app, options.rateLimit);
-  const exposedHeaders = ["Content-Location", "Location", ...EXPOSED_HEADERS];
+  const exposedHeaders = [...AGENT_EXPOSED_HEADERS];
   registerCors(app, config.http.cors, exposedHeaders);
   requireApiKey(app, options.apiKey);
   if (customAuth) {
@@ -225,10 +228,12 @@ async function assemble(db: Database, project: PreparedProject, options: AgentSe
   }
   if (enabled("store")) registerStoreRoutes(app, { store });
   projectHttp.registerRoutes(app);
-  projectHttp.attach(app, { apiKey: options.apiKey, exposedHeaders, customAuth });
+  const serveInProcess = projectHttp.attach(app, { apiKey: options.apiKey, exposedHeaders, customAuth });
 
   if (options.socketPath) await app.listen({ path: options.socketPath });
   else await app.listen({ port: options.port ?? AGENT_DEFAULTS.port, host: options.host ?? AGENT_DEFAULTS.host });
+  // new Client() without an apiUrl, in a graph node or a route of http.app, reaches this server in process.
+  const unbindLoopback = bindLoopbackFetch(serveInProcess, options.apiKey);
   try {
     await pool.start();
     await crons.scheduler.start();
@@ -239,6 +244,7 @@ async function assemble(db: Database, project: PreparedProject, options: AgentSe
     await pool.stop(0).catch((e) => log.warn({ err: e }, "stopping the worker pool after a failed start"));
     await graphs.close();
     store.stop();
+    unbindLoopback();
     await app.close();
     await relay?.close();
     throw error;
@@ -263,6 +269,7 @@ async function assemble(db: Database, project: PreparedProject, options: AgentSe
     url,
     socketPath: options.socketPath,
     basePath,
+    cors: config.http.cors,
     app,
     storage: db.kind,
     db,
@@ -281,6 +288,7 @@ async function assemble(db: Database, project: PreparedProject, options: AgentSe
       // Nothing still open can end here any more: streams end now (their runs execute
       // elsewhere, or they are thread streams); requests still waiting are cut off after
       // the grace period, instead of holding the shutdown for ever.
+      unbindLoopback();
       endOpenStreams(app.server);
       const cutOff = setTimeout(() => app.server.closeAllConnections(), grace);
       await app.close();

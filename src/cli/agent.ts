@@ -99,8 +99,9 @@ export function registerAgentCommand(program: CommandType): void {
           // dev server (not for a socket: no client outside could use that address).
           if (server.socketPath === undefined) process.env.LANGGRAPH_API_URL ??= server.url;
           // One machine-readable line: the control plane and tests read the address from it.
+          // http.cors too: a router in front answers some requests itself, with the same CORS headers.
           const where = server.socketPath === undefined ? {} : { socket: server.socketPath, base_path: server.basePath };
-          console.log(JSON.stringify({ event: "listening", url: server.url, ...where, storage: server.storage }));
+          console.log(JSON.stringify({ event: "listening", url: server.url, ...where, storage: server.storage, cors: server.cors ?? null }));
           const shutdown = async () => {
             await server.close();
             process.exit(0);

@@ -23,58 +23,64 @@ const ALL_METHODS = "GET, POST, PUT, PATCH, DELETE, OPTIONS";
  * authentication (a preflight carries no credentials).
  */
 export function registerCors(app: FastifyInstance, config: CorsConfig = {}, alwaysExposed: string[] = []): void {
-  const { anyOrigin, credentials, exposed, allowOrigin } = originPolicy(config, alwaysExposed);
-  const methods = config.allow_methods?.length ? config.allow_methods.join(", ") : ALL_METHODS;
-  const allowedHeaders = config.allow_headers?.length && !config.allow_headers.includes("*") ? config.allow_headers.join(", ") : undefined;
-
+  const policy = corsPolicy(config, alwaysExposed);
   app.addHook("onRequest", (request: FastifyRequest, reply: FastifyReply, done: () => void) => {
     const origin = request.headers.origin;
     if (!origin) return done();
-    if (!anyOrigin || credentials) reply.header("vary", "Origin");
-    const allowed = allowOrigin(origin);
-    if (!allowed) return done();
-    reply.header("access-control-allow-origin", allowed);
-    if (credentials) reply.header("access-control-allow-credentials", "true");
-    // Added to, not replaced: the rate limiter, ahead of this hook, may have listed its headers.
-    if (exposed.length) reply.header("access-control-expose-headers", withExposed(reply.getHeader("access-control-expose-headers"), exposed));
-    const preflightMethod = request.headers["access-control-request-method"];
-    if (request.method !== "OPTIONS" || !preflightMethod) return done();
-    reply.header("access-control-allow-methods", methods);
+    const preflight = request.method === "OPTIONS" && request.headers["access-control-request-method"] !== undefined;
     const requested = request.headers["access-control-request-headers"];
-    const headers = allowedHeaders ?? (typeof requested === "string" ? requested : undefined);
-    if (headers) reply.header("access-control-allow-headers", headers);
-    if (config.max_age !== undefined) reply.header("access-control-max-age", String(config.max_age));
+    const headers = preflight ? policy.preflight(origin, typeof requested === "string" ? requested : undefined) : policy.response(origin);
+    for (const [name, value] of Object.entries(headers)) {
+      // Added to, not replaced: the rate limiter, ahead of this hook, may have listed its headers.
+      reply.header(name, name === EXPOSE ? withExposed(reply.getHeader(EXPOSE), value.split(", ")) : value);
+    }
+    if (!preflight || !headers["access-control-allow-origin"]) return done();
     reply.code(204).send();
   });
 }
 
-function originPolicy(config: CorsConfig, alwaysExposed: string[]) {
+const EXPOSE = "access-control-expose-headers";
+
+/** The CORS headers a server with this `http.cors` gives, for answers written outside Fastify's hook. */
+export interface CorsPolicy {
+  /** For an actual (not preflight) response to `origin`. */
+  response(origin: string): Record<string, string>;
+  /** For a preflight from `origin` (with its Access-Control-Request-Headers); no allow-origin: refused. */
+  preflight(origin: string, requestedHeaders: string | undefined): Record<string, string>;
+}
+
+export function corsPolicy(config: CorsConfig = {}, alwaysExposed: string[] = []): CorsPolicy {
   const origins = config.allow_origins ?? ["*"];
   const anyOrigin = origins.includes("*");
   const credentials = config.allow_credentials === true;
   const exposed = [...new Set([...alwaysExposed, ...(config.expose_headers ?? [])])];
+  const methods = config.allow_methods?.length ? config.allow_methods.join(", ") : ALL_METHODS;
+  const allowedHeaders = config.allow_headers?.length && !config.allow_headers.includes("*") ? config.allow_headers.join(", ") : undefined;
   const allowOrigin = (origin: string): string | undefined => {
     if (anyOrigin) return credentials ? origin : "*";
     return origins.includes(origin) ? origin : undefined;
   };
-  return { anyOrigin, credentials, exposed, allowOrigin };
-}
-
-/**
- * The CORS headers of an actual (not preflight) response to `origin`, as the hook above
- * sets them: for responses written outside Fastify (routes of the project's `http.app`).
- */
-export function corsResponseHeaders(config: CorsConfig = {}, alwaysExposed: string[] = []): (origin: string) => Record<string, string> {
-  const { anyOrigin, credentials, exposed, allowOrigin } = originPolicy(config, alwaysExposed);
-  return (origin) => {
+  const response = (origin: string): Record<string, string> => {
     const headers: Record<string, string> = {};
     if (!anyOrigin || credentials) headers.vary = "Origin";
     const allowed = allowOrigin(origin);
     if (!allowed) return headers;
     headers["access-control-allow-origin"] = allowed;
     if (credentials) headers["access-control-allow-credentials"] = "true";
-    if (exposed.length) headers["access-control-expose-headers"] = exposed.join(", ");
+    if (exposed.length) headers[EXPOSE] = exposed.join(", ");
     return headers;
+  };
+  return {
+    response,
+    preflight(origin, requestedHeaders) {
+      const headers = response(origin);
+      if (!headers["access-control-allow-origin"]) return headers;
+      headers["access-control-allow-methods"] = methods;
+      const allowHeaders = allowedHeaders ?? requestedHeaders;
+      if (allowHeaders) headers["access-control-allow-headers"] = allowHeaders;
+      if (config.max_age !== undefined) headers["access-control-max-age"] = String(config.max_age);
+      return headers;
+    },
   };
 }
 

@@ -1,3 +1,5 @@
+import { EXPOSED_HEADERS as RATE_LIMIT_EXPOSED } from "../ratelimit/headers.ts";
+
 /**
  * `Access-Control-Expose-Headers` with `names` added to what is already listed, without
  * repeating any (names compare case-insensitively). Several layers add to this list
@@ -15,3 +17,10 @@ export function withExposed(existing: string | number | string[] | undefined, na
   }
   return listed.join(", ");
 }
+
+/**
+ * What an agent server's answers expose to browsers whatever `http.cors` says, as the
+ * vendor's server does (the run's location, search pagination), with the rate limiter's
+ * headers. The router's own answers for a deployment expose the same.
+ */
+export const AGENT_EXPOSED_HEADERS: readonly string[] = ["Content-Location", "Location", "X-Pagination-Total", "X-Pagination-Next", ...RATE_LIMIT_EXPOSED];

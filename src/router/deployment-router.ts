@@ -2,6 +2,8 @@ import { createHash } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { ApiKeyIdentity, Authenticator } from "../controlplane/tenancy/authenticate.ts";
 import type { RevisionGroup } from "../pipeline/runtime/revision-group.ts";
+import { corsPolicy, type CorsConfig, type CorsPolicy } from "../http/cors.ts";
+import { AGENT_EXPOSED_HEADERS } from "../http/expose-headers.ts";
 import type { Database } from "../storage/database.ts";
 import { forward } from "./proxy.ts";
 import { customHosts, findRoutedDeployment, type RoutedDeployment } from "./repository.ts";
@@ -12,10 +14,12 @@ import { customHosts, findRoutedDeployment, type RoutedDeployment } from "./repo
  * processes of its active revision.
  *
  * A request needs `X-Api-Key` with a key that may use the deployment's workspace: 401
- * without one or with an unknown one, 403 for a key of another workspace, 404 for a
- * deployment that does not exist or is being deleted, 503 while nothing is deployed.
- * Browser preflights (OPTIONS with Access-Control-Request-Method) carry no credentials
- * and go through, as the agent server's CORS rules answer them.
+ * without one, 403 with an unknown one (as the vendor's deployments answer) or a key of
+ * another workspace, 404 for a deployment that does not exist or is being deleted, 503
+ * while nothing is deployed; each in FastAPI's `{"detail": ...}` and with the CORS
+ * headers the deployment's agent would give. Browser preflights (OPTIONS with
+ * Access-Control-Request-Method) carry no credentials and go through to the agent, or
+ * are answered here as it would when no agent can answer them.
  *
  * Lookups are cached briefly (keys for 5 s, deployments for 1 s): a revoked key stops
  * working within 5 s.
@@ -106,23 +110,33 @@ export function createDeploymentRouter(deps: RouterDeps): DeploymentRouter {
 
   async function serve(req: IncomingMessage, res: ServerResponse, target: Route): Promise<void> {
     const found = await deployment(target.id);
-    if (!found || found.status === "AWAITING_DELETE") return reply(res, 404, `Deployment ID ${target.id} not found.`);
+    const known = found && found.status !== "AWAITING_DELETE" ? found : undefined;
+    // The router's own answers carry the CORS headers the deployment's agent would give
+    // (its http.cors, else the default): a browser then reads the refusal instead of a CORS error.
+    const current = known ? deps.target(target.id) : undefined;
+    const cors = corsOf(current);
     const preflight = req.method === "OPTIONS" && req.headers["access-control-request-method"] !== undefined;
+    // Preflights carry no credentials. What no agent can answer now is answered here, as it would.
+    if (preflight && !current?.processes.some((candidate) => candidate.endpoint)) return answerPreflight(req, res, cors);
+    const refuse = (status: number, detail: string, headers: Record<string, string> = {}) => reply(res, status, detail, { ...headers, ...corsHeaders(req, cors) });
+    if (!known) return refuse(404, `Deployment ID ${target.id} not found.`);
     if (!preflight) {
       const key = single(req.headers["x-api-key"]);
-      if (!key) return reply(res, 401, "missing API key: send it in the X-Api-Key header");
+      if (!key) return refuse(401, "Missing X-Api-Key header");
       const caller = await identity(req, key);
-      if (!caller) return reply(res, 401, "invalid API key");
-      const allowed = caller.workspaceId === null ? caller.organizationId === found.organization_id : caller.workspaceId === found.workspace_id;
-      if (!allowed) return reply(res, 403, `this API key has no access to the workspace of deployment ${target.id}`);
+      // A wrong key is refused as the vendor's deployments refuse it: 403.
+      if (!caller) return refuse(403, "Invalid API key");
+      const allowed = caller.workspaceId === null ? caller.organizationId === known.organization_id : caller.workspaceId === known.workspace_id;
+      if (!allowed) return refuse(403, `this API key has no access to the workspace of deployment ${target.id}`);
     }
-    const group = await serving(target.id, found);
+    const unavailable = (detail: string) => refuse(503, detail, { "retry-after": "1" });
+    const group = await serving(target.id, known);
     if (!group) return;
     const process_ = group.pick();
     const endpoint = process_?.endpoint;
-    if (!endpoint) return unavailable(res, `Deployment ${target.id} is starting: try again in a moment.`);
+    if (!endpoint) return unavailable(`Deployment ${target.id} is starting: try again in a moment.`);
     group.begin();
-    forward(req, res, { endpoint, path: target.path, apiKey: group.internalKey, prefix: target.prefix }, () => group.end());
+    forward(req, res, { endpoint, path: target.path, apiKey: group.internalKey, prefix: target.prefix, errorHeaders: corsHeaders(req, cors) }, () => group.end());
 
     async function serving(id: string, row: RoutedDeployment): Promise<RevisionGroup | undefined> {
       // A process that is starting (after a restart, or restarting after a crash) is waited for briefly.
@@ -132,11 +146,11 @@ export function createDeploymentRouter(deps: RouterDeps): DeploymentRouter {
         if (group?.pick()) return group;
         if (!group && !row.active_revision_id) {
           const latest = row.latest_revision_id ? ` Its latest revision ${row.latest_revision_id} is ${row.latest_status}.` : "";
-          unavailable(res, `Deployment ${id} has no deployed revision yet.${latest}`);
+          unavailable(`Deployment ${id} has no deployed revision yet.${latest}`);
           return undefined;
         }
         if (Date.now() >= deadline || res.destroyed) {
-          unavailable(res, `Deployment ${id} is starting: try again in a moment.`);
+          unavailable(`Deployment ${id} is starting: try again in a moment.`);
           return undefined;
         }
         await new Promise((resolve) => setTimeout(resolve, 100));
@@ -158,9 +172,9 @@ export function createDeploymentRouter(deps: RouterDeps): DeploymentRouter {
     handle(req, res) {
       const target = matched?.req === req ? matched.target : route(req);
       matched = undefined;
-      if (!target) return reply(res, 404, "Not Found");
+      if (!target) return reply(res, 404, "Not Found", corsHeaders(req, corsOf(undefined)));
       serve(req, res, target).catch((error: Error) => {
-        if (!res.headersSent) reply(res, 500, `The router failed: ${error.message}`);
+        if (!res.headersSent) reply(res, 500, `The router failed: ${error.message}`, corsHeaders(req, corsOf(undefined)));
         else res.destroy();
       });
     },
@@ -173,8 +187,29 @@ function reply(res: ServerResponse, status: number, detail: string, headers: Rec
   res.end(JSON.stringify({ detail }));
 }
 
-function unavailable(res: ServerResponse, detail: string): void {
-  reply(res, 503, detail, { "retry-after": "1" });
+/** The CORS policy of what a group serves (its http.cors), or the default one. */
+function corsOf(group: RevisionGroup | undefined): CorsPolicy {
+  const config = group?.cors;
+  if (!config) return DEFAULT_CORS;
+  let policy = policies.get(config);
+  if (!policy) policies.set(config, (policy = corsPolicy(config, AGENT_EXPOSED_HEADERS as string[])));
+  return policy;
+}
+
+const DEFAULT_CORS = corsPolicy({}, AGENT_EXPOSED_HEADERS as string[]);
+const policies = new WeakMap<CorsConfig, CorsPolicy>();
+
+function corsHeaders(req: IncomingMessage, cors: CorsPolicy): Record<string, string> {
+  const origin = req.headers.origin;
+  return origin ? cors.response(origin) : {};
+}
+
+/** A preflight answered as the agent's CORS rules would: 204 when the origin may call. */
+function answerPreflight(req: IncomingMessage, res: ServerResponse, cors: CorsPolicy): void {
+  const requested = req.headers["access-control-request-headers"];
+  const headers = cors.preflight(req.headers.origin ?? "", typeof requested === "string" ? requested : undefined);
+  res.writeHead(headers["access-control-allow-origin"] ? 204 : 403, headers);
+  res.end();
 }
 
 function single(value: string | string[] | undefined): string | undefined {

@@ -28,6 +28,8 @@ export interface ForwardTarget {
   apiKey: string;
   /** The prefix the client used (X-Forwarded-Prefix). */
   prefix: string;
+  /** For the router's own 502 (CORS headers). */
+  errorHeaders?: Record<string, string>;
 }
 
 export function forward(req: IncomingMessage, res: ServerResponse, target: ForwardTarget, onDone: () => void): void {
@@ -79,7 +81,7 @@ export function forward(req: IncomingMessage, res: ServerResponse, target: Forwa
       res.destroy();
       return;
     }
-    res.writeHead(502, { "content-type": "application/json" });
+    res.writeHead(502, { ...target.errorHeaders, "content-type": "application/json" });
     res.end(JSON.stringify({ detail: `The deployment's agent server could not be reached (${(error as NodeJS.ErrnoException).code ?? error.message}).` }));
   });
   // The client went away before the answer ended: tell the agent (it cancels or goes on as the run says).

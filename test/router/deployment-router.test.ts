@@ -1,68 +1,36 @@
 import { Client } from "@langchain/langgraph-sdk";
 import type { FastifyInstance } from "fastify";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { buildControlPlaneApp } from "../../src/controlplane/app.ts";
-import { routeModules } from "../../src/controlplane/routes.ts";
-import { startAgentServer, type RunningAgentServer } from "../../src/agentserver/server.ts";
-import { LogWriter } from "../../src/pipeline/log-writer.ts";
+import type { RunningAgentServer } from "../../src/agentserver/server.ts";
 import type { AgentProcess } from "../../src/pipeline/runtime/agent-process.ts";
-import { RevisionGroup } from "../../src/pipeline/runtime/revision-group.ts";
-import { createDeploymentRouter, type DeploymentRouter } from "../../src/router/deployment-router.ts";
-import { freshBackend } from "../support/backends.ts";
+import type { DeploymentRouter } from "../../src/router/deployment-router.ts";
 import { FIXTURE_CONFIG } from "../support/agent-server.ts";
-import { openHarness, type Harness } from "../controlplane/tenancy-harness.ts";
-import { githubDeployment } from "../controlplane/deployments-fixture.ts";
+import type { Harness } from "../controlplane/tenancy-harness.ts";
 import { callSocket } from "../pipeline/agent-socket.ts";
+import { INTERNAL_KEY, openRoutedAgent, type RoutedAgent } from "./routed-agent.ts";
 
-/**
- * The router in front of a deployment, over real parts: the control plane's app and
- * tenancy tables on PGlite, and a real agent server on a Unix socket (as the pipeline
- * starts them) that accepts only the router's key. The pipeline's supervised process is
- * stood in for by the server's socket (the pipeline tests run the whole thing).
- */
-const INTERNAL_KEY = "internal-router-key-0123456789";
-
+/** The router in front of a deployment, over real parts (routed-agent.ts). */
 describe("the deployment router", () => {
+  let routed: RoutedAgent;
   let harness: Harness;
   let app: FastifyInstance;
   let agent: RunningAgentServer;
   let base: string;
-  let owner: { workspace_id: string; organization_id: string; api_key: string };
+  let owner: RoutedAgent["owner"];
   let deploymentId: string;
-  let serving: RevisionGroup | undefined;
   let router: DeploymentRouter;
-  let sockets: string;
 
   beforeAll(async () => {
-    harness = await openHarness("pglite", { modules: routeModules });
-    const target = freshBackend("pglite", "router");
-    sockets = mkdtempSync(join(tmpdir(), "slipway-router-test-"));
-    agent = await startAgentServer({ configPath: FIXTURE_CONFIG, socketPath: join(sockets, "agent.sock"), dataDir: target.dataDir, schema: target.schema, apiKey: INTERNAL_KEY, logLevel: "error" });
-    router = createDeploymentRouter({ db: harness.db, authenticator: harness.authenticator, target: () => serving, holdMs: 300 });
-    app = await buildControlPlaneApp({ deps: harness.deps, authenticator: harness.authenticator, router, services: [], logLevel: "error" });
-    await app.listen({ port: 0, host: "127.0.0.1" });
-    const address = app.server.address();
-    base = `http://127.0.0.1:${typeof address === "object" && address ? address.port : 0}`;
-    owner = await harness.tenancy.bootstrap({ keyScope: "workspace" });
-    const created = await app.inject({ method: "POST", url: "/v2/deployments", headers: { "x-api-key": owner.api_key }, payload: githubDeployment("routed") });
-    deploymentId = created.json().id;
+    routed = await openRoutedAgent(FIXTURE_CONFIG, "routed");
+    ({ harness, app, agent, base, owner, deploymentId, router } = routed);
   });
 
   afterAll(async () => {
-    await app?.close();
-    await agent?.close();
-    await harness?.close();
-    if (sockets) rmSync(sockets, { recursive: true, force: true });
+    await routed?.close();
   });
 
-  const url = (path = "") => `${base}/deployments/${deploymentId}${path}`;
-  const serve = () => {
-    const log = new LogWriter(harness.db, { workspaceId: owner.workspace_id, deploymentId, revisionId: deploymentId, type: "deploy" }, []);
-    serving = new RevisionGroup(deploymentId, "revision", [{ endpoint: { socketPath: agent.socketPath!, basePath: agent.basePath } } as AgentProcess], INTERNAL_KEY, log);
-  };
+  const url = (path = "") => routed.url(path);
+  const serve = () => routed.serve();
 
   it("answers 503 with the latest revision's status while nothing is deployed", async () => {
     const answer = await fetch(url("/ok"), { headers: { "x-api-key": owner.api_key } });
@@ -71,10 +39,10 @@ describe("the deployment router", () => {
     expect((await answer.json()).detail).toMatch(/has no deployed revision yet\. Its latest revision .* is CREATING\./);
   });
 
-  it("requires a key that may use the deployment's workspace: 401 without or unknown, 403 for another workspace, 404 for no such deployment", async () => {
+  it("requires a key that may use the deployment's workspace: 401 without, 403 unknown or for another workspace, 404 for no such deployment", async () => {
     serve();
     expect((await fetch(url("/threads/search"), { method: "POST" })).status).toBe(401);
-    expect((await fetch(url("/ok"), { headers: { "x-api-key": "slw_0000000000000000xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx" } })).status).toBe(401);
+    expect((await fetch(url("/ok"), { headers: { "x-api-key": "slw_0000000000000000xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx" } })).status).toBe(403);
     const stranger = await harness.tenancy.bootstrap({ keyScope: "workspace" });
     const refused = await fetch(url("/ok"), { headers: { "x-api-key": stranger.api_key } });
     expect(refused.status).toBe(403);
@@ -161,7 +129,7 @@ describe("the deployment router", () => {
   });
 
   it("holds a request briefly while no process listens, then answers 503", async () => {
-    serving = new RevisionGroup(deploymentId, "revision", [{ endpoint: undefined } as AgentProcess], INTERNAL_KEY, new LogWriter(harness.db, { workspaceId: owner.workspace_id, deploymentId, revisionId: deploymentId, type: "deploy" }, []));
+    routed.serveProcesses([{ endpoint: undefined } as AgentProcess]);
     const answer = await fetch(url("/ok"), { headers: { "x-api-key": owner.api_key } });
     expect(answer.status).toBe(503);
     expect((await answer.json()).detail).toMatch(/is starting/);

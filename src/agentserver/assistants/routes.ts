@@ -2,7 +2,7 @@ import type { FastifyRequest } from "fastify";
 import { invalidField } from "../../http/errors.ts";
 import type { AssistantService } from "./service.ts";
 import * as S from "./schemas.ts";
-import { errorResponses } from "../route-helpers.ts";
+import { errorResponses, setPaginationHeaders } from "../route-helpers.ts";
 import type { HttpApp } from "../../http/server.ts";
 
 /**
@@ -49,7 +49,7 @@ export function registerAssistantRoutes(app: HttpApp, deps: AssistantRouteDeps):
       schema: {
         tags,
         summary: "Search Assistants",
-        description: "Search for assistants; also the way to list them. Sets X-Pagination-Total and, when more follow, X-Pagination-Next.",
+        description: "Search for assistants; also the way to list them. Sets X-Pagination-Total and, when more follow, X-Pagination-Next, as the vendor's server does.",
         operationId: "search_assistants_assistants_search_post",
         body: S.AssistantSearchRequest,
         response: { 200: S.AssistantList, ...errors },
@@ -57,8 +57,7 @@ export function registerAssistantRoutes(app: HttpApp, deps: AssistantRouteDeps):
     },
     async (request, reply) => {
       const page = await assistants.search(request.body);
-      reply.header("X-Pagination-Total", String(page.total));
-      if (page.next !== undefined) reply.header("X-Pagination-Next", String(page.next));
+      setPaginationHeaders(reply, { offset: request.body.offset ?? 0, count: page.assistants.length, next: page.next });
       // `select` leaves out fields the list schema requires; write those pages as they are.
       if (request.body.select?.length) reply.serializer(JSON.stringify);
       return page.assistants;

@@ -15,7 +15,7 @@ import {
 } from "./schemas.ts";
 import type { CronService } from "./service.ts";
 import { selectFields, toCron } from "./wire.ts";
-import { errorResponses } from "../route-helpers.ts";
+import { errorResponses, setPaginationHeaders } from "../route-helpers.ts";
 import type { HttpApp } from "../../http/server.ts";
 
 interface CronRouteDeps {
@@ -80,7 +80,7 @@ export function registerCronRoutes(app: HttpApp, deps: CronRouteDeps): void {
       schema: {
         tags,
         summary: "Search Crons",
-        description: "Sets X-Pagination-Total and, when more follow, X-Pagination-Next.",
+        description: "Sets X-Pagination-Total and, when more follow, X-Pagination-Next, as the vendor's server does.",
         body: CronSearchSchema,
         response: { 200: Type.Array(CronSchema), ...errors },
       },
@@ -88,8 +88,7 @@ export function registerCronRoutes(app: HttpApp, deps: CronRouteDeps): void {
     async (request, reply) => {
       const access = await authorize(request, "search", request.body);
       const page = await crons.search(request.body, access);
-      reply.header("X-Pagination-Total", String(page.total));
-      if (page.next !== undefined) reply.header("X-Pagination-Next", String(page.next));
+      setPaginationHeaders(reply, { offset: request.body.offset ?? 0, count: page.rows.length, next: page.next });
       // `select` leaves out fields the list schema requires; write those pages as they are.
       if (request.body.select?.length) reply.serializer(JSON.stringify);
       return page.rows.map((row) => selectFields(toCron(row), request.body.select));

@@ -35,7 +35,14 @@ export function composeFetch(project: ProjectHttpApp, builtIn: FetchHandler, log
     if (request.bodyUsed) request = new Request(request, { body: await c.req.arrayBuffer() });
     return builtIn(request);
   });
-  outer.onError((error) => {
+  outer.onError((error, c) => {
+    // An HTTPException (of whichever Hono the project has) answers with its own status and
+    // message, headers its middleware set included: Hono's default, and so the vendor's.
+    const own = (error as { getResponse?: () => Response }).getResponse;
+    if (typeof own === "function") {
+      const response = own.call(error);
+      return c.newResponse(response.body, response);
+    }
     log.error({ err: error }, "http.app failed");
     return Response.json({ detail: "Internal server error" }, { status: 500 });
   });

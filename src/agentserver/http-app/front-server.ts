@@ -61,10 +61,6 @@ export function frontServer(front: Front): FastifyServerFactory {
 }
 
 async function serveThroughApp(req: IncomingMessage, res: ServerResponse, front: Front, dispatch: FetchHandler): Promise<void> {
-  const path = (req.url ?? "/").split("?")[0];
-  const problem = front.refuse?.(req.method ?? "GET", path, req.headers["x-api-key"]);
-  if (problem) return sendJson(res, STATUS_OF[problem.code], { detail: problem.message }, corsFor(req, front));
-
   const gone = new AbortController();
   res.on("close", () => gone.abort());
   let request: Request;
@@ -74,9 +70,7 @@ async function serveThroughApp(req: IncomingMessage, res: ServerResponse, front:
     return sendJson(res, 400, { detail: "Bad request: invalid Host header or URL" });
   }
   if (req.socket.remoteAddress) remoteAddresses.set(request, req.socket.remoteAddress);
-  const refusal = await front.authenticate?.(request, path);
-  if (refusal) return sendJson(res, refusal.status, { detail: refusal.message }, { ...refusal.headers, ...corsFor(req, front) });
-  const response = await dispatch(request);
+  const response = await answerThroughApp(request, front, dispatch);
 
   const headers: OutgoingHttpHeaders = {};
   response.headers.forEach((value, name) => {
@@ -84,7 +78,7 @@ async function serveThroughApp(req: IncomingMessage, res: ServerResponse, front:
   });
   const cookies = response.headers.getSetCookie();
   if (cookies.length) headers["set-cookie"] = cookies;
-  // The app's own responses get the CORS headers the built-in ones already carry.
+  // The app's own responses (and the refusals above) get the CORS headers the built-in ones already carry.
   for (const [name, value] of Object.entries(corsFor(req, front))) headers[name] ??= value;
   res.writeHead(response.status, headers);
   res.flushHeaders();
@@ -93,6 +87,21 @@ async function serveThroughApp(req: IncomingMessage, res: ServerResponse, front:
     // A client that went away mid-stream is not a failure of the server.
     if (error.code !== "ERR_STREAM_PREMATURE_CLOSE" && !gone.signal.aborted) throw error;
   });
+}
+
+/**
+ * One request through the server with a project app, as a fetch: the --api-key check and
+ * custom auth for the app's own routes, then the app with the built-in routes behind it.
+ * Requests from outside come here from the front server; the in-process client
+ * (`new Client()` inside the server) comes here directly.
+ */
+export async function answerThroughApp(request: Request, front: Front, dispatch: FetchHandler): Promise<Response> {
+  const path = new URL(request.url).pathname;
+  const problem = front.refuse?.(request.method, path, request.headers.get("x-api-key") ?? undefined);
+  if (problem) return Response.json({ detail: problem.message }, { status: STATUS_OF[problem.code] });
+  const refusal = await front.authenticate?.(request, path);
+  if (refusal) return Response.json({ detail: refusal.message }, { status: refusal.status, headers: refusal.headers });
+  return dispatch(request);
 }
 
 function toRequest(req: IncomingMessage, signal: AbortSignal): Request {

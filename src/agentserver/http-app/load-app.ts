@@ -17,7 +17,7 @@ interface HonoLike {
   fetch: FetchHandler;
   route(path: string, app: HonoLike): unknown;
   all(path: string, handler: (c: { req: { raw: Request; arrayBuffer(): Promise<ArrayBuffer> } }) => Response | Promise<Response>): unknown;
-  onError(handler: (error: Error, c: unknown) => Response | Promise<Response>): unknown;
+  onError(handler: (error: Error, c: { newResponse(body: ReadableStream | null, init: ResponseInit): Response }) => Response | Promise<Response>): unknown;
   routes: unknown[];
 }
 

@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyServerFactory } from "fastify";
-import { corsResponseHeaders } from "../../http/cors.ts";
+import { corsPolicy } from "../../http/cors.ts";
 import { apiKeyRefusal } from "../api-key.ts";
 import { AuthRefusal, authenticate, type HandlerCache } from "../custom-auth/handlers.ts";
 import { isOpenRequest } from "../custom-auth/register.ts";
@@ -9,8 +9,8 @@ import { bundleUi, type UiAsset } from "../ui/bundle.ts";
 import { registerUiRoutes } from "../ui/routes.ts";
 import { builtInFetch } from "./builtin-fetch.ts";
 import { composeFetch } from "./compose.ts";
-import { frontServer, remoteAddresses, type Front } from "./front-server.ts";
-import { loadProjectHttpApp, type ProjectHttpApp } from "./load-app.ts";
+import { answerThroughApp, frontServer, remoteAddresses, type Front } from "./front-server.ts";
+import { loadProjectHttpApp, type FetchHandler, type ProjectHttpApp } from "./load-app.ts";
 
 /**
  * The project's own HTTP parts of langgraph.json: `http.app`, `http.mount_prefix`,
@@ -24,8 +24,12 @@ interface ProjectHttp {
   registerHooks(app: FastifyInstance): void;
   /** With the built-in routes: /ui/... (unless http.disable_ui). */
   registerRoutes(app: FastifyInstance): void;
-  /** Once Fastify exists: requests start flowing through the project's app. */
-  attach(app: FastifyInstance, options: { apiKey?: string; exposedHeaders: string[]; customAuth?: HandlerCache }): void;
+  /**
+   * Once Fastify exists: requests start flowing through the project's app. Returns the
+   * whole server as a fetch handler (the app, if any, with the built-in routes behind
+   * it), for the in-process client.
+   */
+  attach(app: FastifyInstance, options: { apiKey?: string; exposedHeaders: string[]; customAuth?: HandlerCache }): FetchHandler;
 }
 
 export async function prepareProjectHttp(config: LanggraphConfig): Promise<ProjectHttp> {
@@ -46,7 +50,8 @@ export async function prepareProjectHttp(config: LanggraphConfig): Promise<Proje
       if (uiAssets.size > 0) registerUiRoutes(app, uiAssets, http.mountPrefix ?? "");
     },
     attach(app, options) {
-      if (!projectApp) return;
+      const builtIn = builtInFetch(app, (request) => remoteAddresses.get(request));
+      if (!projectApp) return builtIn;
       front.log = app.log;
       front.refuse = apiKeyRefusal(options.apiKey);
       const customAuth = options.customAuth;
@@ -64,8 +69,10 @@ export async function prepareProjectHttp(config: LanggraphConfig): Promise<Proje
           }
         };
       }
-      front.cors = corsResponseHeaders(http.cors, options.exposedHeaders);
-      front.dispatch = composeFetch(projectApp, builtInFetch(app, (request) => remoteAddresses.get(request)), app.log);
+      front.cors = corsPolicy(http.cors, options.exposedHeaders).response;
+      const dispatch = composeFetch(projectApp, builtIn, app.log);
+      front.dispatch = dispatch;
+      return (request) => answerThroughApp(request, front, dispatch);
     },
   };
 }

@@ -15,7 +15,7 @@ import type { ThreadService } from "./service.ts";
 import { registerThreadStateRoutes } from "./state-routes.ts";
 import type { ThreadStateService } from "./state-service.ts";
 import { toThread } from "./wire.ts";
-import { errorResponses } from "../route-helpers.ts";
+import { errorResponses, setPaginationHeaders } from "../route-helpers.ts";
 import type { HttpApp } from "../../http/server.ts";
 
 export interface ThreadRouteDeps {
@@ -39,8 +39,20 @@ export function registerThreadRoutes(app: HttpApp, deps: ThreadRouteDeps): void 
 
   app.post(
     "/threads/search",
-    { schema: { tags, summary: "Search Threads", body: ThreadSearchSchema, response: { 200: Type.Array(ThreadSchema), ...errors } } },
-    async (request) => threads.search(request.body),
+    {
+      schema: {
+        tags,
+        summary: "Search Threads",
+        description: "Sets X-Pagination-Total and, when more follow, X-Pagination-Next, as the vendor's server does.",
+        body: ThreadSearchSchema,
+        response: { 200: Type.Array(ThreadSchema), ...errors },
+      },
+    },
+    async (request, reply) => {
+      const page = await threads.search(request.body);
+      setPaginationHeaders(reply, { offset: request.body.offset ?? 0, count: page.threads.length, next: page.next });
+      return page.threads;
+    },
   );
 
   app.post(

@@ -150,19 +150,20 @@ export class ThreadService {
     return deleted;
   }
 
-  async search(request: ThreadSearch): Promise<Thread[]> {
+  /** A page of threads, and the offset of the next page when more follow. */
+  async search(request: ThreadSearch): Promise<{ threads: Thread[]; next?: number }> {
     const extract = request.extract ? parseExtract(request.extract) : [];
+    const limit = request.limit ?? 10;
+    const offset = request.offset ?? 0;
+    // One row more than asked for tells whether another page follows, without a count.
     const rows = await sql.searchThreads(
       this.deps.db,
       { ids: request.ids, metadata: request.metadata, values: request.values, status: request.status },
-      {
-        limit: request.limit ?? 10,
-        offset: request.offset ?? 0,
-        sortBy: request.sort_by ?? "created_at",
-        sortOrder: request.sort_order ?? "desc",
-      },
+      { limit: limit + 1, offset, sortBy: request.sort_by ?? "created_at", sortOrder: request.sort_order ?? "desc" },
     );
-    return rows.map((row) => toThread(row, { select: request.select, extract }));
+    const more = rows.length > limit;
+    const threads = rows.slice(0, limit).map((row) => toThread(row, { select: request.select, extract }));
+    return { threads, next: more ? offset + limit : undefined };
   }
 
   count(request: ThreadCount): Promise<number> {

@@ -3,6 +3,7 @@ import { rmSync } from "node:fs";
 import { request } from "node:http";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
+import { corsConfigProblem, type CorsConfig } from "../../http/cors.ts";
 import { describeEndpoint, endpointOfListening, type AgentEndpoint } from "../../router/endpoint.ts";
 import type { LogWriter } from "../log-writer.ts";
 
@@ -32,6 +33,8 @@ export interface AgentProcessSpec {
  */
 export class AgentProcess {
   endpoint: AgentEndpoint | undefined;
+  /** http.cors of its langgraph.json, from its listening line; kept across restarts. */
+  cors: CorsConfig | undefined;
   private child: ChildProcess | undefined;
   private stopping = false;
   private crashes = 0;
@@ -58,8 +61,9 @@ export class AgentProcess {
     createInterface({ input: child.stdout! }).on("line", (line) => {
       const listening = parseListening(line);
       if (listening) {
-        this.endpoint = listening;
-        spec.log.info(`[${spec.name}] listening on ${describeEndpoint(listening)}.`);
+        this.endpoint = listening.endpoint;
+        this.cors = listening.cors;
+        spec.log.info(`[${spec.name}] listening on ${describeEndpoint(listening.endpoint)}.`);
         return;
       }
       spec.log.info(line);
@@ -128,11 +132,14 @@ export class AgentProcess {
   }
 }
 
-function parseListening(line: string): AgentEndpoint | undefined {
+function parseListening(line: string): { endpoint: AgentEndpoint; cors?: CorsConfig } | undefined {
   if (!line.startsWith("{")) return undefined;
   try {
-    const parsed = JSON.parse(line) as { event?: string; socket?: unknown; base_path?: unknown; url?: unknown };
-    return parsed.event === "listening" ? endpointOfListening(parsed) : undefined;
+    const parsed = JSON.parse(line) as { event?: string; socket?: unknown; base_path?: unknown; url?: unknown; cors?: unknown };
+    const endpoint = parsed.event === "listening" ? endpointOfListening(parsed) : undefined;
+    if (!endpoint) return undefined;
+    const cors = parsed.cors && !corsConfigProblem(parsed.cors) ? (parsed.cors as CorsConfig) : undefined;
+    return { endpoint, cors };
   } catch {
     return undefined;
   }

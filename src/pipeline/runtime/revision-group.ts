@@ -1,3 +1,4 @@
+import type { CorsConfig } from "../../http/cors.ts";
 import { StepFailure } from "../failure.ts";
 import type { LogWriter } from "../log-writer.ts";
 import type { AgentProcess } from "./agent-process.ts";
@@ -20,6 +21,11 @@ export class RevisionGroup {
     readonly internalKey: string,
     readonly log: LogWriter,
   ) {}
+
+  /** http.cors of the revision's langgraph.json, once a process has reported it. */
+  get cors(): CorsConfig | undefined {
+    return this.processes.find((process_) => process_.cors)?.cors;
+  }
 
   /** A listening process, or undefined while none is (starting, restarting). */
   pick(): AgentProcess | undefined {
