@@ -1,10 +1,9 @@
-import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { isStorableDateTime } from "../src/http/date-time.ts";
-import { startTestAgentServer, type TestAgentServer } from "./support/agent-server.ts";
 import { BACKENDS } from "./support/backends.ts";
 import { buildRequest, operationsOf, seededRandom, send, type Hostile, type Operation, type Target } from "./support/fuzz.ts";
-import { githubDeployment, startControlPlane, type ControlPlaneFixture, type Tenant } from "./controlplane/deployments-fixture.ts";
+import { startFuzzServers, type FuzzServers } from "./support/fuzz-servers.ts";
+import { githubDeployment } from "./controlplane/deployments-fixture.ts";
 
 /**
  * Dates into every date-time field of both servers' /openapi.json, on both storage back
@@ -123,23 +122,14 @@ async function fuzzDates(
 }
 
 describe.each(BACKENDS)("dates into every date-time field on %s", (backend) => {
-  let agent: TestAgentServer;
-  let cp: ControlPlaneFixture;
-  let cpUrl: string;
-  let tenant: Tenant;
+  let servers: FuzzServers;
   beforeAll(async () => {
-    agent = await startTestAgentServer(backend, { workers: 1 });
-    cp = await startControlPlane(backend);
-    await cp.app.listen({ host: "127.0.0.1", port: 0 });
-    cpUrl = `http://127.0.0.1:${(cp.app.server.address() as AddressInfo).port}`;
-    tenant = await cp.tenant();
+    servers = await startFuzzServers(backend, { workers: 1 });
   });
-  afterAll(async () => {
-    await agent?.close();
-    await cp?.close();
-  });
+  afterAll(async () => servers?.close());
 
   it("the agent server refuses a date outside the range with 422 and serves the rest", async () => {
+    const { agent } = servers;
     const doc = await (await fetch(`${agent.url}/openapi.json`)).json();
     const pathValues = async (op: Operation) => {
       const ids: Record<string, string> = {};
@@ -154,6 +144,7 @@ describe.each(BACKENDS)("dates into every date-time field on %s", (backend) => {
   });
 
   it("the control plane refuses a date outside the range with 422 and serves the rest", async () => {
+    const { cpUrl, tenant } = servers;
     const doc = await (await fetch(`${cpUrl}/openapi.json`)).json();
     let n = 0;
     const pathValues = async (op: Operation) => {
