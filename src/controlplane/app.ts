@@ -1,6 +1,7 @@
 import { createServer } from "node:http";
 import type { FastifyInstance, FastifyRequest, FastifyServerFactory } from "fastify";
 import type { DeploymentRouter } from "../router/deployment-router.ts";
+import type { PathAlias } from "../http/canonical-url.ts";
 import { createHttpServer } from "../http/server.ts";
 import { registerRateLimit, type RateLimitOptions } from "../ratelimit/index.ts";
 import type { ControlPlaneDeps, RegisterRoutes, StartService } from "./context.ts";
@@ -10,8 +11,13 @@ import { buildServices } from "./services.ts";
 import type { Authenticator } from "./tenancy/authenticate.ts";
 import { SLIPWAY_VERSION } from "../config/version.ts";
 
-/** Path prefixes the control plane answers under: the API itself and the self-hosted mirror. */
-const MOUNT_PREFIXES = ["", "/api-host"] as const;
+/**
+ * The self-hosted mirror: every path also answers under /api-host. It is an alias taken
+ * off before routing (src/http/canonical-url.ts), not a second mount, so that a route
+ * and its mirror are one route for every hook, the rate limiter's counters included.
+ * Its OpenAPI document is its own (paths resolve under the prefix).
+ */
+export const API_HOST: PathAlias = { prefix: "/api-host", own: ["/api-host/openapi.json"] };
 
 interface ControlPlaneAppOptions {
   deps: ControlPlaneDeps;
@@ -66,7 +72,7 @@ export async function buildControlPlaneApp(options: ControlPlaneAppOptions): Pro
     title: "Slipway Control Plane API",
     version: SLIPWAY_VERSION,
     validationStyle: "fastapi",
-    hiddenPrefixes: ["/api-host"],
+    pathAliases: [API_HOST],
     bodyLimit: options.bodyLimit ?? 1024 * 1024,
     logLevel: options.logLevel,
     serverFactory: options.router ? routedServer(options.router) : undefined,
@@ -84,26 +90,18 @@ export async function buildControlPlaneApp(options: ControlPlaneAppOptions): Pro
   if (options.rateLimit) registerRateLimit(app, options.rateLimit);
   // ────────────────────────────────────────────────────────────────────────────────────
 
-  for (const prefix of ["", "/api-host"]) {
-    app.get(`${prefix}/ok`, { schema: { hide: true } }, async () => ({ ok: true }));
-  }
+  app.get("/ok", { schema: { hide: true } }, async () => ({ ok: true }));
   app.get("/api-host/openapi.json", { schema: { hide: true } }, async () => apiHostDocument(app));
 
   const modules = options.modules ?? routeModules;
-  // One instance of each service, shared by both mounts.
   const services = buildServices(options.deps);
-  for (const prefix of MOUNT_PREFIXES) {
-    await app.register(
-      async (scope) => {
-        scope.addHook("onRequest", async (request) => {
-          if (request.routeOptions.config.public) return;
-          request.tenant = await options.authenticator.authenticate(request.headers);
-        });
-        for (const register of modules) await register(scope, services);
-      },
-      { prefix },
-    );
-  }
+  await app.register(async (scope) => {
+    scope.addHook("onRequest", async (request) => {
+      if (request.routeOptions.config.public) return;
+      request.tenant = await options.authenticator.authenticate(request.headers);
+    });
+    for (const register of modules) await register(scope, services);
+  });
 
   const stops: (() => Promise<void>)[] = [];
   app.addHook("onReady", async () => {

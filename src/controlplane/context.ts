@@ -47,7 +47,8 @@ export interface ControlPlaneDeps {
 }
 
 /**
- * Every resource folder exports one of these; `app.ts` mounts it at / and /api-host, with
+ * Every resource folder exports one of these; `app.ts` mounts it at / (the /api-host alias
+ * reaches the same routes), with
  * the services it built once (`buildServices`). A module takes the services it serves:
  * `(app, { deployments }) => ...`; the rules live there, not in the routes.
  */

@@ -9,8 +9,8 @@ import { registerUploadRoutes } from "./uploads/routes.ts";
 import { registerWebhookRoutes } from "./webhooks/routes.ts";
 
 /**
- * Every resource folder of the control plane, mounted by app.ts twice: at the root
- * (`/v1/...`, `/v2/...`) and under the self-hosted prefix `/api-host`. Each module
+ * Every resource folder of the control plane, mounted by app.ts at the root (`/v1/...`,
+ * `/v2/...`); the self-hosted prefix `/api-host` is an alias of the same routes. Each module
  * registers its routes without a prefix; every route is behind the auth hook, so
  * handlers read `requireTenant(request)` (routes with `config: { public: true }` skip it).
  *

@@ -1,5 +1,6 @@
 import type { FastifyError, FastifyInstance } from "fastify";
 import { clipEchoes, clipLoc } from "./clip.ts";
+import { DATE_TIME_MESSAGE } from "./date-time.ts";
 import { STATUS_OF, SlipwayError, type FieldProblem } from "./errors.ts";
 
 /**
@@ -84,5 +85,6 @@ function problemFromAjv(issue: AjvIssue, context: string): FieldProblem {
   if (issue.keyword === "enum" && Array.isArray(params.allowedValues)) {
     return { loc, msg: `Input should be ${params.allowedValues.map((v) => `'${v}'`).join(", ")}`, type: "enum" };
   }
+  if (issue.keyword === "format" && params.format === "date-time") return { loc, msg: DATE_TIME_MESSAGE, type: "datetime_parsing" };
   return { loc, msg: issue.message ?? "invalid value", type: issue.keyword ?? "value_error" };
 }

@@ -3,6 +3,7 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyServ
 import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
 import swagger from "@fastify/swagger";
 import swaggerUi from "@fastify/swagger-ui";
+import { canonicalUrl, type PathAlias } from "./canonical-url.ts";
 import { installErrorHandler, type ValidationStyle } from "./error-handler.ts";
 import { installInputGuard } from "./input-guard.ts";
 import { installJsonBodyParser } from "./json-body.ts";
@@ -21,8 +22,8 @@ interface HttpServerOptions {
   /** Largest accepted request body in bytes; larger ones get 413. */
   bodyLimit?: number;
   logLevel?: string;
-  /** Path prefixes the OpenAPI document should leave out (e.g. the /api-host mirror). */
-  hiddenPrefixes?: string[];
+  /** Prefixes that name the same routes (the control plane's /api-host): see canonical-url.ts. */
+  pathAliases?: PathAlias[];
   /** Builds the node server around Fastify's handler (the deployment router goes in front). */
   serverFactory?: FastifyServerFactory;
 }
@@ -42,12 +43,16 @@ const DOCS_OPERATION = {
  * validated strictly (validator.ts: no coercion, unknown fields refused where the
  * schema closes them), an empty JSON body taken as no body (json-body.ts), input
  * PostgreSQL cannot store refused before any route sees it (input-guard.ts), OpenAPI
- * generated from the route schemas and served at /openapi.json, a docs page at /docs.
+ * generated from the route schemas and served at /openapi.json, a docs page at /docs,
+ * and request targets made canonical before routing (canonical-url.ts), so that hooks
+ * such as the rate limiter key on the path the router serves.
  */
 export async function createHttpServer(options: HttpServerOptions): Promise<HttpApp> {
+  const aliases = options.pathAliases ?? [];
   const app = Fastify({
     logger: { level: options.logLevel ?? process.env.SLIPWAY_LOG_LEVEL ?? "warn" },
     bodyLimit: options.bodyLimit ?? 10 * 1024 * 1024,
+    rewriteUrl: (request) => canonicalUrl(request.url ?? "/", aliases),
     ...(options.serverFactory ? { serverFactory: options.serverFactory } : {}),
   });
   installErrorHandler(app, options.validationStyle);
@@ -61,10 +66,6 @@ export async function createHttpServer(options: HttpServerOptions): Promise<Http
       info: { title: options.title, version: options.version },
     },
     hideUntagged: false,
-    transform: ({ schema, url }) => {
-      const hidden = options.hiddenPrefixes?.some((prefix) => url.startsWith(prefix));
-      return { schema: hidden ? { ...schema, hide: true } : schema, url };
-    },
     // The docs page is served by the swagger UI plugin, whose routes are hidden; it is
     // listed as the vendor's document lists it (GET /docs, tag System, text/html).
     transformObject: (document) => {

@@ -1,6 +1,7 @@
 import { Ajv, type ErrorObject, type ValidateFunction } from "ajv";
 import formatsModule from "ajv-formats";
 import type { FastifyInstance } from "fastify";
+import { isStorableDateTime } from "./date-time.ts";
 
 /**
  * The request validator of both servers. It differs from Fastify's default in two ways
@@ -13,7 +14,8 @@ import type { FastifyInstance } from "fastify";
  *    (Fastify calls them params, querystring, headers).
  *
  * It also pins `format: "uuid"` to the plain 8-4-4-4-12 form; ajv-formats accepts a
- * `urn:uuid:` prefix that PostgreSQL's uuid type would then reject with a 500.
+ * `urn:uuid:` prefix that PostgreSQL's uuid type would then reject with a 500. And
+ * `format: "date-time"` is date-time.ts's rule: only dates the database can store.
  */
 const FASTAPI_PART: Record<string, string> = { params: "path", querystring: "query", headers: "header", body: "body" };
 const UUID = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/;
@@ -32,6 +34,7 @@ function makeAjv(coerce: boolean): Ajv {
   });
   addFormats(ajv);
   ajv.addFormat("uuid", UUID);
+  ajv.addFormat("date-time", { type: "string", validate: isStorableDateTime });
   return ajv;
 }
 
