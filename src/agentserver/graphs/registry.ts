@@ -1,4 +1,6 @@
+import { ownCopy } from "./graph-copy.ts";
 import { importGraphExport } from "./import-graph.ts";
+import { langgraphVersionFor } from "./langgraph-version.ts";
 import type { LanggraphConfig } from "./langgraph-config.ts";
 import { GraphLoadError } from "./load-error.ts";
 
@@ -50,6 +52,8 @@ interface GraphDefinition {
   description?: string;
   /** The export as loaded; a factory is called per use. */
   source: GraphExport;
+  /** The @langchain/langgraph the module imports, when it has its own. */
+  langgraphVersion?: string;
 }
 
 /** Attaches our checkpointer and store to every graph it hands out. */
@@ -83,9 +87,14 @@ export class GraphRegistry {
     return !!definition && isFactoryExport(definition.source);
   }
 
+  /** The project's @langchain/langgraph version for this graph; undefined for a graph on Slipway's copy. */
+  langgraphVersion(graphId: string): string | undefined {
+    return this.definitions.get(graphId)?.langgraphVersion;
+  }
+
   /** Registers a graph export directly (tests, or graphs built in code). */
-  register(graphId: string, source: GraphExport, description?: string): void {
-    this.definitions.set(graphId, { graphId, source, description });
+  register(graphId: string, source: GraphExport, description?: string, langgraphVersion?: string): void {
+    this.definitions.set(graphId, { graphId, source, description, langgraphVersion });
     this.compiled.delete(graphId);
   }
 
@@ -110,7 +119,7 @@ export class GraphRegistry {
    * that other registries in the same process (tests, several servers) also use.
    */
   private attach(graph: GraphLike): GraphLike {
-    const own = typeof graph.withConfig === "function" ? (graph.withConfig({}) as GraphLike) : graph;
+    const own = ownCopy(graph);
     own.checkpointer = this.attachments.checkpointer;
     own.store = this.attachments.store;
     return own;
@@ -151,7 +160,7 @@ export async function loadGraphs(config: LanggraphConfig, attachments: GraphAtta
   const registry = new GraphRegistry(attachments);
   for (const [graphId, spec] of Object.entries(config.graphs)) {
     const source = await importGraphExport(graphId, spec.path, spec.exportName);
-    registry.register(graphId, source, spec.description);
+    registry.register(graphId, source, spec.description, langgraphVersionFor(spec.path));
     if (isFactoryExport(source)) continue;
     try {
       await registry.resolve(graphId);
