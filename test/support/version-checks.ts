@@ -21,7 +21,7 @@ interface MatrixOptions {
 }
 
 type Message = { type: string; content: unknown };
-type ChatState = { messages: Message[]; turns: number; provider?: string };
+type ChatState = { messages: Message[]; turns: number; provider?: string; summary?: string };
 type Schema = { type?: unknown; properties?: Record<string, Schema>; items?: Schema; enum?: unknown[]; description?: string; definitions?: Record<string, Schema>; [key: string]: unknown };
 
 const INPUT = { messages: [{ role: "human", content: "hi" }], provider: "openai" };
@@ -50,7 +50,8 @@ export async function runVersionChecks(apiUrl: string, options: MatrixOptions): 
     const values = (await client.runs.wait(thread.thread_id, "chat", { input: INPUT })) as ChatState | null;
     assert.ok(values, `runs.wait answered ${JSON.stringify(values)}`);
     assert.deepEqual(values.messages.map((m) => [m.type, m.content]), [["human", "hi"], ["ai", "You said: hi"]]);
-    assert.equal(values.turns, 2);
+    assert.equal(values.turns, 1);
+    assert.equal(values.summary, "2 messages", "the subgraph's write");
   });
 
   const streamed: Array<{ event: string; data: unknown }> = [];
@@ -85,8 +86,8 @@ export async function runVersionChecks(apiUrl: string, options: MatrixOptions): 
   await check("history", async () => {
     const history = await client.threads.getHistory<ChatState>(thread.thread_id);
     assert.ok(history.length >= 3, `${history.length} checkpoints`);
-    assert.deepEqual(history.at(-1)?.values, {});
-    assert.equal(history[0]!.values.turns, 2);
+    assert.deepEqual(history.at(-1)?.next, ["__start__"]);
+    assert.equal(history[0]!.values.summary, "2 messages");
   });
   await check("metadata", async () => {
     const [latest] = await client.threads.getHistory(thread.thread_id, { limit: 1 });
@@ -115,7 +116,7 @@ export async function runVersionChecks(apiUrl: string, options: MatrixOptions): 
   await check("schemas", async () => {
     const schemas = await client.assistants.getSchemas(chatAssistant);
     const state = schemas.state_schema as Schema;
-    assert.deepEqual(Object.keys(state.properties ?? {}), ["messages", "provider", "turns"]);
+    assert.deepEqual(Object.keys(state.properties ?? {}), ["messages", "provider", "turns", "summary"]);
     assert.deepEqual(state.properties!.provider, { type: "string", enum: ["anthropic", "openai"], description: "Which provider answers." });
     assert.deepEqual(state.properties!.turns, { type: "number", description: "Turns taken so far." });
     assert.equal(state.properties!.messages!.langgraph_type, "messages");
