@@ -99,3 +99,14 @@ export function libraryGaps(langgraph: string): Partial<Record<"subgraph" | "mes
   if (!atLeast(langgraph, "0.2.20")) gaps["messages-tuple"] = "the messages stream mode arrived in 0.2.20";
   return gaps;
 }
+
+/**
+ * Checks that still fail on a line, with why: Slipway bugs not yet fixed. The matrix
+ * asserts they still fail, so a fix (or a new failure) shows in the test.
+ */
+export const KNOWN_FAILURES: Record<string, Partial<Record<"wait" | "interrupt", string>>> = {
+  // The run's final values (runs.wait, and the resumed run) miss the last node's
+  // writes on these lines, though the checkpoint and the thread state have them.
+  "0.2.0": { wait: "final values miss the last writes", interrupt: "final values miss the last writes" },
+  "0.2.8": { wait: "final values miss the last writes", interrupt: "final values miss the last writes" },
+};
