@@ -33,7 +33,7 @@ describe("graph schemas: slipway agent on the graph-kinds fixture", () => {
     expect(check.stderr).toBe("");
     expect(check.code).toBe(0);
     // The extraction timeout is 1 ms: a server that extracted again instead of reading
-    // the build's file would answer channel names only.
+    // the build's file would answer run-time channel types only.
     agent = await spawnAgent(["--config", CONFIG, "--data-dir", dataDir], { SLIPWAY_SCHEMA_TIMEOUT_SECONDS: "0.001" });
     client = new Client({ apiUrl: agent.url });
   }, 300_000);
@@ -56,6 +56,8 @@ describe("graph schemas: slipway agent on the graph-kinds fixture", () => {
     expect(prop(schemas.state_schema, "count")).toEqual({ type: "number" });
     expect(prop(schemas.state_schema, "notes")).toEqual({ type: "array", items: { type: "string" } });
     expect(prop(schemas.state_schema, "mood")).toEqual({ type: "string", enum: ["calm", "busy"] });
+    // Union members in declaration order, though "openai" was met first in `host` (issue 25, item 9).
+    expect(prop(schemas.state_schema, "provider")).toEqual({ type: "string", enum: ["anthropic", "openai", "mistral"] });
     expect(props(schemas.input_schema)).toEqual(["topic"]);
     expect(props(schemas.output_schema)).toEqual(["notes", "count"]);
     expect(prop(schemas.config_schema, "model")).toEqual({ type: "string" });
@@ -66,7 +68,12 @@ describe("graph schemas: slipway agent on the graph-kinds fixture", () => {
     const schemas = await client.assistants.getSchemas(systemAssistantId("messages"));
     const messages = prop(schemas.input_schema, "messages")!;
     expect(messages).toMatchObject({ type: "array", langgraph_type: "messages", items: { $ref: "#/definitions/BaseMessage" } });
-    expect((schemas.input_schema as { definitions: Record<string, Schema> }).definitions.BaseMessage).toMatchObject({ type: "object" });
+    // As the vendor writes it: a oneOf over every message class, each its own definition (Studio's message inputs).
+    const definitions = (schemas.input_schema as { definitions: Record<string, Schema> }).definitions;
+    const classes = ["AIMessage", "BaseMessageChunk", "ChatMessage", "FunctionMessage", "HumanMessage", "RemoveMessage", "SystemMessage", "ToolMessage"];
+    expect(definitions.BaseMessage).toEqual({ description: expect.stringContaining("Base class for all types of messages"), oneOf: classes.map((name) => ({ $ref: `#/definitions/${name}` })) });
+    expect(definitions.HumanMessage).toMatchObject({ type: "object", properties: { type: { const: "human" }, content: {} }, required: ["content"] });
+    expect(definitions.ToolMessage).toMatchObject({ properties: { type: { const: "tool" }, tool_call_id: { type: "string" } }, required: ["content", "tool_call_id"] });
   });
 
   it("zod v3, zod v4 with a context, and the zod registry's metadata", async () => {

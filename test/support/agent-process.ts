@@ -13,7 +13,7 @@ export interface AgentProcess {
 }
 
 /** Runs `slipway agent` as a real child process and waits for its "listening" line. */
-export async function spawnAgent(args: string[], env: Record<string, string> = {}): Promise<AgentProcess> {
+export async function spawnAgent(args: string[], env: Record<string, string> = {}, startTimeoutMs = 60_000): Promise<AgentProcess> {
   const child = spawn(process.execPath, [BIN, "agent", "--port", "0", ...args], {
     env: { ...process.env, ...env },
     stdio: ["ignore", "pipe", "pipe"],
@@ -21,7 +21,7 @@ export async function spawnAgent(args: string[], env: Record<string, string> = {
   let output = "";
   child.stderr!.on("data", (chunk) => (output += chunk));
   const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`agent did not start:\n${output}`)), 60_000);
+    const timer = setTimeout(() => reject(new Error(`agent did not start:\n${output}`)), startTimeoutMs);
     const lines = createInterface({ input: child.stdout! });
     lines.on("line", (line) => {
       output += line + "\n";

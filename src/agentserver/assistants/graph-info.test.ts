@@ -52,9 +52,13 @@ describe.each(BACKENDS)("assistant graphs, subgraphs and schemas on %s", (backen
     expect(schemas.context_schema).toEqual(schemas.config_schema);
   });
 
-  it("lists channel names for graphs defined with Annotation, and marks messages", async () => {
+  it("without the compiler's reading, types come from the run-time channels: messages, defaults, any", async () => {
     const agent = await server.client.assistants.getSchemas("agent");
-    expect(agent.state_schema).toMatchObject({ type: "object", properties: { messages: { langgraph_type: "messages" } } });
+    expect(agent.state_schema).toMatchObject({
+      type: "object",
+      properties: { messages: { type: "array", items: { $ref: "#/definitions/BaseMessage" }, langgraph_type: "messages" } },
+      definitions: { BaseMessage: { oneOf: expect.arrayContaining([{ $ref: "#/definitions/HumanMessage" }]) }, HumanMessage: { type: "object" } },
+    });
     expect(agent.input_schema).toMatchObject({ type: "object", properties: { messages: {} } });
     expect(agent.config_schema).toBeUndefined();
     const slow = await server.client.assistants.getSchemas("slow");

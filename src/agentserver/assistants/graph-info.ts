@@ -11,7 +11,7 @@ import type { JsonSchema } from "./graph-schemas/type-schema.ts";
  * 1. the graph itself at run time: zod (v3, v4, LangGraph's registry) or StateSchema;
  * 2. the TypeScript compiler's reading of the project's types (graph-schemas/), for
  *    Annotation.Root, MessagesAnnotation and TypeScript-typed channels;
- * 3. failing both, the channel names without types.
+ * 3. failing both, the types the graph's channels show at run time (messages, defaults).
  * Everything here is duck-typed: the graph may come from another library copy.
  */
 export type Xray = boolean | number;
@@ -69,8 +69,31 @@ async function schemaSet(graph: GraphLike, fromTypes: () => Promise<SchemaSet | 
   const runtime = runtimeSchemas(graph);
   if (runtime) return runtime;
   const typed = await fromTypes();
-  if (typed) return typed;
+  if (typed) return inChannelOrder(typed, graph);
   return channelListing(graph, "this graph has no zod schemas and its TypeScript types could not be read");
+}
+
+/**
+ * The compiler lists a spread's fields after the others (`...MessagesAnnotation.spec`
+ * comes out last on LangGraph.js before 1.x); the graph's channels at run time are in
+ * the order they were declared, which is the order forms should show.
+ */
+function inChannelOrder(set: SchemaSet, graph: GraphLike): SchemaSet {
+  const builder = (graph.builder ?? {}) as { _schemaDefinition?: object; channels?: object; _inputDefinition?: object; _outputDefinition?: object };
+  const state = Object.keys(builder._schemaDefinition ?? builder.channels ?? {});
+  const reorder = (schema: JsonSchema | undefined, order: string[]) => {
+    const properties = schema?.properties as Record<string, unknown> | undefined;
+    if (!schema || !properties) return schema;
+    const rank = (name: string) => (order.includes(name) ? order.indexOf(name) : order.length);
+    const names = Object.keys(properties).sort((a, b) => rank(a) - rank(b));
+    return { ...schema, properties: Object.fromEntries(names.map((name) => [name, properties[name]])) };
+  };
+  return {
+    ...set,
+    state: reorder(set.state, state),
+    input: reorder(set.input, builder._inputDefinition ? Object.keys(builder._inputDefinition) : state),
+    output: reorder(set.output, builder._outputDefinition ? Object.keys(builder._outputDefinition) : state),
+  };
 }
 
 function toGraphSchemas(set: SchemaSet): GraphSchemas {

@@ -26,7 +26,7 @@ export interface AssistantServiceDeps {
   /**
    * Schemas the TypeScript compiler reads from the project's graph types, by graph id
    * and namespace (graph-schemas/static-schemas.ts). Without it, graphs without zod
-   * schemas list their channel names only.
+   * schemas get the types their channels show at run time.
    */
   typedSchemas?: { of(graphId: string): Promise<Record<string, SchemaSet> | undefined> };
   /**

@@ -1,5 +1,7 @@
 import type { GraphSpec } from "./graph-spec.ts";
+import { ownCopy } from "./graph-copy.ts";
 import { importGraphExport } from "./import-graph.ts";
+import { langgraphVersionFor } from "./langgraph-version.ts";
 import type { LanggraphConfig } from "./langgraph-config.ts";
 import { startPythonGraphs } from "../python/load.ts";
 import { GraphLoadError } from "./load-error.ts";
@@ -52,6 +54,8 @@ interface GraphDefinition {
   description?: string;
   /** The export as loaded; a factory is called per use. */
   source: GraphExport;
+  /** The @langchain/langgraph the module imports, when it has its own. */
+  langgraphVersion?: string;
 }
 
 /** Attaches our checkpointer and store to every graph it hands out. */
@@ -96,9 +100,14 @@ export class GraphRegistry {
     return !!definition && isFactoryExport(definition.source);
   }
 
+  /** The project's @langchain/langgraph version for this graph; undefined for a graph on Slipway's copy. */
+  langgraphVersion(graphId: string): string | undefined {
+    return this.definitions.get(graphId)?.langgraphVersion;
+  }
+
   /** Registers a graph export directly (tests, or graphs built in code). */
-  register(graphId: string, source: GraphExport, description?: string): void {
-    this.definitions.set(graphId, { graphId, source, description });
+  register(graphId: string, source: GraphExport, description?: string, langgraphVersion?: string): void {
+    this.definitions.set(graphId, { graphId, source, description, langgraphVersion });
     this.compiled.delete(graphId);
   }
 
@@ -123,7 +132,7 @@ export class GraphRegistry {
    * that other registries in the same process (tests, several servers) also use.
    */
   private attach(graph: GraphLike): GraphLike {
-    const own = typeof graph.withConfig === "function" ? (graph.withConfig({}) as GraphLike) : graph;
+    const own = ownCopy(graph);
     own.checkpointer = this.attachments.checkpointer;
     own.store = this.attachments.store;
     return own;
@@ -166,7 +175,7 @@ export async function loadGraphs(config: LanggraphConfig, attachments: GraphAtta
   if (Object.keys(python).length) {
     const started = await startPythonGraphs(config.root, python);
     registry.onClose(() => started.worker.stop());
-    for (const [graphId, graph] of started.graphs) registry.register(graphId, graph, config.graphs[graphId].description);
+    for (const [graphId, graph] of started.graphs) registry.register(graphId, graph, config.graphs[graphId].description, started.worker.hello?.langgraph);
   }
   try {
     for (const [graphId, spec] of Object.entries(config.graphs)) {
@@ -182,7 +191,7 @@ export async function loadGraphs(config: LanggraphConfig, attachments: GraphAtta
 
 async function loadJsGraph(registry: GraphRegistry, graphId: string, spec: GraphSpec): Promise<void> {
   const source = await importGraphExport(graphId, spec.path, spec.exportName);
-  registry.register(graphId, source, spec.description);
+  registry.register(graphId, source, spec.description, langgraphVersionFor(spec.path));
   if (isFactoryExport(source)) return;
   try {
     await registry.resolve(graphId);

@@ -45,7 +45,7 @@ export interface ExecuteOptions {
 export async function executeGraph(options: ExecuteOptions): Promise<ExecutionOutcome> {
   const { run, assistant, emit, signal } = options;
   const kwargs = run.kwargs;
-  const config = buildConfig(run, assistant);
+  const config = buildConfig(run, assistant, options.graphs.langgraphVersion(assistant.graph_id) ?? LANGGRAPH_JS_VERSION);
   const plan = planStream(kwargs.stream_mode, kwargs.stream_subgraphs);
   let finalValues: unknown = undefined;
   let sent: WireValues | undefined;
@@ -114,11 +114,14 @@ async function streamWithEvents(
   }
 }
 
-/** The RunnableConfig: assistant config under the run's, plus the ids LangGraph reads. */
-/** What the vendor's JS server tags every run's metadata with (tracing and graphs may read it). */
-const PLATFORM_METADATA = { langgraph_version: LANGGRAPH_JS_VERSION, langgraph_plan: "developer", langgraph_host: "self-hosted" };
+/**
+ * What the vendor's JS server tags every run's metadata with (tracing and graphs may
+ * read it); `langgraph_version` is the project's own @langchain/langgraph.
+ */
+const PLATFORM_METADATA = { langgraph_plan: "developer", langgraph_host: "self-hosted" };
 
-function buildConfig(run: RunRow, assistant: RunAssistant): Record<string, unknown> {
+/** The RunnableConfig: assistant config under the run's, plus the ids LangGraph reads. */
+function buildConfig(run: RunRow, assistant: RunAssistant, langgraphVersion: string): Record<string, unknown> {
   const base = assistant.config ?? {};
   const own = run.kwargs.config ?? {};
   const baseConfigurable = (base.configurable as Record<string, unknown>) ?? {};
@@ -144,7 +147,7 @@ function buildConfig(run: RunRow, assistant: RunAssistant): Record<string, unkno
       ...(run.kwargs.checkpoint_ns ? { checkpoint_ns: run.kwargs.checkpoint_ns } : {}),
     },
     // Checkpoint metadata inherits these: rollback and crash recovery find a run's checkpoints by run_id.
-    metadata: { ...run.metadata, ...ids, run_attempt: run.attempt, ...PLATFORM_METADATA, langgraph_api_url: process.env.LANGGRAPH_API_URL },
+    metadata: { ...run.metadata, ...ids, run_attempt: run.attempt, ...PLATFORM_METADATA, langgraph_version: langgraphVersion, langgraph_api_url: process.env.LANGGRAPH_API_URL },
     context: { ...(assistant.context ?? {}), ...(run.kwargs.context ?? {}) },
   };
 }

@@ -51,7 +51,7 @@ export type Emit = (event: string, data: unknown) => void;
  * A root `values` chunk comes back, with its wire form when it was sent (for the run's end).
  */
 export function emitChunk(plan: StreamPlan, chunk: unknown, emit: Emit): { values?: unknown; sent?: WireValues } {
-  const [namespace, mode, data] = splitChunk(chunk, plan.subgraphs);
+  const [namespace, mode, data] = splitChunk(chunk, plan);
   const suffix = namespace.length ? `|${namespace.join("|")}` : "";
   const isRoot = namespace.length === 0;
   if (mode === "messages") {
@@ -70,8 +70,17 @@ export function emitChunk(plan: StreamPlan, chunk: unknown, emit: Emit): { value
   return {};
 }
 
-function splitChunk(chunk: unknown, subgraphs: boolean): [string[], string, unknown] {
-  const parts = chunk as unknown[];
-  if (subgraphs && parts.length === 3) return [(parts[0] as string[]) ?? [], parts[1] as string, parts[2]];
-  return [[], parts[0] as string, parts[1]];
+function splitChunk(chunk: unknown, plan: StreamPlan): [string[], string, unknown] {
+  const modes = plan.libraryModes;
+  const parts = Array.isArray(chunk) ? chunk : undefined;
+  const isMode = (value: unknown) => typeof value === "string" && modes.includes(value);
+  if (plan.subgraphs && parts?.length === 3 && isMode(parts[1])) return [(parts[0] as string[]) ?? [], parts[1] as string, parts[2]];
+  if (parts?.length === 2 && isMode(parts[0])) return [[], parts[0] as string, parts[1]];
+  // Early LangGraph.js (0.2.8 does) yields the chunks of a one-mode list bare (with subgraphs,
+  // `[namespace, data]`), as for a mode given as a string.
+  if (modes.length === 1) {
+    if (plan.subgraphs && parts?.length === 2 && Array.isArray(parts[0])) return [parts[0] as string[], modes[0]!, parts[1]];
+    return [[], modes[0]!, chunk];
+  }
+  return [[], parts?.[0] as string, parts?.[1]];
 }

@@ -2,6 +2,7 @@ import { conflict, invalidField, notFound, SlipwayError } from "../../http/error
 import type { Database } from "../../storage/database.ts";
 import { graphForThread } from "../assistants/thread-graph.ts";
 import type { GraphLike, GraphRegistry } from "../graphs/registry.ts";
+import { ownCopy } from "../graphs/graph-copy.ts";
 import { SlipwaySaver } from "../checkpointer/saver.ts";
 import { checkpointStorage, getThread, hasActiveRun, lockThread, writeSnapshot, type ThreadRow } from "./repository.ts";
 import type { CheckpointConfig, StatePatch, StateUpdate, ThreadStateWire, ThreadStorage, WireCheckpointConfig } from "./schemas.ts";
@@ -122,7 +123,7 @@ export class ThreadStateService {
       }
     };
     const checkpointer = this.deps.checkpointer;
-    if (!(checkpointer instanceof SlipwaySaver) || typeof graph.withConfig !== "function") {
+    if (!(checkpointer instanceof SlipwaySaver)) {
       // Another checkpointer cannot join our transaction: checked, then written.
       if (await hasActiveRun(this.deps.db, threadId)) throw busy(threadId);
       await mustExist(checkpointer);
@@ -137,7 +138,7 @@ export class ThreadStateService {
       if (await hasActiveRun(tx, threadId)) throw busy(threadId);
       const saver = checkpointer.within(tx);
       await mustExist(saver);
-      const own = graph.withConfig!({}) as GraphLike;
+      const own = ownCopy(graph);
       own.checkpointer = saver;
       const next = await update(own);
       const snapshot = await computeThreadSnapshot(this.deps, threadId, {}, { graph: own, checkpointer: saver });

@@ -5,7 +5,7 @@ import { dirname, isAbsolute, join, relative, sep } from "node:path";
 import type { Extraction, GraphSource, SchemaSet } from "./extract.ts";
 
 /** Bumped whenever the extractor writes different schemas for the same sources. */
-const EXTRACTOR_VERSION = 1;
+const EXTRACTOR_VERSION = 2;
 
 /**
  * The compiler's version, from its package.json: importing the compiler itself here

@@ -40,7 +40,7 @@ export class GraphTypeReader {
    */
   compiledGraph(type: ts.Type, at: ts.Node, depth = 0): ts.Type | undefined {
     if (depth > 4) return undefined;
-    if (this.property(type, "~InputType", at)) return type;
+    if (this.property(type, "~InputType", at) || isCompiledStateGraph(type)) return type;
     const awaited = this.checker.getAwaitedType(type);
     if (awaited && awaited !== type) return this.compiledGraph(awaited, at, depth + 1);
     const compile = this.property(type, "compile", at);
@@ -56,11 +56,15 @@ export class GraphTypeReader {
 
   /** The fields a compiled graph's schemas are written from. */
   schemaFields(graph: ts.Type, at: ts.Node): GraphFields {
-    const [stateValues, stateUpdate] = this.stateGraphArguments(graph);
-    // A graph declared with `channels` and a type parameter has no typed input or
-    // output definition (they default to a bare StateDefinition): its state stands in.
-    const input = this.fields(this.property(graph, "~InputType", at), at) ?? this.fields(stateUpdate, at);
-    const output = this.fields(this.property(graph, "~OutputType", at), at) ?? this.fields(stateValues, at);
+    const [stateValues, stateUpdate, inputDefinition, outputDefinition] = this.stateGraphArguments(graph);
+    // LangGraph.js before 0.3 has no `~InputType`/`~OutputType`: its input and output
+    // are the definitions I and O of CompiledStateGraph<S, U, N, I, O>. A graph declared
+    // with `channels` and a type parameter has neither (they default to a bare
+    // StateDefinition): its state stands in.
+    const input =
+      this.fields(this.property(graph, "~InputType", at), at) ?? (inputDefinition && this.channelValues(inputDefinition, at, "UpdateType")) ?? this.fields(stateUpdate, at);
+    const output =
+      this.fields(this.property(graph, "~OutputType", at), at) ?? (outputDefinition && this.channelValues(outputDefinition, at, "ValueType")) ?? this.fields(stateValues, at);
     const builder = this.property(graph, "builder", at);
     const configDefinition = builder && this.property(builder, "_configSchema", at);
     return {
@@ -78,26 +82,25 @@ export class GraphTypeReader {
     return fields.length ? fields : undefined;
   }
 
-  /** S and U of CompiledStateGraph<S, U, ...>: the state's values and its update. */
-  private stateGraphArguments(graph: ts.Type): [ts.Type | undefined, ts.Type | undefined] {
-    const reference = graph as ts.TypeReference;
-    if (!reference.target || reference.target.getSymbol()?.getName() !== "CompiledStateGraph") return [undefined, undefined];
-    const [values, update] = this.checker.getTypeArguments(reference);
-    return [values, update];
+  /** S, U, I and O of CompiledStateGraph<S, U, N, I, O>: the state's values and update, the input and output definitions. */
+  private stateGraphArguments(graph: ts.Type): Array<ts.Type | undefined> {
+    if (!isCompiledStateGraph(graph)) return [];
+    const [values, update, , input, output] = this.checker.getTypeArguments(graph as ts.TypeReference);
+    return [values, update, input, output];
   }
 
   /**
-   * A state definition (channel name → channel) as the object of its value types: a
-   * channel's `ValueType`, or that of what a channel factory (such as `Annotation<T>`
+   * A state definition (channel name → channel) as the object of its value (or update)
+   * types: a channel's `ValueType`, or that of what a channel factory (such as `Annotation<T>`
    * written without a call) returns from its last signature, as LangGraph's own
    * StateType does.
    */
-  private channelValues(definition: ts.Type, at: ts.Node): Field[] | undefined {
+  private channelValues(definition: ts.Type, at: ts.Node, side: "ValueType" | "UpdateType" = "ValueType"): Field[] | undefined {
     const fields: Field[] = [];
     for (const { symbol, type: channel } of this.fields(definition, at) ?? []) {
       const signatures = channel.getCallSignatures();
       const made = signatures.length ? signatures[signatures.length - 1]!.getReturnType() : channel;
-      const value = this.property(made, "ValueType", at);
+      const value = this.property(made, side, at);
       if (value) fields.push({ symbol, type: value });
     }
     return fields.length ? fields : undefined;
@@ -109,3 +112,9 @@ export class GraphTypeReader {
   }
 }
 
+
+/** A CompiledStateGraph<...> of any LangGraph.js version: the class every StateGraph compiles to. */
+function isCompiledStateGraph(type: ts.Type): boolean {
+  const reference = type as ts.TypeReference;
+  return !!reference.target && reference.target.getSymbol()?.getName() === "CompiledStateGraph";
+}

@@ -6,6 +6,7 @@ import {
 } from "@langchain/langgraph/zod/schema";
 import type { GraphLike } from "../../graphs/registry.ts";
 import type { SchemaSet } from "./extract.ts";
+import { MESSAGE_DEFINITIONS } from "./message-definitions.ts";
 import type { JsonSchema } from "./type-schema.ts";
 
 interface BuilderLike {
@@ -47,10 +48,11 @@ export function runtimeSchemas(graph: GraphLike): SchemaSet | undefined {
 
 /**
  * The last resort, when neither run-time schemas nor the compiler's reading are to be
- * had (a graph registered in code, a project whose extraction timed out): an object
- * schema that names the channels without their types, plus `langgraph_type:
- * "messages"` on channels reduced with the messages reducer, so that a chat view is
- * still offered.
+ * had (a JavaScript project, a graph registered in code, a project whose extraction
+ * timed out): the types the graph's channels show at run time. A channel reduced with
+ * the messages reducer is a list of messages (with `langgraph_type: "messages"`, so a
+ * chat view is offered); a channel with a default has that value's type; a topic is a
+ * list; a plain channel may hold any JSON value.
  */
 export function channelListing(graph: GraphLike, why: string): SchemaSet {
   const builder = (graph.builder ?? undefined) as BuilderLike | undefined;
@@ -71,8 +73,38 @@ function pregelChannels(graph: GraphLike): Record<string, unknown> {
 
 function channelSchema(channels: Record<string, unknown>, why: string): JsonSchema {
   const properties: Record<string, JsonSchema> = {};
-  for (const [name, channel] of Object.entries(channels)) properties[name] = isMessagesChannel(channel) ? { langgraph_type: "messages" } : {};
-  return { type: "object", description: `Channel names only: ${why}.`, properties };
+  let messages = false;
+  for (const [name, channel] of Object.entries(channels)) {
+    properties[name] = channelValueSchema(channel);
+    messages ||= isMessagesChannel(channel);
+  }
+  const schema: JsonSchema = { type: "object", description: `Types read from the graph's channels at run time: ${why}.`, properties };
+  if (messages) schema.definitions = MESSAGE_DEFINITIONS;
+  return schema;
+}
+
+function channelValueSchema(channel: unknown): JsonSchema {
+  if (isMessagesChannel(channel)) return { type: "array", items: { $ref: "#/definitions/BaseMessage" }, langgraph_type: "messages" };
+  const made = channel as { initialValueFactory?: unknown; constructor?: { name?: string } } | null;
+  if (made && typeof made.initialValueFactory === "function") {
+    try {
+      return valueSchema((made.initialValueFactory as () => unknown)());
+    } catch {
+      return {};
+    }
+  }
+  if (made?.constructor?.name === "Topic") return { type: "array" };
+  return {};
+}
+
+/** The schema of a channel's default value: its JSON type. */
+function valueSchema(value: unknown): JsonSchema {
+  if (Array.isArray(value)) return { type: "array" };
+  if (value === null || value === undefined) return {};
+  if (typeof value === "object") return { type: "object" };
+  if (typeof value === "number") return { type: "number" };
+  if (typeof value === "string" || typeof value === "boolean") return { type: typeof value };
+  return {};
 }
 
 /** MessagesAnnotation and friends reduce with `messagesStateReducer` (or a wrapper named after it). */

@@ -1,5 +1,6 @@
 import ts from "typescript";
 import type { Field } from "./graph-types.ts";
+import { MESSAGE_DEFINITIONS } from "./message-definitions.ts";
 
 export type JsonSchema = Record<string, unknown>;
 
@@ -9,8 +10,8 @@ export type JsonSchema = Record<string, unknown>;
  *
  * Choices, and why:
  * - LangChain messages (any class descending from `BaseMessage`) become a reference to
- *   one `BaseMessage` definition that describes the message dict the wire carries, not
- *   the class with its internals; a list of them is marked `langgraph_type: "messages"`,
+ *   the `BaseMessage` definition, a `oneOf` over the message classes as the vendor
+ *   writes it (message-definitions.ts); a list of them is marked `langgraph_type: "messages"`,
  *   the mark LangGraph's own zod and StateSchema helpers put on message channels.
  * - The `OverwriteValue` member of a reducer's update type is left out: it is a way to
  *   bypass the reducer, not a shape of data.
@@ -21,32 +22,14 @@ export type JsonSchema = Record<string, unknown>;
  */
 const MAX_DEPTH = 8;
 
-const BASE_MESSAGE_DEFINITION: JsonSchema = {
-  type: "object",
-  description: "A LangChain message as sent on the wire: its type (or role), content, and optional fields.",
-  properties: {
-    type: { type: "string", description: "human, ai, system, tool, function or remove" },
-    role: { type: "string", description: "an alternative to type when sending messages: user, assistant, system, tool" },
-    content: {
-      anyOf: [{ type: "string" }, { type: "array", items: { type: "object", additionalProperties: true } }],
-    },
-    id: { type: "string" },
-    name: { type: "string" },
-    tool_calls: { type: "array", items: { type: "object", additionalProperties: true } },
-    tool_call_id: { type: "string" },
-    additional_kwargs: { type: "object", additionalProperties: true },
-    response_metadata: { type: "object", additionalProperties: true },
-  },
-  required: ["content"],
-  additionalProperties: true,
-};
-
 const MESSAGE_REF = { $ref: "#/definitions/BaseMessage" };
 
 export class TypeSchemaWriter {
   /** Set once the schema being written refers to the BaseMessage definition. */
   private usedMessages = false;
   private readonly expanding = new Set<ts.Type>();
+  /** The declaration of the property being written: where its unions are spelled out, in order. */
+  private declaration?: ts.Node;
 
   constructor(private readonly checker: ts.TypeChecker, private readonly at: ts.Node) {}
 
@@ -59,7 +42,7 @@ export class TypeSchemaWriter {
     const properties = this.properties(fields, 0);
     const schema: JsonSchema = { type: "object" };
     if (properties.length) schema.properties = Object.fromEntries(properties.map((p) => [p.name, p.schema]));
-    if (this.usedMessages) schema.definitions = { BaseMessage: BASE_MESSAGE_DEFINITION };
+    if (this.usedMessages) schema.definitions = MESSAGE_DEFINITIONS;
     schema.$schema = "http://json-schema.org/draft-07/schema#";
     return schema;
   }
@@ -71,7 +54,14 @@ export class TypeSchemaWriter {
       if (isFunction(propertyType)) continue;
       const members = unionMembers(propertyType);
       const optional = (symbol.flags & ts.SymbolFlags.Optional) !== 0 || members.some((m) => m.flags & (ts.TypeFlags.Undefined | ts.TypeFlags.Void));
-      const schema = this.write(propertyType, depth + 1);
+      const outer = this.declaration;
+      this.declaration = symbol.valueDeclaration ?? symbol.declarations?.[0] ?? outer;
+      let schema: JsonSchema;
+      try {
+        schema = this.write(propertyType, depth + 1);
+      } finally {
+        this.declaration = outer;
+      }
       const doc = ts.displayPartsToString(symbol.getDocumentationComment(this.checker)).trim();
       out.push({ name: symbol.getName(), schema: doc && !("description" in schema) ? { ...schema, description: doc } : schema, optional });
     }
@@ -138,7 +128,7 @@ export class TypeSchemaWriter {
   }
 
   private union(type: ts.UnionType, depth: number): JsonSchema {
-    const members = type.types.filter((m) => !(m.flags & (ts.TypeFlags.Undefined | ts.TypeFlags.Void)) && !isOverwrite(m));
+    const members = this.inDeclarationOrder(type).filter((m) => !(m.flags & (ts.TypeFlags.Undefined | ts.TypeFlags.Void)) && !isOverwrite(m));
     // A reducer of messages takes one message or a list (Messages): written as the list.
     const messageList = members.find((m) => {
       const element = this.arrayElement(m);
@@ -164,6 +154,30 @@ export class TypeSchemaWriter {
     // Plain types only (string | null, ...): one `type` list, as typescript-json-schema writes them.
     if (unique.every((s) => Object.keys(s).length === 1 && typeof s.type === "string")) return { type: unique.map((s) => s.type) };
     return { anyOf: unique };
+  }
+
+  /**
+   * A union's members as written. The checker keeps them in the order their types were
+   * first created anywhere in the program (`"anthropic" | "openai"` comes out reversed
+   * when "openai" appeared earlier), so the order is taken from the union as spelled:
+   * in the declaration of the property being written, or of the union's type alias.
+   * Members not found there keep the checker's order, after the others.
+   */
+  private inDeclarationOrder(type: ts.UnionType): ts.Type[] {
+    const places = [type.aliasSymbol?.declarations?.[0], this.declaration].filter((n): n is ts.Node => !!n);
+    for (const place of places) {
+      for (const written of collectUnionNodes(place)) {
+        const position = new Map<ts.Type, number>();
+        written.types.forEach((node, index) => {
+          for (const member of unionMembers(this.checker.getTypeFromTypeNode(node))) if (!position.has(member)) position.set(member, index);
+        });
+        const found = type.types.filter((m) => position.has(m));
+        if (found.length < 2 || found.length < type.types.filter((m) => !(m.flags & (ts.TypeFlags.Undefined | ts.TypeFlags.Void))).length) continue;
+        const rest = type.types.filter((m) => !position.has(m));
+        return [...found.sort((a, b) => position.get(a)! - position.get(b)!), ...rest];
+      }
+    }
+    return type.types;
   }
 
   private arrayElement(type: ts.Type): ts.Type | undefined {
@@ -221,4 +235,15 @@ function dedupe(schemas: JsonSchema[]): JsonSchema[] {
     seen.add(key);
     return true;
   });
+}
+
+/** Every union spelled out in a declaration (`a: "x" | "y"`, `Annotation<"x" | "y">`), outermost first. */
+function collectUnionNodes(root: ts.Node): ts.UnionTypeNode[] {
+  const found: ts.UnionTypeNode[] = [];
+  const visit = (node: ts.Node) => {
+    if (ts.isUnionTypeNode(node)) found.push(node);
+    ts.forEachChild(node, visit);
+  };
+  visit(root);
+  return found;
 }
