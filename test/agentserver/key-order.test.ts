@@ -1,3 +1,4 @@
+import { createServer, type Server } from "node:http";
 import { fileURLToPath } from "node:url";
 import { Client } from "@langchain/langgraph-sdk";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -36,8 +37,18 @@ describe.each(BACKENDS)("key order through the SDK (%s)", (backend) => {
   let threadId: string;
   let runId: string;
   let waited: unknown;
+  let hooks: Server;
+  let hookUrl: string;
+  const hookBodies: string[] = [];
 
   beforeAll(async () => {
+    hooks = createServer((req, res) => {
+      let body = "";
+      req.on("data", (chunk) => (body += chunk));
+      req.on("end", () => (hookBodies.push(body), res.end("ok")));
+    });
+    await new Promise<void>((resolve) => hooks.listen(0, "127.0.0.1", resolve));
+    hookUrl = `http://127.0.0.1:${(hooks.address() as { port: number }).port}/hook`;
     const target = freshBackend(backend, "order");
     server = await startAgentServer({
       configPath: CONFIG,
@@ -47,6 +58,7 @@ describe.each(BACKENDS)("key order through the SDK (%s)", (backend) => {
       databaseUrl: target.databaseUrl,
       schema: target.schema,
       workers: 2,
+      webhookAllowHosts: ["127.0.0.1"],
       logLevel: "error",
     });
     client = new Client({ apiUrl: server.url });
@@ -63,6 +75,8 @@ describe.each(BACKENDS)("key order through the SDK (%s)", (backend) => {
   }, 120_000);
   afterAll(async () => {
     await server?.close();
+    hooks?.closeAllConnections();
+    await new Promise((resolve) => hooks?.close(resolve));
   });
 
   it("the graph gets input, context, configurable and metadata in the client's order; runs/wait returns its output as it made it", () => {
@@ -162,6 +176,17 @@ describe.each(BACKENDS)("key order through the SDK (%s)", (backend) => {
       expectSameOrder(shown.payload.input, { payload: PAYLOAD });
     }
     expectSameOrder((found as unknown as { metadata: unknown }).metadata, RUN_METADATA);
+  });
+
+  it("a run's webhook carries its metadata, kwargs and values in order", async () => {
+    const thread = await client.threads.create();
+    await client.runs.wait(thread.thread_id, "echo", { input: { payload: PAYLOAD }, metadata: RUN_METADATA, webhook: hookUrl });
+    await expect.poll(() => hookBodies.length, { timeout: 10_000 }).toBeGreaterThan(0);
+    const hook = JSON.parse(hookBodies.at(-1)!) as { metadata: object; kwargs: { input: unknown }; values: { seen: { payload: unknown; metadata: unknown } } };
+    expect(clientKeys(hook.metadata)).toEqual(["second", "first"]);
+    expectSameOrder(hook.kwargs.input, { payload: PAYLOAD });
+    expectSameOrder(hook.values.seen.payload, PAYLOAD);
+    expectSameOrder(hook.values.seen.metadata, RUN_METADATA);
   });
 
   it("a resumable run's kept stream replays in order", async () => {
