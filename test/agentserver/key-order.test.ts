@@ -1,9 +1,9 @@
 import { createServer, type Server } from "node:http";
 import { fileURLToPath } from "node:url";
-import { Client } from "@langchain/langgraph-sdk";
+import type { Client } from "@langchain/langgraph-sdk";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startAgentServer, type RunningAgentServer } from "../../src/agentserver/server.ts";
-import { BACKENDS, freshBackend } from "../support/backends.ts";
+import { startTestAgentServer, type TestAgentServer } from "../support/agent-server.ts";
+import { BACKENDS } from "../support/backends.ts";
 
 /**
  * Key order is kept (issue 25, item 8): what a client sends comes back, and reaches the
@@ -32,7 +32,7 @@ const expectSameOrder = (actual: unknown, expected: unknown) => expect(JSON.stri
 const clientKeys = (value: unknown) => Object.keys(value as object).filter((key) => key === "second" || key === "first");
 
 describe.each(BACKENDS)("key order through the SDK (%s)", (backend) => {
-  let server: RunningAgentServer;
+  let server: TestAgentServer;
   let client: Client;
   let threadId: string;
   let runId: string;
@@ -49,19 +49,8 @@ describe.each(BACKENDS)("key order through the SDK (%s)", (backend) => {
     });
     await new Promise<void>((resolve) => hooks.listen(0, "127.0.0.1", resolve));
     hookUrl = `http://127.0.0.1:${(hooks.address() as { port: number }).port}/hook`;
-    const target = freshBackend(backend, "order");
-    server = await startAgentServer({
-      configPath: CONFIG,
-      port: 0,
-      host: "127.0.0.1",
-      dataDir: target.dataDir,
-      databaseUrl: target.databaseUrl,
-      schema: target.schema,
-      workers: 2,
-      webhookAllowHosts: ["127.0.0.1"],
-      logLevel: "error",
-    });
-    client = new Client({ apiUrl: server.url });
+    server = await startTestAgentServer(backend, { configPath: CONFIG, workers: 2, webhookAllowHosts: ["127.0.0.1"] });
+    client = server.client;
     await client.store.putItem(["order"], "item", STORE_VALUE);
     const thread = await client.threads.create({ metadata: THREAD_METADATA });
     threadId = thread.thread_id;

@@ -16,11 +16,11 @@ export interface TestAgentServer {
 /** A real agent server on a free loopback port over the fixture graphs, on one back end. */
 export async function startTestAgentServer(
   backend: BackendName,
-  options: { apiKey?: string; workers?: number; webhookAllowHosts?: string[]; bodyLimit?: number; heartbeatMs?: number; shutdownGraceMs?: number; leaseSeconds?: number } = {},
+  options: { apiKey?: string; workers?: number; webhookAllowHosts?: string[]; bodyLimit?: number; heartbeatMs?: number; shutdownGraceMs?: number; leaseSeconds?: number; configPath?: string } = {},
 ): Promise<TestAgentServer> {
   const target = freshBackend(backend, "agent");
   const server = await startAgentServer({
-    configPath: FIXTURE_CONFIG,
+    configPath: options.configPath ?? FIXTURE_CONFIG,
     port: 0,
     host: "127.0.0.1",
     dataDir: target.dataDir,
