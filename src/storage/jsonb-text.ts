@@ -7,7 +7,10 @@ export function withoutNul(json: string): string {
   return json.includes("\\u0000") ? json.replace(/(?<!\\)((?:\\\\)*)\\u0000/g, "$1") : json;
 }
 
-/** `JSON.stringify(value)` fit for a jsonb parameter (undefined stays undefined). */
+/**
+ * `JSON.stringify(value)` fit for a jsonb parameter, or a json column that SQL casts to
+ * jsonb (decision 0031), undefined staying undefined. Keys keep their order.
+ */
 export function jsonbText(value: unknown): string {
   const text = JSON.stringify(value) as string | undefined;
   return (text === undefined ? text : withoutNul(text)) as string;

@@ -1,10 +1,13 @@
 import type { Queryable } from "../../storage/database.ts";
 import type { SortField } from "./schemas.ts";
+import { jsonbText } from "../../storage/jsonb-text.ts";
 
 /**
  * The SQL of assistants (tables `assistants` and `assistant_versions`, 0001_core.sql).
  * `assistants` holds the version in use; `assistant_versions` every version ever made.
- * Statements take the caller's clock so tests can pin time.
+ * Statements take the caller's clock so tests can pin time. config, context and metadata
+ * are `json` columns, which keep the order of keys as written; filters cast them to jsonb
+ * (migration 0025, decision 0031).
  */
 export interface AssistantRow {
   assistant_id: string;
@@ -39,7 +42,7 @@ function parameters() {
   return { values, add: (value: unknown) => (values.push(value), `$${values.length}`) };
 }
 
-const json = (value: unknown) => JSON.stringify(value ?? {});
+const json = (value: unknown) => jsonbText(value ?? {});
 
 /**
  * Inserts an assistant at version 1, or nothing when the id is taken: the row comes
@@ -49,7 +52,7 @@ const json = (value: unknown) => JSON.stringify(value ?? {});
 export async function insertAssistant(q: Queryable, id: string, fields: AssistantFields, now: Date): Promise<AssistantRow | undefined> {
   const rows = await q.query<AssistantRow>(
     `INSERT INTO assistants (assistant_id, graph_id, name, description, config, context, metadata, version, created_at, updated_at)
-     VALUES ($1, $2, $3, $4, $5::jsonb, $6::jsonb, $7::jsonb, 1, $8::timestamptz, $8::timestamptz)
+     VALUES ($1, $2, $3, $4, $5::json, $6::json, $7::json, 1, $8::timestamptz, $8::timestamptz)
      ON CONFLICT (assistant_id) DO NOTHING
      RETURNING ${COLUMNS}`,
     [id, fields.graph_id, fields.name, fields.description, json(fields.config), json(fields.context), json(fields.metadata), now.toISOString()],
@@ -60,7 +63,7 @@ export async function insertAssistant(q: Queryable, id: string, fields: Assistan
 export async function insertVersion(q: Queryable, id: string, version: number, fields: AssistantFields, now: Date): Promise<void> {
   await q.query(
     `INSERT INTO assistant_versions (assistant_id, version, graph_id, name, description, config, context, metadata, created_at)
-     VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7::jsonb, $8::jsonb, $9::timestamptz)
+     VALUES ($1, $2, $3, $4, $5, $6::json, $7::json, $8::json, $9::timestamptz)
      ON CONFLICT (assistant_id, version) DO NOTHING`,
     [id, version, fields.graph_id, fields.name, fields.description, json(fields.config), json(fields.context), json(fields.metadata), now.toISOString()],
   );
@@ -81,8 +84,8 @@ export async function assistantMetadata(q: Queryable, id: string): Promise<Recor
 /** Makes `fields` the assistant's current version. */
 export async function updateCurrent(q: Queryable, id: string, version: number, fields: AssistantFields, now: Date): Promise<AssistantRow> {
   const rows = await q.query<AssistantRow>(
-    `UPDATE assistants SET graph_id = $2, name = $3, description = $4, config = $5::jsonb, context = $6::jsonb,
-       metadata = $7::jsonb, version = $8, updated_at = $9::timestamptz
+    `UPDATE assistants SET graph_id = $2, name = $3, description = $4, config = $5::json, context = $6::json,
+       metadata = $7::json, version = $8, updated_at = $9::timestamptz
      WHERE assistant_id = $1
      RETURNING ${COLUMNS}`,
     [id, fields.graph_id, fields.name, fields.description, json(fields.config), json(fields.context), json(fields.metadata), version, now.toISOString()],
@@ -109,7 +112,7 @@ export async function listVersions(
 ): Promise<VersionRow[]> {
   const p = parameters();
   const where = [`assistant_id = ${p.add(id)}`];
-  if (options.metadata) where.push(`metadata @> ${p.add(json(options.metadata))}::jsonb`);
+  if (options.metadata) where.push(`metadata::jsonb @> ${p.add(json(options.metadata))}::jsonb`);
   return q.query<VersionRow>(
     `SELECT ${VERSION_COLUMNS} FROM assistant_versions WHERE ${where.join(" AND ")}
      ORDER BY version DESC LIMIT ${p.add(options.limit)} OFFSET ${p.add(options.offset)}`,
@@ -119,7 +122,7 @@ export async function listVersions(
 
 function whereClause(filter: AssistantFilter, add: (value: unknown) => string): string {
   const where: string[] = [];
-  if (filter.metadata) where.push(`metadata @> ${add(json(filter.metadata))}::jsonb`);
+  if (filter.metadata) where.push(`metadata::jsonb @> ${add(json(filter.metadata))}::jsonb`);
   if (filter.graphId !== undefined) where.push(`graph_id = ${add(filter.graphId)}`);
   // Substring match that takes the caller's text literally: %, _ and \ are escaped.
   if (filter.name !== undefined) where.push(`name ILIKE '%' || ${add(filter.name.replace(/[\\%_]/g, "\\$&"))}::text || '%' ESCAPE '\\'`);

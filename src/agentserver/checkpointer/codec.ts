@@ -29,7 +29,7 @@ export interface TupleRow {
   checkpoint_id: string;
   parent_checkpoint_id: string | null;
   checkpoint: Omit<Checkpoint, "channel_values">;
-  /** jsonb as text, so the serializer parses it once, reviving what it encoded. */
+  /** The json column as text, so the serializer parses it once, reviving what it encoded. */
   metadata: string;
   blob_channels: string[] | null;
   blob_types: string[] | null;
@@ -106,8 +106,9 @@ export async function dumpWrites(serde: SerializerProtocol, writes: PendingWrite
 }
 
 /**
- * Metadata as JSON text for a jsonb column: the serializer's JSON (so LangChain
- * objects in it survive), minus NUL escapes, which jsonb refuses.
+ * Metadata as JSON text for its json column: the serializer's JSON (so LangChain
+ * objects in it survive, and keys keep their order), minus NUL escapes, which the
+ * jsonb casts of filters refuse.
  */
 export async function metadataJson(serde: SerializerProtocol, metadata: CheckpointMetadata): Promise<string> {
   const [type, bytes] = await serde.dumpsTyped(metadata);

@@ -12,6 +12,7 @@ import {
   getCheckpointId,
 } from "@langchain/langgraph-checkpoint";
 import type { Database, Queryable } from "../../storage/database.ts";
+import { jsonbText } from "../../storage/jsonb-text.ts";
 import {
   type TupleRow,
   checkpointJson,
@@ -128,7 +129,7 @@ export class SlipwaySaver extends BaseCheckpointSaver {
   /**
    * Checkpoints newest first. `config.configurable` narrows by thread_id,
    * checkpoint_ns (only when given: all namespaces otherwise) and checkpoint_id;
-   * `filter` keeps checkpoints whose metadata contains it (jsonb `@>`); `before`
+   * `filter` keeps checkpoints whose metadata contains it (jsonb `@>` on the json column); `before`
    * keeps ids below its checkpoint_id. Long histories are fetched a page at a time.
    */
   async *list(config: RunnableConfig, options: CheckpointListOptions = {}): AsyncGenerator<CheckpointTuple> {
@@ -148,7 +149,7 @@ export class SlipwaySaver extends BaseCheckpointSaver {
     if (oneThread) add((p) => `c.thread_id = ${p}`, String(threadId));
     if (oneNamespace) add((p) => `c.checkpoint_ns = ${p}`, String(ns));
     if (checkpointId) add((p) => `c.checkpoint_id = ${p}`, checkpointId);
-    if (filter && Object.keys(filter).length > 0) add((p) => `c.metadata @> ${p}::jsonb`, JSON.stringify(filter));
+    if (filter && Object.keys(filter).length > 0) add((p) => `c.metadata::jsonb @> ${p}::jsonb`, jsonbText(filter));
     if (beforeId) add((p) => `c.checkpoint_id < ${p}`, beforeId);
     // With thread and namespace fixed, the id alone orders the rows and bounds the index scan.
     const idOnlyCursor = oneThread && oneNamespace;

@@ -64,7 +64,7 @@ WITH c AS (
   INSERT INTO checkpoints (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, checkpoint, metadata)
   SELECT $2, checkpoint_ns, checkpoint_id, parent_checkpoint_id, checkpoint,
          CASE WHEN metadata ->> 'thread_id' = $1
-              THEN jsonb_set(metadata, '{thread_id}', to_jsonb($2::text)) ELSE metadata END
+              THEN json_merge(metadata, json_build_object('thread_id', $2::text)) ELSE metadata END
   FROM checkpoints WHERE thread_id = $1
   ON CONFLICT DO NOTHING
 ), b AS (

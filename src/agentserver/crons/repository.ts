@@ -1,5 +1,6 @@
 import type { Queryable } from "../../storage/database.ts";
 import type { CronSortField, OnRunCompleted } from "./schemas.ts";
+import { jsonbText } from "../../storage/jsonb-text.ts";
 
 /** A cron row as stored; `toCron` (wire.ts) shapes it for the wire. */
 export interface CronRow {
@@ -34,7 +35,7 @@ const COLUMNS =
 export async function insertCron(db: Queryable, cron: Omit<CronRow, "created_at" | "updated_at">): Promise<CronRow> {
   const rows = await db.query<CronRow>(
     `INSERT INTO crons (cron_id, assistant_id, thread_id, user_id, schedule, timezone, end_time, enabled, on_run_completed, payload, metadata, next_run_date)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10::jsonb, $11::jsonb, $12)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10::json, $11::json, $12)
      RETURNING ${COLUMNS}`,
     [
       cron.cron_id,
@@ -46,8 +47,8 @@ export async function insertCron(db: Queryable, cron: Omit<CronRow, "created_at"
       cron.end_time,
       cron.enabled,
       cron.on_run_completed,
-      JSON.stringify(cron.payload),
-      JSON.stringify(cron.metadata),
+      jsonbText(cron.payload),
+      jsonbText(cron.metadata),
       cron.next_run_date,
     ],
   );
@@ -65,7 +66,7 @@ function whereOf(filter: CronFilter, first = 1): { where: string; params: unknow
   if (filter.assistantId !== undefined) add((n) => `assistant_id = ${n}::uuid`, filter.assistantId);
   if (filter.threadId !== undefined) add((n) => `thread_id = ${n}::uuid`, filter.threadId);
   if (filter.enabled !== undefined) add((n) => `enabled = ${n}`, filter.enabled);
-  for (const pairs of filter.metadata ?? []) add((n) => `metadata @> ${n}::jsonb`, JSON.stringify(pairs));
+  for (const pairs of filter.metadata ?? []) add((n) => `metadata::jsonb @> ${n}::jsonb`, jsonbText(pairs));
   return { where: clauses.length ? clauses.join(" AND ") : "true", params };
 }
 
@@ -92,7 +93,7 @@ export async function lockCron(tx: Queryable, cronId: string, filter: CronFilter
 export async function updateCron(tx: Queryable, cron: CronRow): Promise<CronRow> {
   const rows = await tx.query<CronRow>(
     `UPDATE crons SET schedule = $2, timezone = $3, end_time = $4, enabled = $5, on_run_completed = $6,
-       payload = $7::jsonb, metadata = $8::jsonb, next_run_date = $9, updated_at = now()
+       payload = $7::json, metadata = $8::json, next_run_date = $9, updated_at = now()
      WHERE cron_id = $1 RETURNING ${COLUMNS}`,
     [
       cron.cron_id,
@@ -101,8 +102,8 @@ export async function updateCron(tx: Queryable, cron: CronRow): Promise<CronRow>
       cron.end_time,
       cron.enabled,
       cron.on_run_completed,
-      JSON.stringify(cron.payload),
-      JSON.stringify(cron.metadata),
+      jsonbText(cron.payload),
+      jsonbText(cron.metadata),
       cron.next_run_date,
     ],
   );

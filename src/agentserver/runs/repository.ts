@@ -69,9 +69,9 @@ export async function insertRun(
 ): Promise<RunRow> {
   const rows = await db.query<RunRow>(
     `INSERT INTO runs (run_id, thread_id, assistant_id, metadata, kwargs, multitask_strategy, available_at)
-     VALUES ($1, $2, $3, $4::jsonb, $5::jsonb, $6, now() + make_interval(secs => $7))
+     VALUES ($1, $2, $3, $4::json, $5::json, $6, now() + make_interval(secs => $7))
      RETURNING ${RUN_COLUMNS}`,
-    [run.run_id, run.thread_id, run.assistant_id, JSON.stringify(run.metadata), JSON.stringify(run.kwargs), run.multitask_strategy, run.afterSeconds],
+    [run.run_id, run.thread_id, run.assistant_id, jsonbText(run.metadata), jsonbText(run.kwargs), run.multitask_strategy, run.afterSeconds],
   );
   return rows[0];
 }
@@ -122,8 +122,8 @@ export async function persistRunEvents(db: Queryable, runId: string, events: Run
     const slice = events.slice(start, start + chunkSize);
     const params: unknown[] = [runId];
     const rows = slice.map((e, i) => {
-      params.push(e.id, e.event, JSON.stringify(e.data ?? null));
-      return `($1, $${i * 3 + 2}, $${i * 3 + 3}, $${i * 3 + 4}::jsonb)`;
+      params.push(e.id, e.event, jsonbText(e.data ?? null));
+      return `($1, $${i * 3 + 2}, $${i * 3 + 3}, $${i * 3 + 4}::json)`;
     });
     await db.query(`INSERT INTO run_events (run_id, seq, event, data) VALUES ${rows.join(", ")} ON CONFLICT DO NOTHING`, params);
   }
@@ -235,7 +235,7 @@ export async function claimNextRun(db: Queryable, workerId: string, leaseSeconds
 }
 
 /**
- * Queues a run in one statement (`enqueue_run`, migrations 0007, 0021, 0022) when no multitask
+ * Queues a run in one statement (`enqueue_run`, migrations 0007, 0021, 0022, 0025) when no multitask
  * decision is needed; `undefined` (nothing written) sends the caller to the general,
  * transactional path: thread missing or taken, or an active run under reject,
  * interrupt or rollback.
@@ -267,23 +267,24 @@ export async function enqueueRunFast(
   const rows = await db.query<RunRow & { starts_empty: boolean }>(
     `SELECT ${RUN_COLUMNS},
             r.status = 'running' AND (SELECT true FROM checkpoints c WHERE c.thread_id = r.thread_id::text AND c.checkpoint_ns = '' LIMIT 1) IS NULL AS starts_empty
-     FROM enqueue_run($1, $2, $3, $4, $5::jsonb, $6, $7::jsonb, $8::jsonb, $9, $10, $11::jsonb, $12, $13, $14${run.assistantStamp ? ", $15, $16" : ""}) r`,
+     FROM enqueue_run($1, $2, $3, $4, $5::json, $6, $7::json, $8::json, $9, $10, $11::json, $12, $13, $14, $15::integer, $16::timestamptz) r`,
     [
       run.run_id,
       run.thread_id,
       run.newThread,
       run.kwargs.temporary,
-      JSON.stringify(run.threadMetadata),
+      jsonbText(run.threadMetadata),
       run.assistant_id,
-      JSON.stringify(run.metadata),
-      JSON.stringify(run.kwargs),
+      jsonbText(run.metadata),
+      jsonbText(run.kwargs),
       run.multitask_strategy,
       run.afterSeconds,
-      JSON.stringify(run.assistantMetadata),
+      jsonbText(run.assistantMetadata),
       run.claimFor?.workerId ?? null,
       run.claimFor?.leaseSeconds ?? 0,
       run.announceOn ?? null,
-      ...(run.assistantStamp ? [run.assistantStamp.version, run.assistantStamp.updatedAt] : []),
+      run.assistantStamp?.version ?? null,
+      run.assistantStamp?.updatedAt ?? null,
     ],
   );
   if (!rows[0]) return undefined;
@@ -299,8 +300,8 @@ export function isStaleAssistant(error: unknown): boolean {
 /**
  * Records how a run ended, only if this worker still owns that attempt (a worker whose
  * lease expired and whose run was re-claimed must not overwrite the new outcome), and
- * the thread's new snapshot with it, in one statement (`finish_run`, migrations 0007 and
- * 0009: the thread is locked before the run, the order every other writer uses).
+ * the thread's new snapshot with it, in one statement (`finish_run`, migrations 0007,
+ * 0009 and 0025: the thread is locked before the run, the order every other writer uses).
  * Without a snapshot (it could not be computed) only the run is recorded.
  *
  * The same statement may carry the run's held-back checkpoint saves (`saves`, decision
@@ -316,7 +317,7 @@ export async function finishRunWithSnapshot(
   extra: { saves?: unknown[]; claimNext?: { leaseSeconds: number } } = {},
 ): Promise<{ owned: boolean; next?: ClaimedRun }> {
   const json = (value: unknown) => (value === undefined || value === null ? null : jsonbText(value));
-  const finish = `finish_run($1, $2, $3, $4, $5::jsonb, $6, $7, $8::jsonb, $9::jsonb, $10::jsonb, $11, $12)`;
+  const finish = `finish_run($1, $2, $3, $4, $5::jsonb, $6, $7, $8::json, $9::json, $10::jsonb, $11, $12)`;
   // The CTEs are read before the rows that depend on them: the saves, then the end, then the claim.
   const sql = `WITH ${extra.saves ? `saved AS (${putBatchCall(14)}), ` : ""}
        ended AS (SELECT ${finish} AS owned${extra.saves ? " FROM saved" : ""})
@@ -367,9 +368,9 @@ export interface StoredRunResult {
 
 export async function saveRunResult(db: Queryable, result: StoredRunResult): Promise<void> {
   await db.query(
-    `INSERT INTO run_results (run_id, status, "values", error) VALUES ($1, $2, $3::jsonb, $4::jsonb)
+    `INSERT INTO run_results (run_id, status, "values", error) VALUES ($1, $2, $3::json, $4::jsonb)
      ON CONFLICT (run_id) DO UPDATE SET status = EXCLUDED.status, "values" = EXCLUDED."values", error = EXCLUDED.error`,
-    [result.run_id, result.status, result.values === undefined ? null : JSON.stringify(result.values), result.error == null ? null : JSON.stringify(result.error)],
+    [result.run_id, result.status, result.values === undefined ? null : jsonbText(result.values), result.error == null ? null : jsonbText(result.error)],
   );
 }
 

@@ -26,7 +26,7 @@ export function storeFilterConditions(filter: StoreAuthFilter, add: Add, options
       if (eq !== undefined) out.push(typeof eq === "string" ? `key = ${add(eq)}::text` : "false");
       if (contains !== undefined) out.push("false");
     } else {
-      const column = `(value -> ${add(field)}::text)`;
+      const column = `(value::jsonb -> ${add(field)}::text)`;
       if (eq !== undefined) out.push(`${column} = ${add(JSON.stringify(eq))}::jsonb`);
       if (contains !== undefined) out.push(`(jsonb_typeof(${column}) = 'array' AND ${column} @> ${add(JSON.stringify(contains))}::jsonb)`);
     }

@@ -2,7 +2,7 @@ import { invalidField } from "../../http/errors.ts";
 
 /**
  * Turns a search filter on top-level value fields into SQL conditions over
- * `value` (jsonb). `{field: x}` is equality; `{field: {$op: x, ...}}` applies the
+ * `value` (a json column, read as jsonb). `{field: x}` is equality; `{field: {$op: x, ...}}` applies the
  * operators $eq $ne $gt $gte $lt $lte, all of which must hold. Anything else
  * that looks like an operator is refused rather than silently matched as data.
  */
@@ -17,7 +17,7 @@ export function compileFilter(filter: unknown, param: (value: unknown) => string
   const conditions: string[] = [];
   for (const [field, expected] of Object.entries(filter)) {
     if (expected === undefined) continue;
-    const column = `(value -> ${param(field)})`;
+    const column = `(value::jsonb -> ${param(field)})`;
     if (!isOperatorObject(expected)) {
       conditions.push(`${column} = ${param(JSON.stringify(expected))}::jsonb`);
       continue;

@@ -1,5 +1,6 @@
 import type { Queryable } from "../../storage/database.ts";
 import { compileFilter } from "./filter.ts";
+import { jsonbText } from "../../storage/jsonb-text.ts";
 import { splitNamespace } from "./namespace.ts";
 
 /**
@@ -72,7 +73,7 @@ export async function putItem(
 ): Promise<void> {
   await db.query(
     `INSERT INTO store_items AS s (namespace_path, key, value, created_at, updated_at, ttl_minutes, expires_at)
-     VALUES ($1, $2, $3::jsonb, $4::timestamptz, $4::timestamptz, $5::double precision,
+     VALUES ($1, $2, $3::json, $4::timestamptz, $4::timestamptz, $5::double precision,
              $4::timestamptz + $5::double precision * interval '1 minute')
      ON CONFLICT (namespace_path, key) DO UPDATE SET
        value = excluded.value,
@@ -81,7 +82,7 @@ export async function putItem(
        updated_at = excluded.updated_at,
        ttl_minutes = excluded.ttl_minutes,
        expires_at = excluded.expires_at`,
-    [item.path, item.key, JSON.stringify(item.value), now, item.ttlMinutes],
+    [item.path, item.key, jsonbText(item.value), now, item.ttlMinutes],
   );
 }
 

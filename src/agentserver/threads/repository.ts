@@ -1,8 +1,13 @@
 import type { Queryable } from "../../storage/database.ts";
 import type { ThreadStatus } from "./schemas.ts";
 import { activeStatusSql } from "../run-statuses.ts";
+import { jsonbText } from "../../storage/jsonb-text.ts";
 
-/** SQL of the threads group. No policy here: the service decides, these statements do. */
+/**
+ * SQL of the threads group. No policy here: the service decides, these statements do.
+ * metadata, config, values and interrupts are `json` columns, which keep the order of
+ * keys as written; filters cast them to jsonb (migration 0025, decision 0031).
+ */
 
 export interface ThreadTtl {
   strategy: "delete" | "keep_latest";
@@ -44,9 +49,9 @@ const COLUMNS = `thread_id, status, metadata, config, "values", interrupts, erro
 /** Inserts a thread unless the id is taken; `undefined` means it was. */
 export async function insertThread(db: Queryable, thread: NewThread): Promise<ThreadRow | undefined> {
   const rows = await db.query<ThreadRow>(
-    `INSERT INTO threads (thread_id, metadata, ttl, expires_at) VALUES ($1, $2::jsonb, $3::jsonb, $4)
+    `INSERT INTO threads (thread_id, metadata, ttl, expires_at) VALUES ($1, $2::json, $3::jsonb, $4)
      ON CONFLICT (thread_id) DO NOTHING RETURNING ${COLUMNS}`,
-    [thread.thread_id, JSON.stringify(thread.metadata), thread.ttl ? JSON.stringify(thread.ttl) : null, thread.expires_at],
+    [thread.thread_id, jsonbText(thread.metadata), thread.ttl ? JSON.stringify(thread.ttl) : null, thread.expires_at],
   );
   return rows[0];
 }
@@ -56,19 +61,19 @@ export async function getThread(db: Queryable, threadId: string): Promise<Thread
   return rows[0];
 }
 
-/** Merges `metadata` into the stored metadata (top-level keys) and/or replaces the TTL. */
+/** Merges `metadata` into the stored metadata (top-level keys, in order: json_merge) and/or replaces the TTL. */
 export async function patchThread(
   db: Queryable,
   threadId: string,
   patch: { metadata?: Record<string, unknown>; ttl?: { ttl: ThreadTtl; expires_at: Date } },
 ): Promise<ThreadRow | undefined> {
   const rows = await db.query<ThreadRow>(
-    `UPDATE threads SET metadata = metadata || $2::jsonb,
+    `UPDATE threads SET metadata = json_merge(metadata, $2::json),
        ttl = CASE WHEN $3::boolean THEN $4::jsonb ELSE ttl END,
        expires_at = CASE WHEN $3::boolean THEN $5::timestamptz ELSE expires_at END,
        updated_at = now()
      WHERE thread_id = $1 RETURNING ${COLUMNS}`,
-    [threadId, JSON.stringify(patch.metadata ?? {}), !!patch.ttl, patch.ttl ? JSON.stringify(patch.ttl.ttl) : null, patch.ttl?.expires_at ?? null],
+    [threadId, jsonbText(patch.metadata ?? {}), !!patch.ttl, patch.ttl ? JSON.stringify(patch.ttl.ttl) : null, patch.ttl?.expires_at ?? null],
   );
   return rows[0];
 }
@@ -105,8 +110,8 @@ function filterSql(filter: ThreadFilter): { where: string; params: unknown[] } {
     where.push(clause(`$${params.length}`));
   };
   if (filter.ids) add((p) => `thread_id = ANY(${p}::uuid[])`, filter.ids);
-  if (filter.metadata && Object.keys(filter.metadata).length) add((p) => `metadata @> ${p}::jsonb`, JSON.stringify(filter.metadata));
-  if (filter.values && Object.keys(filter.values).length) add((p) => `"values" @> ${p}::jsonb`, JSON.stringify(filter.values));
+  if (filter.metadata && Object.keys(filter.metadata).length) add((p) => `metadata::jsonb @> ${p}::jsonb`, jsonbText(filter.metadata));
+  if (filter.values && Object.keys(filter.values).length) add((p) => `"values"::jsonb @> ${p}::jsonb`, jsonbText(filter.values));
   if (filter.status) add((p) => `status = ${p}`, filter.status);
   return { where: where.join(" AND "), params };
 }
@@ -138,7 +143,7 @@ export async function countThreads(db: Queryable, filter: ThreadFilter): Promise
 
 /** Ids of the threads whose metadata contains `metadata` (temporary ones included). */
 export async function threadIdsWithMetadata(db: Queryable, metadata: Record<string, unknown>): Promise<string[]> {
-  const rows = await db.query<{ thread_id: string }>(`SELECT thread_id FROM threads WHERE metadata @> $1::jsonb`, [JSON.stringify(metadata)]);
+  const rows = await db.query<{ thread_id: string }>(`SELECT thread_id FROM threads WHERE metadata::jsonb @> $1::jsonb`, [jsonbText(metadata)]);
   return rows.map((r) => r.thread_id);
 }
 
@@ -168,18 +173,18 @@ export async function hasActiveRun(db: Queryable, threadId: string): Promise<boo
  * the start, as its run is queued in the same transaction.
  */
 export async function insertBusyThread(tx: Queryable, threadId: string, metadata: Record<string, unknown>, temporary: boolean): Promise<void> {
-  await tx.query(`INSERT INTO threads (thread_id, status, metadata, temporary) VALUES ($1, 'busy', $2::jsonb, $3)`, [
+  await tx.query(`INSERT INTO threads (thread_id, status, metadata, temporary) VALUES ($1, 'busy', $2::json, $3)`, [
     threadId,
-    JSON.stringify(metadata),
+    jsonbText(metadata),
     temporary,
   ]);
 }
 
 /** A run was queued: the thread is busy and remembers which graph it runs. */
 export async function markThreadBusy(tx: Queryable, threadId: string, metadata: Record<string, unknown>): Promise<void> {
-  await tx.query(`UPDATE threads SET status = 'busy', metadata = metadata || $2::jsonb, updated_at = now() WHERE thread_id = $1`, [
+  await tx.query(`UPDATE threads SET status = 'busy', metadata = json_merge(metadata, $2::json), updated_at = now() WHERE thread_id = $1`, [
     threadId,
-    JSON.stringify(metadata),
+    jsonbText(metadata),
   ]);
 }
 
@@ -210,13 +215,13 @@ export interface SnapshotWrite {
  */
 export async function writeSnapshot(tx: Queryable, threadId: string, snapshot: SnapshotWrite): Promise<void> {
   await tx.query(
-    `UPDATE threads SET "values" = $2::jsonb, interrupts = $3::jsonb, error = $4::jsonb,
+    `UPDATE threads SET "values" = $2::json, interrupts = $3::json, error = $4::jsonb,
        status = CASE WHEN EXISTS (SELECT 1 FROM runs r WHERE r.thread_id = threads.thread_id AND ${activeStatusSql("r.status")})
                      THEN 'busy' ELSE $5 END,
        expires_at = CASE WHEN ttl IS NULL THEN expires_at ELSE $6::timestamptz + make_interval(secs => (ttl->>'ttl_minutes')::float8 * 60) END,
        state_updated_at = now(), updated_at = now()
      WHERE thread_id = $1`,
-    [threadId, JSON.stringify(snapshot.values), JSON.stringify(snapshot.interrupts), snapshot.error == null ? null : JSON.stringify(snapshot.error), snapshot.settledStatus, snapshot.now],
+    [threadId, jsonbText(snapshot.values), jsonbText(snapshot.interrupts), snapshot.error == null ? null : jsonbText(snapshot.error), snapshot.settledStatus, snapshot.now],
   );
 }
 
