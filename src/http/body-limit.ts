@@ -1,0 +1,59 @@
+import type { IncomingMessage } from "node:http";
+import { Transform, type TransformCallback } from "node:stream";
+import type { FastifyInstance } from "fastify";
+import { SlipwayError } from "./errors.ts";
+
+/**
+ * Every route's body limit (the server's `bodyLimit`, or the route's own), held for every
+ * reader of the body and not only for Fastify's parsers. Fastify counts the bytes its own
+ * JSON and text parsers read, but a `preParsing` hook (the push webhook keeps the raw
+ * bytes for their signature) or a stream parser (uploads) reads the request itself and
+ * was held to nothing: a 300 MB webhook was read whole before its 413.
+ *
+ * - A `Content-Length` over the limit is refused before a byte is read.
+ * - A body without one (chunked) is counted as it streams in, and refused at the first
+ *   byte past the limit: whoever reads it gets the 413 as an error and stops.
+ *
+ * The 413 says `Connection: close`, so the rest of an oversized body is not read to find
+ * the next request on the connection.
+ */
+export function installBodyLimit(app: FastifyInstance): void {
+  const serverLimit = app.initialConfig.bodyLimit ?? 1024 * 1024;
+  app.addHook("preParsing", (request, _reply, payload, done) => {
+    const limit = request.routeOptions.bodyLimit ?? serverLimit;
+    const declared = request.headers["content-length"];
+    if (declared !== undefined) {
+      // Node's parser delivers no more than Content-Length bytes: the number is the bound.
+      return Number(declared) > limit ? done(tooLarge(limit)) : done(null, payload);
+    }
+    if (request.headers["transfer-encoding"] === undefined) return done(null, payload);
+    done(null, countedBody(payload, limit));
+  });
+}
+
+export function tooLarge(limit: number): SlipwayError {
+  return new SlipwayError("payload_too_large", `The request body is larger than this route's limit of ${describeBytes(limit)}.`, {
+    headers: { connection: "close" },
+  });
+}
+
+function describeBytes(bytes: number): string {
+  return bytes % (1024 * 1024) === 0 ? `${bytes / 1024 / 1024} MiB` : `${bytes} bytes`;
+}
+
+/** `payload` as it streams, failing with a 413 at the first byte past `limit`. */
+function countedBody(payload: IncomingMessage | NodeJS.ReadableStream, limit: number): Transform {
+  let received = 0;
+  const counted = new Transform({
+    transform(chunk: Buffer, _encoding: BufferEncoding, callback: TransformCallback) {
+      received += chunk.length;
+      if (received <= limit) return callback(null, chunk);
+      // Stop reading: what is left of the body is the client's to keep.
+      payload.unpipe(counted);
+      callback(tooLarge(limit));
+    },
+  });
+  payload.on("error", (error) => counted.destroy(error));
+  payload.pipe(counted);
+  return counted;
+}
