@@ -14,8 +14,9 @@ import { SlipwayError } from "./errors.ts";
  * - A body without one (chunked) is counted as it streams in, and refused at the first
  *   byte past the limit: whoever reads it gets the 413 as an error and stops.
  *
- * The 413 says `Connection: close`, so the rest of an oversized body is not read to find
- * the next request on the connection.
+ * What is left of a refused body is read and dropped as it comes, never kept (Node's own
+ * rule for a body nobody reads): closing the connection at once instead would reset it
+ * under a client still sending, which then loses the 413 it was sent.
  */
 export function installBodyLimit(app: FastifyInstance): void {
   const serverLimit = app.initialConfig.bodyLimit ?? 1024 * 1024;
@@ -32,9 +33,7 @@ export function installBodyLimit(app: FastifyInstance): void {
 }
 
 export function tooLarge(limit: number): SlipwayError {
-  return new SlipwayError("payload_too_large", `The request body is larger than this route's limit of ${describeBytes(limit)}.`, {
-    headers: { connection: "close" },
-  });
+  return new SlipwayError("payload_too_large", `The request body is larger than this route's limit of ${describeBytes(limit)}.`);
 }
 
 function describeBytes(bytes: number): string {
@@ -48,8 +47,9 @@ function countedBody(payload: IncomingMessage | NodeJS.ReadableStream, limit: nu
     transform(chunk: Buffer, _encoding: BufferEncoding, callback: TransformCallback) {
       received += chunk.length;
       if (received <= limit) return callback(null, chunk);
-      // Stop reading: what is left of the body is the client's to keep.
+      // Whoever reads stops here; the rest of the body is dropped as it arrives.
       payload.unpipe(counted);
+      payload.resume();
       callback(tooLarge(limit));
     },
   });

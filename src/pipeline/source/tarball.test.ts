@@ -1,9 +1,10 @@
 import { createWriteStream, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { create, Header } from "tar";
+import { create } from "tar";
 import { afterEach, describe, expect, it } from "vitest";
 import { checkTarball, entryProblem, TarballRefused, unpackTarball } from "./tarball.ts";
+import { TAR_END, tarEntry } from "../../../test/support/upload-tarballs.ts";
 import { createGzip, gzipSync } from "node:zlib";
 import { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
@@ -18,23 +19,6 @@ const scratch = () => {
   return root;
 };
 
-/**
- * A raw tar entry, to write what a friendly packer never would (../, absolute paths, a
- * type flag node-tar does not know): `flag` is written over the header's type byte.
- */
-function rawEntry(path: string, body = "x", flag = "0"): Buffer {
-  const header = Buffer.alloc(512);
-  new Header({ path, mode: 0o644, size: Buffer.byteLength(body), type: "File", mtime: new Date(0) }).encode(header, 0);
-  header[156] = flag.charCodeAt(0);
-  header.fill(0x20, 148, 156);
-  let sum = 0;
-  for (const byte of header) sum += byte;
-  header.write(`${sum.toString(8).padStart(6, "0")}\0 `, 148, "latin1");
-  const data = Buffer.alloc(Math.ceil(Buffer.byteLength(body) / 512) * 512);
-  data.write(body);
-  return Buffer.concat([header, data]);
-}
-
 /** A pax extended header record ("<length> <key>=<value>\n"). */
 function paxRecord(key: string, value: string): string {
   const tail = ` ${key}=${value}\n`;
@@ -43,7 +27,6 @@ function paxRecord(key: string, value: string): string {
   return `${length}${tail}`;
 }
 
-const END = Buffer.alloc(1024);
 
 describe("uploaded source tarballs", () => {
   it("unpacks regular files and folders", async () => {
@@ -73,7 +56,7 @@ describe("uploaded source tarballs", () => {
       ["/etc/cron.d/x", /absolute paths/],
     ] as const) {
       const file = join(root, "evil.tar.gz");
-      writeFileSync(file, gzipSync(Buffer.concat([rawEntry("fine.txt"), rawEntry(path), Buffer.alloc(1024)])));
+      writeFileSync(file, gzipSync(Buffer.concat([tarEntry("fine.txt"), tarEntry(path), Buffer.alloc(1024)])));
       const error = await checkTarball(file).catch((e) => e);
       expect(error).toBeInstanceOf(TarballRefused);
       expect((error as Error).message).toMatch(why);
@@ -100,7 +83,7 @@ describe("uploaded source tarballs", () => {
     ] as const) {
       const file = join(root, `type-${flag}.tar.gz`);
       const path = flag === "S" ? "sparse.bin" : "odd";
-      writeFileSync(file, gzipSync(Buffer.concat([rawEntry("langgraph.json", "{}"), rawEntry(path, "hidden", flag), rawEntry("after.txt"), END])));
+      writeFileSync(file, gzipSync(Buffer.concat([tarEntry("langgraph.json", "{}"), tarEntry(path, "hidden", flag), tarEntry("after.txt"), TAR_END])));
       await expect(checkTarball(file)).rejects.toThrow(why);
       await expect(unpackTarball(file, join(root, "out"))).rejects.toThrow(TarballRefused);
     }
@@ -110,27 +93,27 @@ describe("uploaded source tarballs", () => {
     const root = scratch();
     const long = `${"deep/".repeat(40)}file.ts`;
     const fine = join(root, "long.tar.gz");
-    writeFileSync(fine, gzipSync(Buffer.concat([rawEntry("PaxHeader", paxRecord("path", long), "x"), rawEntry("short-name"), END])));
+    writeFileSync(fine, gzipSync(Buffer.concat([tarEntry("PaxHeader", paxRecord("path", long), "x"), tarEntry("short-name"), TAR_END])));
     expect(await checkTarball(fine)).toEqual({ entries: 1, unpackedBytes: 1 });
     for (const [name, archive] of [
-      ["pax", [rawEntry("PaxHeader", paxRecord("path", "../escape.ts"), "x"), rawEntry("innocent.ts")]],
-      ["GNU long name", [rawEntry("././@LongLink", "../escape.ts\0", "L"), rawEntry("innocent.ts")]],
-      ["after a zero block", [rawEntry("ok.ts"), Buffer.alloc(512), rawEntry("../escape.ts")]],
+      ["pax", [tarEntry("PaxHeader", paxRecord("path", "../escape.ts"), "x"), tarEntry("innocent.ts")]],
+      ["GNU long name", [tarEntry("././@LongLink", "../escape.ts\0", "L"), tarEntry("innocent.ts")]],
+      ["after a zero block", [tarEntry("ok.ts"), Buffer.alloc(512), tarEntry("../escape.ts")]],
     ] as const) {
       const file = join(root, "hidden.tar.gz");
-      writeFileSync(file, gzipSync(Buffer.concat([...archive, END])));
+      writeFileSync(file, gzipSync(Buffer.concat([...archive, TAR_END])));
       await expect(checkTarball(file), name).rejects.toThrow(/escape\.ts: paths that leave the tree/);
     }
   });
 
   it("refuses a damaged header and an archive cut short", async () => {
     const root = scratch();
-    const damaged = rawEntry("a.txt");
+    const damaged = tarEntry("a.txt");
     damaged[0] = "b".charCodeAt(0);
     const file = join(root, "damaged.tar.gz");
-    writeFileSync(file, gzipSync(Buffer.concat([damaged, END])));
+    writeFileSync(file, gzipSync(Buffer.concat([damaged, TAR_END])));
     await expect(checkTarball(file)).rejects.toThrow(/checksum/);
-    writeFileSync(file, gzipSync(rawEntry("a.txt", "y".repeat(2000)).subarray(0, 1024)));
+    writeFileSync(file, gzipSync(tarEntry("a.txt", "y".repeat(2000)).subarray(0, 1024)));
     await expect(checkTarball(file)).rejects.toThrow(/cut short/);
   });
 
@@ -139,7 +122,7 @@ describe("uploaded source tarballs", () => {
     const file = join(root, "bomb.tar.gz");
     // 192 MiB of zeros after one small file: about 190 KB compressed, over 1000 times smaller.
     async function* zeros() {
-      yield rawEntry("langgraph.json", "{}");
+      yield tarEntry("langgraph.json", "{}");
       for (let i = 0; i < 192; i++) yield Buffer.alloc(1024 * 1024);
     }
     await pipeline(Readable.from(zeros()), createGzip({ level: 9 }), createWriteStream(file));
