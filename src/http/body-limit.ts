@@ -18,6 +18,8 @@ import { SlipwayError } from "./errors.ts";
  * rule for a body nobody reads): closing the connection at once instead would reset it
  * under a client still sending, which then loses the 413 it was sent.
  */
+const BODYLESS = new Set(["GET", "HEAD", "TRACE"]);
+
 export function installBodyLimit(app: FastifyInstance): void {
   const serverLimit = app.initialConfig.bodyLimit ?? 1024 * 1024;
   app.addHook("preParsing", (request, _reply, payload, done) => {
@@ -27,7 +29,8 @@ export function installBodyLimit(app: FastifyInstance): void {
       // Node's parser delivers no more than Content-Length bytes: the number is the bound.
       return Number(declared) > limit ? done(tooLarge(limit)) : done(null, payload);
     }
-    if (request.headers["transfer-encoding"] === undefined) return done(null, payload);
+    // GET, HEAD and TRACE bodies are never read (Node drops them): nothing to count.
+    if (request.headers["transfer-encoding"] === undefined || BODYLESS.has(request.method)) return done(null, payload);
     done(null, countedBody(payload, limit));
   });
 }
