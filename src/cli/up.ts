@@ -24,6 +24,10 @@ export function registerUpCommand(program: CommandType): void {
       "--allow-private-git-hosts <hosts>",
       "comma-separated git hosts (names or IPs) integrations and fetches may reach although private or loopback (env SLIPWAY_GIT_ALLOW_HOSTS; default: none)",
     )
+    .option(
+      "--max-deployments-per-workspace <n>",
+      `deployments a workspace may have; more are refused with 403 (env SLIPWAY_MAX_DEPLOYMENTS_PER_WORKSPACE; 0: no limit; default: ${defaults.maxDeploymentsPerWorkspace})`,
+    )
     .option("--json", "print machine-readable JSON lines instead of text");
   // --rate-limit-policy, --redis-url, --no-rate-limit, ... (our --region above is shared).
   addRateLimitFlags(up).action(async (flags) => {
@@ -44,6 +48,7 @@ interface UpFlags extends Record<string, unknown> {
   databaseUrl?: string;
   region?: string;
   allowPrivateGitHosts?: string;
+  maxDeploymentsPerWorkspace?: string;
   json?: boolean;
 }
 
@@ -79,7 +84,7 @@ async function serve(flags: UpFlags): Promise<void> {
     }
     db = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.pgliteDir, schema: config.schema, component: "control" });
     await checkSecretsKey(db, secrets.key, new Date());
-    const deps: ControlPlaneDeps = { db, secretsKey: secrets.key, now: () => new Date(), newId: () => randomUUID(), publicUrl: config.publicUrl ?? "", dataDir: config.dataDir, pushQuietMs: settings.pushQuietMs, gitHosts: config.gitHosts };
+    const deps: ControlPlaneDeps = { db, secretsKey: secrets.key, now: () => new Date(), newId: () => randomUUID(), publicUrl: config.publicUrl ?? "", dataDir: config.dataDir, pushQuietMs: settings.pushQuietMs, gitHosts: config.gitHosts, maxDeploymentsPerWorkspace: config.maxDeploymentsPerWorkspace };
 
     const created = await new TenancyService(deps).ensureDefaultTenant();
     if (created) {

@@ -20,6 +20,7 @@ import { assertSchemaName } from "../storage/database.ts";
  * | secrets key    |                  | SLIPWAY_SECRETS_KEY         | <data-dir>/secrets.key, created on first start |
  * | bearer tokens  |                  | SLIPWAY_JWT_ISSUER, SLIPWAY_JWT_AUDIENCE, SLIPWAY_JWT_JWKS_URL / SLIPWAY_JWT_JWKS_FILE / SLIPWAY_JWT_SECRET | off |
  * | private git hosts | --allow-private-git-hosts | SLIPWAY_GIT_ALLOW_HOSTS | none (public hosts only) |
+ * | deployment quota | --max-deployments-per-workspace | SLIPWAY_MAX_DEPLOYMENTS_PER_WORKSPACE | 25 (0: no limit) |
  */
 type Region = "us" | "eu";
 type Env = Record<string, string | undefined>;
@@ -35,6 +36,7 @@ interface ServeFlags extends StorageFlags {
   region?: string;
   /** Comma-separated host names / IP literals. */
   allowPrivateGitHosts?: string;
+  maxDeploymentsPerWorkspace?: string | number;
 }
 
 interface StorageConfig {
@@ -55,7 +57,15 @@ interface ControlPlaneConfig extends StorageConfig {
   bearer?: BearerConfig;
   /** Git hosts (integrations, fetches) let through although private or loopback. */
   gitHosts: AddressGuardPolicy;
+  /** Deployments a workspace may have at once; 0 for no limit. */
+  maxDeploymentsPerWorkspace: number;
 }
+
+/**
+ * A serving deployment costs its agent processes and, on the embedded database, about
+ * 200 MB of this process: 25 of them fill a 16 GB machine. Operators raise or lower it.
+ */
+const DEFAULT_MAX_DEPLOYMENTS_PER_WORKSPACE = 25;
 
 /** Named in refusals, so the message says how to let a host through. */
 export const GIT_HOSTS_SETTING = "--allow-private-git-hosts (or SLIPWAY_GIT_ALLOW_HOSTS)";
@@ -84,7 +94,15 @@ export function resolveControlPlaneConfig(flags: ServeFlags, env: Env = process.
     publicUrl: env.SLIPWAY_PUBLIC_URL || undefined,
     bearer: bearerFromEnv(env),
     gitHosts: { allowHosts: hostList(flags.allowPrivateGitHosts ?? env.SLIPWAY_GIT_ALLOW_HOSTS ?? "", GIT_HOSTS_SETTING), allowSetting: GIT_HOSTS_SETTING },
+    maxDeploymentsPerWorkspace: deploymentQuota(flags.maxDeploymentsPerWorkspace ?? env.SLIPWAY_MAX_DEPLOYMENTS_PER_WORKSPACE),
   };
+}
+
+function deploymentQuota(value: string | number | undefined): number {
+  if (value === undefined || value === "") return DEFAULT_MAX_DEPLOYMENTS_PER_WORKSPACE;
+  const quota = Number(value);
+  if (!Number.isInteger(quota) || quota < 0) throw new Error(`--max-deployments-per-workspace must be a whole number, 0 for no limit, not '${value}'`);
+  return quota;
 }
 
 /** A comma-separated list of host names or IP literals; a URL or a CIDR is refused at start. */

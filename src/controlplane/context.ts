@@ -44,6 +44,8 @@ export interface ControlPlaneDeps {
    * Without it, only public hosts are accepted.
    */
   gitHosts?: AddressGuardPolicy;
+  /** Deployments a workspace may have at once (`--max-deployments-per-workspace`); 0 or unset: no limit. */
+  maxDeploymentsPerWorkspace?: number;
 }
 
 /**

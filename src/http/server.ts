@@ -3,6 +3,7 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyServ
 import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
 import swagger from "@fastify/swagger";
 import swaggerUi from "@fastify/swagger-ui";
+import { installBodyLimit } from "./body-limit.ts";
 import { canonicalUrl, type PathAlias } from "./canonical-url.ts";
 import { installErrorHandler, type ValidationStyle } from "./error-handler.ts";
 import { installInputGuard } from "./input-guard.ts";
@@ -41,7 +42,8 @@ const DOCS_OPERATION = {
 /**
  * One Fastify instance with the house rules: JSON errors in one shape, bodies
  * validated strictly (validator.ts: no coercion, unknown fields refused where the
- * schema closes them), an empty JSON body taken as no body (json-body.ts), input
+ * schema closes them), every body held to its limit whoever reads it (body-limit.ts),
+ * an empty JSON body taken as no body (json-body.ts), input
  * PostgreSQL cannot store refused before any route sees it (input-guard.ts), OpenAPI
  * generated from the route schemas and served at /openapi.json, a docs page at /docs,
  * and request targets made canonical before routing (canonical-url.ts), so that hooks
@@ -58,6 +60,7 @@ export async function createHttpServer(options: HttpServerOptions): Promise<Http
   installErrorHandler(app, options.validationStyle);
   installValidator(app);
   installJsonBodyParser(app);
+  installBodyLimit(app);
   installInputGuard(app);
 
   await app.register(swagger, {

@@ -55,6 +55,17 @@ export async function insertDeployment(
   return rows.length === 1;
 }
 
+/**
+ * The deployments a workspace holds (those being deleted aside), counted under a lock held
+ * to the end of the transaction: two creations in one workspace count one after the other,
+ * so together they cannot pass its quota.
+ */
+export async function countDeploymentsLocked(q: Queryable, workspaceId: string): Promise<number> {
+  await q.query("SELECT pg_advisory_xact_lock(hashtext($1))", [`slipway-deployment-quota:${workspaceId}`]);
+  const rows = await q.query<{ count: number }>("SELECT count(*)::int AS count FROM deployments WHERE workspace_id = $1 AND status <> 'AWAITING_DELETE'", [workspaceId]);
+  return rows[0].count;
+}
+
 export async function getDeploymentView(q: Queryable, workspaceId: string, id: string): Promise<DeploymentView | undefined> {
   const rows = await q.query<DeploymentView>(`${VIEW} WHERE d.workspace_id = $1 AND d.id = $2`, [workspaceId, id]);
   return rows[0];

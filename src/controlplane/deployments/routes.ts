@@ -52,7 +52,7 @@ export const registerDeploymentRoutes: RegisterRoutes = (app, { deployments }) =
         operationId: "create_deployment_v2_deployments_post",
         description: "Creates the deployment and its first revision; the body's `id` and `latest_revision_id` name them.",
         body: DeploymentCreateRequest,
-        response: { 201: Deployment, ...errorResponses(400, 401, 409, 413, 422) },
+        response: { 201: Deployment, ...errorResponses(400, 401, 403, 409, 413, 422) },
       },
     },
     async (request, reply) => {

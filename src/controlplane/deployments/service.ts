@@ -1,4 +1,4 @@
-import { conflict, invalidField } from "../../http/errors.ts";
+import { conflict, forbidden, invalidField } from "../../http/errors.ts";
 import type { Queryable } from "../../storage/database.ts";
 import type { ControlPlaneDeps, TenantContext } from "../context.ts";
 import { findIntegration } from "../integrations/repository.ts";
@@ -23,6 +23,20 @@ import {
 } from "./rules.ts";
 import { findUpload } from "../uploads/repository.ts";
 import type { Deployment, DeploymentCreateRequest, DeploymentPatchRequest, DeploymentSource, SecretReference } from "./schemas.ts";
+
+/**
+ * The operator's plan limit on deployments per workspace. 403 rather than 429: the limit
+ * is a standing refusal, as the vendor's plan-gated listeners are (403 naming the
+ * workspace), not a rate that waiting lifts; and the SDKs retry 429 but not 403.
+ */
+async function checkQuota(tx: Queryable, workspaceId: string, max: number | undefined): Promise<void> {
+  if (!max) return;
+  if ((await repo.countDeploymentsLocked(tx, workspaceId)) < max) return;
+  throw forbidden(
+    `Workspace ID '${workspaceId}' has reached its limit of ${max} deployments on this control plane. ` +
+      "Delete a deployment first, or ask the operator to raise --max-deployments-per-workspace.",
+  );
+}
 
 /**
  * Deployments: create (with its first revision), read, patch (a new revision when what is
@@ -65,6 +79,7 @@ export class DeploymentService {
     const id = deps.newId();
     const now = deps.now().toISOString();
     await deps.db.transaction(async (tx) => {
+      await checkQuota(tx, workspaceId, deps.maxDeploymentsPerWorkspace);
       const inserted = await repo.insertDeployment(tx, {
         id,
         workspaceId,

@@ -19,6 +19,7 @@ export const registerWebhookRoutes: RegisterRoutes = (app, { webhooks }) => {
     {
       config: { public: true },
       // The signature covers the bytes as sent: keep them before the JSON parser reads them.
+      // The server's hook (http/body-limit.ts) ran first: an oversized body fails here with its 413.
       preParsing: async (request, _reply, payload) => {
         const chunks: Buffer[] = [];
         for await (const chunk of payload) chunks.push(chunk as Buffer);

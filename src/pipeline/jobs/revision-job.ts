@@ -90,7 +90,6 @@ class Job {
       }
       if (claim.job_attempts > 1) this.log().line("WARNING", `Resuming at ${this.status} (attempt ${claim.job_attempts}): the control plane stopped while it worked on this revision.`);
       else this.buildLog.info(`Revision ${this.revision.id} (${describeSource(this.source())}).`);
-      this.context.runtime.prepareStorage(this.revision.deployment_id);
       if (this.status === "CREATING") {
         await this.identify();
         await this.move("AWAITING_BUILD");

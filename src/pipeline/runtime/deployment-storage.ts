@@ -11,8 +11,9 @@ import type { PipelineDeps } from "../context.ts";
  * deployment, not to a revision, so every revision's agent processes attach to the same
  * database:
  * - with a PostgreSQL server, a schema of its own on it (`deployment_<id>`);
- * - on the embedded default, a PGlite directory that this control plane opens once and
- *   shares with the agent processes through a local socket (docs/decisions/0010).
+ * - on the embedded default, a PGlite directory that this control plane opens when a
+ *   revision is launched (not before: a deployment whose builds fail holds no database)
+ *   and shares with the agent processes through a local socket (docs/decisions/0010).
  */
 export interface StorageAttachment {
   /** Environment for an agent process. */
@@ -34,15 +35,23 @@ export class DeploymentStorage {
     return { env: { SLIPWAY_STORAGE_SOCKET: host.socketPath }, args: [] };
   }
 
+  /**
+   * Closes the deployment's embedded database, keeping its files: nothing of the deployment
+   * runs. The next `attach` opens it again. Nothing to do on a PostgreSQL server.
+   */
+  async release(deploymentId: string): Promise<void> {
+    const host = this.hosts.get(deploymentId);
+    this.hosts.delete(deploymentId);
+    await (await host?.catch(() => undefined))?.close();
+  }
+
   /** Drops the deployment's data: its schema, or its embedded database directory. */
   async remove(deploymentId: string): Promise<void> {
     if (this.deps.databaseUrl) {
       await this.deps.db.query(`DROP SCHEMA IF EXISTS ${schemaOf(deploymentId)} CASCADE`);
       return;
     }
-    const host = this.hosts.get(deploymentId);
-    this.hosts.delete(deploymentId);
-    await (await host?.catch(() => undefined))?.close();
+    await this.release(deploymentId);
     rmSync(this.directory(deploymentId), { recursive: true, force: true });
   }
 

@@ -52,21 +52,19 @@ export class LocalRuntime {
   ) {}
 
   /**
-   * Opens the deployment's storage ahead of its first launch (an embedded database takes a
-   * few seconds to open), so that it is ready by the time the build is. A failure here is
-   * met again, and reported, by the launch.
+   * Starts a revision's processes and waits until all answer /ok (or DEPLOY_FAILED). The
+   * deployment's storage opens here, with the first revision that has a build to serve,
+   * and is let go again when that revision fails with nothing else serving: an embedded
+   * database holds about 200 MB, and a deployment whose revisions fail must hold none.
    */
-  prepareStorage(deploymentId: string): void {
-    void this.storage.attach(deploymentId).catch(() => undefined);
-  }
-
-  /** Starts a revision's processes and waits until all answer /ok (or DEPLOY_FAILED). */
   async launch(spec: LaunchSpec, signal: AbortSignal): Promise<RevisionGroup> {
-    const group = await this.start(spec);
+    let group: RevisionGroup | undefined;
     try {
+      group = await this.start(spec);
       await group.ready(this.deps.settings.readinessTimeoutMs, signal);
     } catch (error) {
-      await this.stopGroup(group);
+      if (group) await this.stopGroup(group);
+      await this.releaseStorageIfIdle(spec.deploymentId);
       throw error;
     }
     return group;
@@ -163,6 +161,13 @@ export class LocalRuntime {
     })();
     this.retiring.add(done);
     void done.finally(() => this.retiring.delete(done));
+  }
+
+  /** Closes the deployment's storage when no process of it runs or starts (its data stays). */
+  private async releaseStorageIfIdle(deploymentId: string): Promise<void> {
+    if (this.serving.get(deploymentId)?.active) return;
+    if ([...this.launched].some((g) => g.deploymentId === deploymentId)) return;
+    await this.storage.release(deploymentId);
   }
 
   /** Stops a group that never served (a revision that failed or was interrupted while starting). */

@@ -1,10 +1,13 @@
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { createWriteStream, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { create, Header } from "tar";
+import { create } from "tar";
 import { afterEach, describe, expect, it } from "vitest";
 import { checkTarball, entryProblem, TarballRefused, unpackTarball } from "./tarball.ts";
-import { gzipSync } from "node:zlib";
+import { TAR_END, tarEntry } from "../../../test/support/upload-tarballs.ts";
+import { createGzip, gzipSync } from "node:zlib";
+import { Readable } from "node:stream";
+import { pipeline } from "node:stream/promises";
 
 const roots: string[] = [];
 afterEach(() => {
@@ -16,14 +19,14 @@ const scratch = () => {
   return root;
 };
 
-/** A raw tar entry, to write what a friendly packer never would (../, absolute paths). */
-function rawEntry(path: string, body = "x"): Buffer {
-  const header = Buffer.alloc(512);
-  new Header({ path, mode: 0o644, size: Buffer.byteLength(body), type: "File", mtime: new Date(0) }).encode(header, 0);
-  const data = Buffer.alloc(Math.ceil(Buffer.byteLength(body) / 512) * 512);
-  data.write(body);
-  return Buffer.concat([header, data]);
+/** A pax extended header record ("<length> <key>=<value>\n"). */
+function paxRecord(key: string, value: string): string {
+  const tail = ` ${key}=${value}\n`;
+  let length = tail.length + 1;
+  while (`${length}${tail}`.length !== length) length++;
+  return `${length}${tail}`;
 }
+
 
 describe("uploaded source tarballs", () => {
   it("unpacks regular files and folders", async () => {
@@ -53,7 +56,7 @@ describe("uploaded source tarballs", () => {
       ["/etc/cron.d/x", /absolute paths/],
     ] as const) {
       const file = join(root, "evil.tar.gz");
-      writeFileSync(file, gzipSync(Buffer.concat([rawEntry("fine.txt"), rawEntry(path), Buffer.alloc(1024)])));
+      writeFileSync(file, gzipSync(Buffer.concat([tarEntry("fine.txt"), tarEntry(path), Buffer.alloc(1024)])));
       const error = await checkTarball(file).catch((e) => e);
       expect(error).toBeInstanceOf(TarballRefused);
       expect((error as Error).message).toMatch(why);
@@ -69,6 +72,61 @@ describe("uploaded source tarballs", () => {
     const empty = join(root, "empty.tar.gz");
     writeFileSync(empty, gzipSync(Buffer.alloc(1024)));
     await expect(checkTarball(empty)).rejects.toThrow(TarballRefused);
+  });
+
+  it("refuses entry types node-tar skips: a GNU sparse file (S) and an unknown type (Z)", async () => {
+    const root = scratch();
+    for (const [flag, why] of [
+      ["S", /sparse\.bin: entries of type SparseFile are not allowed/],
+      ["Z", /odd: entries of type unknown type 'Z' are not allowed/],
+      ["V", /entries of type unknown type 'V'/],
+    ] as const) {
+      const file = join(root, `type-${flag}.tar.gz`);
+      const path = flag === "S" ? "sparse.bin" : "odd";
+      writeFileSync(file, gzipSync(Buffer.concat([tarEntry("langgraph.json", "{}"), tarEntry(path, "hidden", flag), tarEntry("after.txt"), TAR_END])));
+      await expect(checkTarball(file)).rejects.toThrow(why);
+      await expect(unpackTarball(file, join(root, "out"))).rejects.toThrow(TarballRefused);
+    }
+  });
+
+  it("reads the paths of pax and GNU long-name headers, and entries after a zero block", async () => {
+    const root = scratch();
+    const long = `${"deep/".repeat(40)}file.ts`;
+    const fine = join(root, "long.tar.gz");
+    writeFileSync(fine, gzipSync(Buffer.concat([tarEntry("PaxHeader", paxRecord("path", long), "x"), tarEntry("short-name"), TAR_END])));
+    expect(await checkTarball(fine)).toEqual({ entries: 1, unpackedBytes: 1 });
+    for (const [name, archive] of [
+      ["pax", [tarEntry("PaxHeader", paxRecord("path", "../escape.ts"), "x"), tarEntry("innocent.ts")]],
+      ["GNU long name", [tarEntry("././@LongLink", "../escape.ts\0", "L"), tarEntry("innocent.ts")]],
+      ["after a zero block", [tarEntry("ok.ts"), Buffer.alloc(512), tarEntry("../escape.ts")]],
+    ] as const) {
+      const file = join(root, "hidden.tar.gz");
+      writeFileSync(file, gzipSync(Buffer.concat([...archive, TAR_END])));
+      await expect(checkTarball(file), name).rejects.toThrow(/escape\.ts: paths that leave the tree/);
+    }
+  });
+
+  it("refuses a damaged header and an archive cut short", async () => {
+    const root = scratch();
+    const damaged = tarEntry("a.txt");
+    damaged[0] = "b".charCodeAt(0);
+    const file = join(root, "damaged.tar.gz");
+    writeFileSync(file, gzipSync(Buffer.concat([damaged, TAR_END])));
+    await expect(checkTarball(file)).rejects.toThrow(/checksum/);
+    writeFileSync(file, gzipSync(tarEntry("a.txt", "y".repeat(2000)).subarray(0, 1024)));
+    await expect(checkTarball(file)).rejects.toThrow(/cut short/);
+  });
+
+  it("refuses a decompression bomb by its ratio, while streaming", async () => {
+    const root = scratch();
+    const file = join(root, "bomb.tar.gz");
+    // 192 MiB of zeros after one small file: about 190 KB compressed, over 1000 times smaller.
+    async function* zeros() {
+      yield tarEntry("langgraph.json", "{}");
+      for (let i = 0; i < 192; i++) yield Buffer.alloc(1024 * 1024);
+    }
+    await pipeline(Readable.from(zeros()), createGzip({ level: 9 }), createWriteStream(file));
+    await expect(checkTarball(file)).rejects.toThrow(/expands to more than 128 MB, over 100 times its compressed 0\.\d MB/);
   });
 
   it("names the problem of an entry", () => {
