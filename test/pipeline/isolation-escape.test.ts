@@ -71,7 +71,8 @@ describe.each(BACKENDS)("deployments isolated from the control plane and from ea
     git = await startGitDaemon(join(root, "repos"));
     cp = await startPipelineControlPlane(root, { backend, env: { SLIPWAY_STOP_GRACE_SECONDS: "3", SLIPWAY_CONTROL_SCHEMA: controlSchema } });
     cpApi = api(cp);
-    [probe, other] = await Promise.all([deploy("probe"), deploy("other")]);
+    probe = await deploy("probe");
+    other = await deploy("other");
   }, SLOW);
 
   afterAll(async () => {

@@ -1,12 +1,12 @@
 import { createHash } from "node:crypto";
-import { cpSync, existsSync, mkdirSync, renameSync, rmSync } from "node:fs";
+import { existsSync, mkdirSync, renameSync, rmSync } from "node:fs";
+import { cp } from "node:fs/promises";
 import { basename, delimiter, join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 import { childEnv, packageCacheEnv } from "../child-env.ts";
 import type { PipelineDeps } from "../context.ts";
 import { StepFailure, commandFailure } from "../failure.ts";
 import type { LogWriter } from "../log-writer.ts";
-import { chownTree } from "../runtime/deployment-user.ts";
 import type { ConfinedLaunch } from "../runtime/isolation.ts";
 import { installLayerKey, restoreInstallLayer, saveInstallLayer } from "./install-layer.ts";
 import { planInstall, resolveManager } from "./package-manager.ts";
@@ -66,27 +66,19 @@ export function packageCacheDir(deps: PipelineDeps, deploymentId: string): strin
  * operator, or an unsandboxed control plane, downloaded there): a copy, not links, so
  * that the build cannot change what the next deployment starts from.
  */
-function seedPackageCache(deps: PipelineDeps, cache: string): void {
+async function seedPackageCache(deps: PipelineDeps, cache: string): Promise<void> {
   if (!deps.isolation?.sandboxed || existsSync(cache)) return;
   const shared = sharedCacheDir(deps);
   for (const manager of ["npm", "yarn", "pnpm-store", "bun"]) {
-    if (existsSync(join(shared, manager))) cpSync(join(shared, manager), join(cache, manager), { recursive: true, verbatimSymlinks: true });
+    if (existsSync(join(shared, manager))) await cp(join(shared, manager), join(cache, manager), { recursive: true, verbatimSymlinks: true });
   }
 }
 
-/** Runs the project's commands in the deployment's sandbox, its source tree and cache given to its uid first. */
+/** Runs the project's commands in the deployment's sandbox. */
 function buildSandbox(deps: PipelineDeps, deploymentId: string, sourceDir: string, cache: string): Confine {
   const { isolation } = deps;
   if (!isolation?.sandboxed) return undefined;
-  return (argv, firstFd, cwd) => {
-    const uid = isolation.uidOf(deploymentId);
-    // Whatever root wrote since (the fetch, a linked install layer) becomes the build's to write.
-    if (uid !== undefined) {
-      chownTree(sourceDir, uid);
-      chownTree(cache, uid);
-    }
-    return isolation.confine({ deploymentId, kind: "build", argv, cwd, writable: [sourceDir, cache], limits: BUILD_LIMITS, firstFd });
-  };
+  return (argv, firstFd, cwd) => isolation.confine({ deploymentId, kind: "build", argv, cwd, writable: [sourceDir, cache], limits: BUILD_LIMITS, firstFd });
 }
 
 const BUILD_LIMITS = { memoryBytes: 4096 * 1048576, maxProcesses: 1024 };
@@ -102,9 +94,12 @@ export async function buildSource(deps: PipelineDeps, target: BuildTarget, sourc
   const { log, signal, recipe } = target;
   const project = inspectProject(sourceDir, recipe.configPath);
   const cache = packageCacheDir(deps, target.deploymentId);
-  seedPackageCache(deps, cache);
+  await seedPackageCache(deps, cache);
   mkdirSync(cache, { recursive: true });
   const confine = buildSandbox(deps, target.deploymentId, sourceDir, cache);
+  // What root wrote (the fetch, the seeded cache, a linked install layer) becomes the build's to write.
+  const own = () => deps.isolation?.ownTrees(target.deploymentId, [sourceDir, cache]);
+  await own();
   const env = childEnv({ ...packageCacheEnv(cache), PATH: withNodeBin(process.env.PATH) });
   const installDirShown = relative(sourceDir, project.installDir) || ".";
 
@@ -137,6 +132,7 @@ export async function buildSource(deps: PipelineDeps, target: BuildTarget, sourc
       }
     }
   }
+  await own();
   if (recipe.buildCommand) {
     log.info(`Running the deployment's build_command in ${installDirShown}: ${recipe.buildCommand}`);
     await shell("Building", recipe.buildCommand, project.installDir, env, target, confine);

@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { lchownSync, readdirSync } from "node:fs";
+import { lchown, readdir } from "node:fs/promises";
 import { join } from "node:path";
 
 /** Uids from here up are given to deployments: far above any system's or person's account. */
@@ -16,12 +16,16 @@ export function deploymentUid(deploymentId: string): number {
   return FIRST_UID + (parseInt(createHash("sha256").update(deploymentId).digest("hex").slice(0, 7), 16) & 0x0fffffff);
 }
 
-/** Gives a tree to a uid (a source tree its build writes in), symlinks themselves, not their targets. */
-export function chownTree(path: string, uid: number): void {
-  lchownSync(path, uid, uid);
-  for (const entry of readdirSync(path, { withFileTypes: true })) {
+/**
+ * Gives a tree to a uid (a source tree its build writes in), symlinks themselves, not
+ * their targets. Asynchronous: a node_modules tree holds thousands of files, and the
+ * control plane's event loop serves requests meanwhile.
+ */
+export async function chownTree(path: string, uid: number): Promise<void> {
+  await lchown(path, uid, uid);
+  for (const entry of await readdir(path, { withFileTypes: true })) {
     const child = join(path, entry.name);
-    if (entry.isDirectory()) chownTree(child, uid);
-    else lchownSync(child, uid, uid);
+    if (entry.isDirectory()) await chownTree(child, uid);
+    else await lchown(child, uid, uid);
   }
 }

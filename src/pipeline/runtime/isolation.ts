@@ -59,12 +59,16 @@ export class Isolation {
   }
 
   /** Creates `path` (mode 0700) for the deployment's code to write in, given to its uid. */
-  ownDirectory(deploymentId: string, path: string, options: { tree?: boolean } = {}): void {
+  ownDirectory(deploymentId: string, path: string): void {
     mkdirSync(path, { recursive: true, mode: 0o700 });
     const uid = this.uidOf(deploymentId);
-    if (uid === undefined) return;
-    if (options.tree) chownTree(path, uid);
-    else chownSync(path, uid, uid);
+    if (uid !== undefined) chownSync(path, uid, uid);
+  }
+
+  /** Gives whole trees to the deployment's uid (what root wrote in a build's source tree and cache). */
+  async ownTrees(deploymentId: string, paths: string[]): Promise<void> {
+    const uid = this.uidOf(deploymentId);
+    if (uid !== undefined) for (const path of paths) await chownTree(path, uid);
   }
 
   confine(spec: Confinement): ConfinedLaunch {
