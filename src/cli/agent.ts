@@ -108,11 +108,13 @@ export function registerAgentCommand(program: CommandType): void {
           };
           process.once("SIGINT", shutdown);
           process.once("SIGTERM", shutdown);
-          // Started by a control plane (an IPC channel): it may ask this revision to drain,
-          // and when it goes away (even killed), this process must not outlive it.
+          // Started by a control plane (an IPC channel): it may ask this revision to drain or
+          // to stop (its signals would reach the sandbox, not this process), and when it goes
+          // away (even killed), this process must not outlive it.
           if (process.send) {
             process.on("message", (message: { type?: string }) => {
               if (message?.type === "drain") server.drain();
+              if (message?.type === "stop") void shutdown();
             });
             process.once("disconnect", () => void shutdown());
           }

@@ -28,6 +28,7 @@ export function registerUpCommand(program: CommandType): void {
       "--max-deployments-per-workspace <n>",
       `deployments a workspace may have; more are refused with 403 (env SLIPWAY_MAX_DEPLOYMENTS_PER_WORKSPACE; 0: no limit; default: ${defaults.maxDeploymentsPerWorkspace})`,
     )
+    .option("--allow-unsandboxed", "serve several organizations although deployments cannot be sandboxed here: their code could then read each other's data (env SLIPWAY_ALLOW_UNSANDBOXED=1; see README, Isolation)")
     .option("--json", "print machine-readable JSON lines instead of text");
   // --rate-limit-policy, --redis-url, --no-rate-limit, ... (our --region above is shared).
   addRateLimitFlags(up).action(async (flags) => {
@@ -49,6 +50,7 @@ interface UpFlags extends Record<string, unknown> {
   region?: string;
   allowPrivateGitHosts?: string;
   maxDeploymentsPerWorkspace?: string;
+  allowUnsandboxed?: boolean;
   json?: boolean;
 }
 
@@ -66,6 +68,8 @@ async function serve(flags: UpFlags): Promise<void> {
   const { startPipeline } = await import("../pipeline/index.ts");
   const { pipelineSettingsFromEnv } = await import("../config/pipeline.ts");
   const { createDeploymentRouter } = await import("../router/deployment-router.ts");
+  const { Isolation } = await import("../pipeline/runtime/isolation.ts");
+  const { unsandboxedTenantsRefusal } = await import("../pipeline/runtime/tenant-guard.ts");
 
   const config = resolveControlPlaneConfig(flags);
   // Before the first start creates an organization and prints its key "only this once".
@@ -82,7 +86,12 @@ async function serve(flags: UpFlags): Promise<void> {
     } else if (config.databaseUrl && secrets.source === "file") {
       console.error("slipway up: using the secrets key from the data directory; nodes sharing this database must all set SLIPWAY_SECRETS_KEY to it");
     }
+    const isolation = Isolation.probe();
+    const allowUnsandboxed = flags.allowUnsandboxed === true || process.env.SLIPWAY_ALLOW_UNSANDBOXED === "1";
+    say(`Slipway: ${isolation.describe()}`, { event: "isolation", sandbox: isolation.sandbox.level, limits: isolation.limits.kind, reason: isolation.sandbox.reason ?? isolation.limits.reason });
     db = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.pgliteDir, schema: config.schema, component: "control" });
+    const refusal = await unsandboxedTenantsRefusal(db, isolation, allowUnsandboxed);
+    if (refusal) throw new Error(refusal);
     await checkSecretsKey(db, secrets.key, new Date());
     const deps: ControlPlaneDeps = { db, secretsKey: secrets.key, now: () => new Date(), newId: () => randomUUID(), publicUrl: config.publicUrl ?? "", dataDir: config.dataDir, pushQuietMs: settings.pushQuietMs, gitHosts: config.gitHosts, maxDeploymentsPerWorkspace: config.maxDeploymentsPerWorkspace };
 
@@ -123,6 +132,8 @@ async function serve(flags: UpFlags): Promise<void> {
       settings,
       log: app.log,
       publicUrl: () => deps.publicUrl,
+      isolation,
+      allowUnsandboxed,
     });
     await app.listen({ host: config.host, port: config.port });
     const address = app.server.address();
@@ -152,3 +163,4 @@ async function serve(flags: UpFlags): Promise<void> {
     throw error;
   }
 }
+

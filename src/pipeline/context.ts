@@ -1,5 +1,6 @@
 import type { AddressGuardPolicy } from "../net/address-guard.ts";
 import type { Database } from "../storage/database.ts";
+import type { Isolation } from "./runtime/isolation.ts";
 
 /**
  * What the revision pipeline needs from the control plane that runs it. Built once by
@@ -28,6 +29,10 @@ export interface PipelineDeps {
    * get `<it>/deployments/<id>` as LANGGRAPH_API_URL, where graphs find their own server.
    */
   publicUrl?: () => string;
+  /** How deployments' code is sandboxed and limited here (probed at start when not given). */
+  isolation?: Isolation;
+  /** The operator accepts running several organizations' code unsandboxed (--allow-unsandboxed). */
+  allowUnsandboxed?: boolean;
 }
 
 export interface PipelineSettings {

@@ -1,10 +1,11 @@
 import { rmSync } from "node:fs";
+import { packageCacheDir } from "./build/builder.ts";
 import { join } from "node:path";
 import { DELETE_CHANNEL, deleteDeploymentRow, deploymentsAwaitingDelete } from "../controlplane/deployments/repository.ts";
 import { buildDirectories } from "./build/repository.ts";
 import type { PipelineDeps } from "./context.ts";
 import type { DeploymentStorage } from "./runtime/deployment-storage.ts";
-import type { LocalRuntime } from "./runtime/local-runtime.ts";
+import type { DeploymentRuntime } from "./runtime/runtime.ts";
 
 /**
  * Finishes deletions: for each deployment marked AWAITING_DELETE, stops its processes,
@@ -19,7 +20,7 @@ export class Deleter {
 
   constructor(
     private readonly deps: PipelineDeps,
-    private readonly runtime: LocalRuntime,
+    private readonly runtime: DeploymentRuntime,
     private readonly storage: DeploymentStorage,
   ) {}
 
@@ -55,6 +56,7 @@ export class Deleter {
       await this.storage.remove(id);
       for (const directory of await buildDirectories(this.deps.db, id)) rmSync(directory, { recursive: true, force: true });
       rmSync(join(this.deps.dataDir, "uploads", id), { recursive: true, force: true });
+      if (this.deps.isolation?.sandboxed) rmSync(packageCacheDir(this.deps, id), { recursive: true, force: true });
       await deleteDeploymentRow(this.deps.db, id);
       this.deps.log.info({ deployment_id: id }, "deployment deleted");
     }

@@ -3,14 +3,16 @@ import { Deleter } from "./deleter.ts";
 import { JobRunner } from "./jobs/runner.ts";
 import { restoreDeployments } from "./restore.ts";
 import { DeploymentStorage } from "./runtime/deployment-storage.ts";
+import { Isolation } from "./runtime/isolation.ts";
 import { LocalRuntime } from "./runtime/local-runtime.ts";
+import type { DeploymentRuntime } from "./runtime/runtime.ts";
 
 export type { PipelineDeps, PipelineSettings } from "./context.ts";
 export { PIPELINE_DEFAULTS } from "./context.ts";
 
 /** The running pipeline: what the router asks, and how to stop it. */
 interface Pipeline {
-  runtime: LocalRuntime;
+  runtime: DeploymentRuntime;
   runner: JobRunner;
   stop(): Promise<void>;
 }
@@ -19,9 +21,11 @@ interface Pipeline {
  * Starts the revision pipeline of a control plane: serves again what was deployed,
  * finishes deletions left pending, and claims revision jobs (durable, leased).
  */
-export async function startPipeline(deps: PipelineDeps): Promise<Pipeline> {
-  const storage = new DeploymentStorage(deps);
-  const runtime = new LocalRuntime(deps, storage);
+export async function startPipeline(given: PipelineDeps): Promise<Pipeline> {
+  const isolation = given.isolation ?? Isolation.probe();
+  const deps = { ...given, isolation };
+  const storage = new DeploymentStorage(deps, isolation);
+  const runtime = new LocalRuntime(deps, storage, isolation);
   const deleter = new Deleter(deps, runtime, storage);
   const runner = new JobRunner(deps, runtime);
   await restoreDeployments(deps, runtime);

@@ -3,7 +3,7 @@ import { openSecrets } from "../controlplane/secrets/sealed.ts";
 import { getBuild } from "./build/repository.ts";
 import type { PipelineDeps } from "./context.ts";
 import { LogWriter } from "./log-writer.ts";
-import type { LocalRuntime } from "./runtime/local-runtime.ts";
+import type { DeploymentRuntime } from "./runtime/runtime.ts";
 import { activeRevisions } from "./runtime/repository.ts";
 
 /**
@@ -13,7 +13,7 @@ import { activeRevisions } from "./runtime/repository.ts";
  * reported in its deploy log and the server log; its deployment answers 503 until a
  * new revision is deployed.
  */
-export async function restoreDeployments(deps: PipelineDeps, runtime: LocalRuntime): Promise<void> {
+export async function restoreDeployments(deps: PipelineDeps, runtime: DeploymentRuntime): Promise<void> {
   for (const served of await activeRevisions(deps.db)) {
     const target = { workspaceId: served.workspace_id, deploymentId: served.deployment_id, revisionId: served.revision_id };
     const secrets = Object.fromEntries(openSecrets(deps.secretsKey, served.deployment_id, served.secrets_sealed).map((s) => [s.name, s.value]));

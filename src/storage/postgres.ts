@@ -25,7 +25,10 @@ export async function openPostgres(url: string, schema: string, poolSize = 20): 
   const bootstrap = new pg.Client({ connectionString: url });
   await bootstrap.connect();
   try {
-    await bootstrap.query(`CREATE SCHEMA IF NOT EXISTS ${schema}`);
+    // A deployment's role owns its schema but may not create schemas: ask first (CREATE
+    // SCHEMA IF NOT EXISTS checks the right to create before it looks).
+    const found = await bootstrap.query("SELECT 1 FROM pg_namespace WHERE nspname = $1", [schema]);
+    if (!found.rowCount) await bootstrap.query(`CREATE SCHEMA IF NOT EXISTS ${schema}`);
   } catch (error) {
     // Two processes creating the same schema at once race on the catalog; the loser can go on.
     if ((error as { code?: string }).code !== "23505") throw error;

@@ -97,6 +97,8 @@ describe("the router's own answers", () => {
       env: { ...process.env, SLIPWAY_AGENT_API_KEY: INTERNAL_KEY },
       log: routed.deployLog(),
       serverLog: { warn: () => undefined },
+      // Not sandboxed: this test is about the router, and starts the process as it is.
+      confine: (argv) => ({ command: { program: argv[0], args: argv.slice(1), fds: [] }, spawned: () => undefined, finish: () => undefined }),
     });
     try {
       agent.start();

@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { fileURLToPath } from "node:url";
+import { warmPackageCache } from "./package-cache.ts";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 
@@ -19,7 +20,8 @@ export interface ControlPlaneProcess {
  * Starts `slipway up --json` with `args` and extra environment; resolves once it listens.
  * Without --port, it listens on a free port.
  */
-export function startControlPlane(args: string[], env: Record<string, string | undefined> = {}): Promise<ControlPlaneProcess> {
+export async function startControlPlane(args: string[], env: Record<string, string | undefined> = {}): Promise<ControlPlaneProcess> {
+  if (env.SLIPWAY_PACKAGE_CACHE) await warmPackageCache(env.SLIPWAY_PACKAGE_CACHE);
   const port = args.includes("--port") ? [] : ["--port", "0"];
   const child = spawn(process.execPath, ["bin/slipway.js", "up", "--host", "127.0.0.1", "--json", ...port, ...args], {
     cwd: ROOT,

@@ -1,11 +1,13 @@
 import { createHash } from "node:crypto";
 import { existsSync, mkdirSync, renameSync, rmSync } from "node:fs";
+import { cp } from "node:fs/promises";
 import { basename, delimiter, join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 import { childEnv, packageCacheEnv } from "../child-env.ts";
 import type { PipelineDeps } from "../context.ts";
 import { StepFailure, commandFailure } from "../failure.ts";
 import type { LogWriter } from "../log-writer.ts";
+import type { ConfinedLaunch } from "../runtime/isolation.ts";
 import { installLayerKey, restoreInstallLayer, saveInstallLayer } from "./install-layer.ts";
 import { planInstall, resolveManager } from "./package-manager.ts";
 import { inspectProject } from "./project.ts";
@@ -46,9 +48,41 @@ export async function reusableBuild(deps: PipelineDeps, target: Pick<BuildTarget
   return found && existsSync(found.directory) ? found : undefined;
 }
 
-function packageCacheDir(deps: PipelineDeps): string {
+function sharedCacheDir(deps: PipelineDeps): string {
   return process.env.SLIPWAY_PACKAGE_CACHE || join(deps.dataDir, "cache");
 }
+
+/**
+ * Where a build keeps package downloads and install layers. Sandboxed, each deployment
+ * has its own: a build is project code, and a cache it shares with other deployments'
+ * builds is one it could poison for them (docs/decisions/0030).
+ */
+export function packageCacheDir(deps: PipelineDeps, deploymentId: string): string {
+  return deps.isolation?.sandboxed ? join(sharedCacheDir(deps), "deployments", deploymentId) : sharedCacheDir(deps);
+}
+
+/**
+ * A deployment's first sandboxed build starts from a copy of the shared cache (what the
+ * operator, or an unsandboxed control plane, downloaded there): a copy, not links, so
+ * that the build cannot change what the next deployment starts from.
+ */
+async function seedPackageCache(deps: PipelineDeps, cache: string): Promise<void> {
+  if (!deps.isolation?.sandboxed || existsSync(cache)) return;
+  const shared = sharedCacheDir(deps);
+  for (const manager of ["npm", "yarn", "pnpm-store", "bun"]) {
+    if (existsSync(join(shared, manager))) await cp(join(shared, manager), join(cache, manager), { recursive: true, verbatimSymlinks: true });
+  }
+}
+
+/** Runs the project's commands in the deployment's sandbox. */
+function buildSandbox(deps: PipelineDeps, deploymentId: string, sourceDir: string, cache: string): Confine {
+  const { isolation } = deps;
+  if (!isolation?.sandboxed) return undefined;
+  return (argv, firstFd, cwd) => isolation.confine({ deploymentId, kind: "build", argv, cwd, writable: [sourceDir, cache], limits: BUILD_LIMITS, firstFd });
+}
+
+const BUILD_LIMITS = { memoryBytes: 4096 * 1048576, maxProcesses: 1024 };
+type Confine = ((argv: string[], firstFd: number, cwd: string) => ConfinedLaunch) | undefined;
 
 /**
  * Builds a fetched source tree (`sourceDir`, which becomes the build directory):
@@ -59,14 +93,19 @@ function packageCacheDir(deps: PipelineDeps): string {
 export async function buildSource(deps: PipelineDeps, target: BuildTarget, sourceDir: string): Promise<repo.BuildRow> {
   const { log, signal, recipe } = target;
   const project = inspectProject(sourceDir, recipe.configPath);
-  const cache = packageCacheDir(deps);
+  const cache = packageCacheDir(deps, target.deploymentId);
+  await seedPackageCache(deps, cache);
   mkdirSync(cache, { recursive: true });
+  const confine = buildSandbox(deps, target.deploymentId, sourceDir, cache);
+  // What root wrote (the fetch, the seeded cache, a linked install layer) becomes the build's to write.
+  const own = () => deps.isolation?.ownTrees(target.deploymentId, [sourceDir, cache]);
+  await own();
   const env = childEnv({ ...packageCacheEnv(cache), PATH: withNodeBin(process.env.PATH) });
   const installDirShown = relative(sourceDir, project.installDir) || ".";
 
   if (recipe.installCommand) {
     log.info(`Installing dependencies with the deployment's install_command in ${installDirShown}: ${recipe.installCommand}`);
-    await shell("Installing dependencies", recipe.installCommand, project.installDir, env, target);
+    await shell("Installing dependencies", recipe.installCommand, project.installDir, env, target, confine);
   } else {
     const plan = planInstall(project.installDir);
     if (plan.manager === "none") {
@@ -87,17 +126,18 @@ export async function buildSource(deps: PipelineDeps, target: BuildTarget, sourc
         log.info(`Installing dependencies: linked the tree that \`${argv.join(" ")}\` installed before for the same ${basename(plan.lockFile!)} and package.json (layer ${layer}).`);
       } else {
         log.info(`Installing dependencies with \`${argv.join(" ")}\` (${plan.reason}) in ${installDirShown} (${project.installReason}).`);
-        const outcome = await runCommand(argv[0], argv.slice(1), { cwd: project.installDir, env, output: (line) => log.info(line), signal, timeoutMs: 30 * 60_000 });
+        const outcome = await runCommand(argv[0], argv.slice(1), { cwd: project.installDir, env, output: (line) => log.info(line), signal, timeoutMs: 30 * 60_000, confine });
         if (outcome.code !== 0) throw commandFailure("BUILD_FAILED", "Installing dependencies", argv.join(" "), outcome, log.tail(20));
         if (layer) await saveInstallLayer(cache, layer, project.installDir);
       }
     }
   }
+  await own();
   if (recipe.buildCommand) {
     log.info(`Running the deployment's build_command in ${installDirShown}: ${recipe.buildCommand}`);
-    await shell("Building", recipe.buildCommand, project.installDir, env, target);
+    await shell("Building", recipe.buildCommand, project.installDir, env, target, confine);
   }
-  await checkGraphs(deps, target, project.configFile, sourceDir);
+  await checkGraphs(deps, target, project.configFile, sourceDir, confine);
 
   const key = createHash("sha256").update(`${target.deploymentId}:${target.sourceId}:${recipeHash(recipe)}`).digest("hex").slice(0, 32);
   const directory = join(deps.dataDir, "builds", key);
@@ -118,9 +158,9 @@ export async function buildSource(deps: PipelineDeps, target: BuildTarget, sourc
 }
 
 /** The author's own command line (install_command, build_command), run as a Dockerfile's RUN would: by sh. */
-async function shell(step: string, command: string, cwd: string, env: NodeJS.ProcessEnv, target: BuildTarget): Promise<void> {
+async function shell(step: string, command: string, cwd: string, env: NodeJS.ProcessEnv, target: BuildTarget, confine: Confine): Promise<void> {
   const [program, flag] = process.platform === "win32" ? ["cmd.exe", "/c"] : ["/bin/sh", "-c"];
-  const outcome = await runCommand(program, [flag, command], { cwd, env, output: (line) => target.log.info(line), signal: target.signal, timeoutMs: 30 * 60_000 });
+  const outcome = await runCommand(program, [flag, command], { cwd, env, output: (line) => target.log.info(line), signal: target.signal, timeoutMs: 30 * 60_000, confine });
   if (outcome.code !== 0) throw commandFailure("BUILD_FAILED", step, command, outcome, target.log.tail(20));
 }
 
@@ -129,7 +169,7 @@ async function shell(step: string, command: string, cwd: string, env: NodeJS.Pro
  * keys it does not serve) and an import of every graph, with the deployment's secrets.
  * A check still running after checkTimeoutMs is left to the deploy's readiness check.
  */
-async function checkGraphs(deps: PipelineDeps, target: BuildTarget, configFile: string, cwd: string): Promise<void> {
+async function checkGraphs(deps: PipelineDeps, target: BuildTarget, configFile: string, cwd: string, confine: Confine): Promise<void> {
   const { log, signal } = target;
   log.info("Checking the project: reading langgraph.json and loading every graph.");
   // Graph schemas are left to the deployed server's first request for them: extracting
@@ -141,6 +181,7 @@ async function checkGraphs(deps: PipelineDeps, target: BuildTarget, configFile: 
     output: (line) => log.info(line),
     signal,
     timeoutMs: deps.settings.checkTimeoutMs,
+    confine,
   });
   if (outcome.timedOut) {
     log.line("WARNING", `The graphs were still loading after ${Math.round(deps.settings.checkTimeoutMs / 1000)} s; the deploy's readiness check will tell.`);

@@ -1,5 +1,6 @@
 import { spawn } from "node:child_process";
 import { createInterface } from "node:readline";
+import type { ConfinedLaunch } from "../runtime/isolation.ts";
 
 export interface CommandOutcome {
   code: number | null;
@@ -14,6 +15,8 @@ interface CommandOptions {
   output: (line: string, stream: "stdout" | "stderr") => void;
   signal: AbortSignal;
   timeoutMs?: number;
+  /** Runs it in the deployment's sandbox (project code: installs, build commands, the graph check). */
+  confine?: (argv: string[], firstFd: number, cwd: string) => ConfinedLaunch;
 }
 
 /**
@@ -24,7 +27,15 @@ interface CommandOptions {
 export function runCommand(program: string, args: readonly string[], options: CommandOptions): Promise<CommandOutcome> {
   return new Promise((resolve, reject) => {
     if (options.signal.aborted) return reject(options.signal.reason);
-    const child = spawn(program, args, { cwd: options.cwd, env: options.env, stdio: ["ignore", "pipe", "pipe"], detached: process.platform !== "win32" });
+    const launch = options.confine?.([program, ...args], 3, options.cwd);
+    const command = launch?.command ?? { program, args, fds: [] };
+    const child = spawn(command.program, command.args, {
+      cwd: options.cwd,
+      env: options.env,
+      stdio: ["ignore", "pipe", "pipe", ...command.fds],
+      detached: process.platform !== "win32",
+    });
+    launch?.spawned();
     let timedOut = false;
     const kill = () => {
       killTree(child.pid, "SIGTERM");
@@ -47,6 +58,8 @@ export function runCommand(program: string, args: readonly string[], options: Co
     });
     child.once("close", (code, signal) => {
       clearTimeout(timer);
+      const limited = launch?.finish();
+      if (limited) options.output(`Stopped by its resource limits: ${limited}.`, "stderr");
       options.signal.removeEventListener("abort", onAbort);
       if (options.signal.aborted) return reject(options.signal.reason);
       resolve({ code, signal, timedOut });

@@ -9,7 +9,7 @@ import { getBuild, type BuildRow } from "../build/repository.ts";
 import type { PipelineDeps } from "../context.ts";
 import { JobStopped, StepFailure } from "../failure.ts";
 import { LogWriter } from "../log-writer.ts";
-import type { LocalRuntime } from "../runtime/local-runtime.ts";
+import type { DeploymentRuntime } from "../runtime/runtime.ts";
 import type { RevisionGroup } from "../runtime/revision-group.ts";
 import { fetchSource, identifySource, type RevisionSource, type SourceDeps } from "../source/prepare.ts";
 import { loadJobRevision, recordBuild, recordCommit, type JobClaim, type JobRevision } from "./repository.ts";
@@ -22,7 +22,7 @@ interface JobContext {
   /** The control plane's services, built once by the job runner. */
   revisions: RevisionService;
   integrations: IntegrationService;
-  runtime: LocalRuntime;
+  runtime: DeploymentRuntime;
   claim: JobClaim;
   worker: string;
   signal: AbortSignal;

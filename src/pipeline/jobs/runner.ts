@@ -3,7 +3,7 @@ import { REVISION_READY_CHANNEL } from "../../controlplane/revisions/repository.
 import { IntegrationService } from "../../controlplane/integrations/service.ts";
 import { RevisionService } from "../../controlplane/revisions/service.ts";
 import type { PipelineDeps } from "../context.ts";
-import type { LocalRuntime } from "../runtime/local-runtime.ts";
+import type { DeploymentRuntime } from "../runtime/runtime.ts";
 import { claimJob, releaseAllJobs, releaseJob, renewJob, type JobClaim } from "./repository.ts";
 import { runRevisionJob } from "./revision-job.ts";
 
@@ -31,7 +31,7 @@ export class JobRunner {
 
   constructor(
     private readonly deps: PipelineDeps,
-    private readonly runtime: LocalRuntime,
+    private readonly runtime: DeploymentRuntime,
   ) {
     this.revisions = new RevisionService(deps);
     this.integrations = new IntegrationService(deps);

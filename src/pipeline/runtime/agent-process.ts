@@ -6,6 +6,7 @@ import { fileURLToPath } from "node:url";
 import { corsConfigProblem, type CorsConfig } from "../../http/cors.ts";
 import { describeEndpoint, endpointOfListening, type AgentEndpoint } from "../../router/endpoint.ts";
 import type { LogWriter } from "../log-writer.ts";
+import type { ConfinedLaunch } from "./isolation.ts";
 
 const SLIPWAY_BIN = fileURLToPath(new URL("../../../bin/slipway.js", import.meta.url));
 const BACKOFF_MS = [1_000, 2_000, 4_000, 8_000, 15_000, 30_000];
@@ -23,6 +24,8 @@ export interface AgentProcessSpec {
   log: LogWriter;
   /** The control plane's own log, where crashes show too. */
   serverLog: { warn(object: object, message: string): void };
+  /** Wraps its command line in the deployment's sandbox and limits (a new one each start). */
+  confine(argv: string[], firstFd: number): ConfinedLaunch;
 }
 
 /**
@@ -51,11 +54,14 @@ export class AgentProcess {
     const { spec } = this;
     // A socket file left by a process that was killed would make the new one fail to listen.
     if (process.platform !== "win32") rmSync(spec.socketPath, { force: true });
-    const child = spawn(process.execPath, [SLIPWAY_BIN, "agent", "--socket", spec.socketPath, ...spec.args], {
-      cwd: spec.cwd,
-      env: spec.env,
-      stdio: ["ignore", "pipe", "pipe", "ipc"],
-    });
+    const launch = spec.confine([process.execPath, SLIPWAY_BIN, "agent", "--socket", spec.socketPath, ...spec.args], 4);
+    const { program, args, fds } = launch.command;
+    let child: ChildProcess;
+    try {
+      child = spawn(program, args, { cwd: spec.cwd, env: spec.env, stdio: ["ignore", "pipe", "pipe", "ipc", ...fds] });
+    } finally {
+      launch.spawned();
+    }
     this.child = child;
     spec.log.info(`[${spec.name}] started (pid ${child.pid}).`);
     createInterface({ input: child.stdout! }).on("line", (line) => {
@@ -74,6 +80,8 @@ export class AgentProcess {
       child.once("exit", (code, signal) => {
         this.endpoint = undefined;
         this.child = undefined;
+        const limited = launch.finish();
+        if (limited) spec.log.error(`[${spec.name}] stopped by its resource limits: ${limited}.`);
         resolve();
         if (this.stopping) {
           spec.log.info(`[${spec.name}] stopped.`);
@@ -83,7 +91,7 @@ export class AgentProcess {
         this.crashes++;
         const how = signal ? `was killed by ${signal}` : `exited with code ${code}`;
         spec.log.error(`[${spec.name}] ${how}; restarting in ${delay / 1000} s.`);
-        spec.serverLog.warn({ process: spec.name, code, signal, restart_in_ms: delay }, "agent process died; restarting");
+        spec.serverLog.warn({ process: spec.name, code, signal, limited, restart_in_ms: delay }, "agent process died; restarting");
         this.restartTimer = setTimeout(() => {
           this.restartTimer = undefined;
           if (!this.stopping) this.start();
@@ -116,13 +124,15 @@ export class AgentProcess {
     if (this.child?.connected) this.child.send({ type: "drain" }, () => undefined);
   }
 
-  /** SIGTERM, then SIGKILL after `graceMs`; resolves once the process is gone. */
+  /** Asks it to stop (its SIGTERM path), then SIGKILL after `graceMs`; resolves once the process is gone. */
   async stop(graceMs: number): Promise<void> {
     this.stopping = true;
     if (this.restartTimer) clearTimeout(this.restartTimer);
     const child = this.child;
     if (!child) return;
-    child.kill("SIGTERM");
+    // Through the IPC channel: a signal would reach the sandbox (bubblewrap), which does not pass it on.
+    if (child.connected) child.send({ type: "stop" }, () => undefined);
+    else child.kill("SIGTERM");
     const killer = setTimeout(() => {
       this.spec.log.line("WARNING", `[${this.spec.name}] still running ${graceMs / 1000} s after SIGTERM: SIGKILL.`);
       child.kill("SIGKILL");

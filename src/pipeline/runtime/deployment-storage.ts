@@ -1,38 +1,51 @@
 import { createHash } from "node:crypto";
-import { existsSync, mkdirSync, renameSync, rmSync } from "node:fs";
+import { chownSync, existsSync, mkdirSync, renameSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { writePgliteTemplate } from "../../storage/pglite.ts";
 import { startSharedPgliteHost, type SharedPgliteHost } from "../../storage/shared-pglite-host.ts";
 import type { PipelineDeps } from "../context.ts";
+import { deploymentRoleUrl, dropDeploymentRole } from "./deployment-role.ts";
+import type { Isolation } from "./isolation.ts";
 
 /**
  * Where a deployment's threads, runs, assistants and store live. They belong to the
  * deployment, not to a revision, so every revision's agent processes attach to the same
  * database:
- * - with a PostgreSQL server, a schema of its own on it (`deployment_<id>`);
+ * - with a PostgreSQL server, a schema of its own on it (`deployment_<id>`), reached as a
+ *   role of its own that owns that schema and nothing else;
  * - on the embedded default, a PGlite directory that this control plane opens when a
  *   revision is launched (not before: a deployment whose builds fail holds no database)
- *   and shares with the agent processes through a local socket (docs/decisions/0010).
+ *   and shares with the agent processes through a local socket (docs/decisions/0010), in
+ *   a directory of its own given to the deployment's uid: no other deployment can open it.
+ * The control plane's credentials are never part of it (docs/decisions/0030).
  */
 export interface StorageAttachment {
   /** Environment for an agent process. */
   env: Record<string, string>;
   /** Arguments for an agent process. */
   args: string[];
+  /** Directories its sandbox must show (the storage socket's). */
+  directories: string[];
 }
 
 export class DeploymentStorage {
   private readonly hosts = new Map<string, Promise<SharedPgliteHost>>();
   private template: Promise<string> | undefined;
 
-  constructor(private readonly deps: PipelineDeps) {}
+  constructor(
+    private readonly deps: PipelineDeps,
+    private readonly isolation: Isolation,
+  ) {}
 
   async attach(deploymentId: string): Promise<StorageAttachment> {
     const schema = schemaOf(deploymentId);
-    if (this.deps.databaseUrl) return { env: { SLIPWAY_DATABASE_URL: this.deps.databaseUrl }, args: ["--database-schema", schema] };
+    if (this.deps.databaseUrl) {
+      const url = await deploymentRoleUrl(this.deps, deploymentId, schema);
+      return { env: { SLIPWAY_DATABASE_URL: url }, args: ["--database-schema", schema], directories: [] };
+    }
     const host = await this.host(deploymentId);
-    return { env: { SLIPWAY_STORAGE_SOCKET: host.socketPath }, args: [] };
+    return { env: { SLIPWAY_STORAGE_SOCKET: host.socketPath }, args: [], directories: [dirname(host.socketPath)] };
   }
 
   /**
@@ -49,10 +62,12 @@ export class DeploymentStorage {
   async remove(deploymentId: string): Promise<void> {
     if (this.deps.databaseUrl) {
       await this.deps.db.query(`DROP SCHEMA IF EXISTS ${schemaOf(deploymentId)} CASCADE`);
+      await dropDeploymentRole(this.deps, deploymentId);
       return;
     }
     await this.release(deploymentId);
     rmSync(this.directory(deploymentId), { recursive: true, force: true });
+    rmSync(dirname(storageSocketPath(this.deps.dataDir, deploymentId)), { recursive: true, force: true });
   }
 
   async close(): Promise<void> {
@@ -67,7 +82,15 @@ export class DeploymentStorage {
       const dir = this.directory(deploymentId);
       mkdirSync(dir, { recursive: true, mode: 0o700 });
       const socketPath = storageSocketPath(this.deps.dataDir, deploymentId);
-      host = this.emptyCluster().then((template) => startSharedPgliteHost({ dataDir: join(dir, "db"), schema: "slipway_agent", socketPath, template }));
+      // The socket's directory and the socket itself belong to the deployment's uid (mode 0700, 0600).
+      if (process.platform !== "win32") this.isolation.ownDirectory(deploymentId, dirname(socketPath));
+      host = this.emptyCluster()
+        .then((template) => startSharedPgliteHost({ dataDir: join(dir, "db"), schema: "slipway_agent", socketPath, template }))
+        .then((started) => {
+          const uid = this.isolation.uidOf(deploymentId);
+          if (uid !== undefined) chownSync(socketPath, uid, uid);
+          return started;
+        });
       host.catch(() => this.hosts.delete(deploymentId));
       this.hosts.set(deploymentId, host);
     }
@@ -104,15 +127,16 @@ function deploymentDirectory(dataDir: string, deploymentId: string): string {
 }
 
 /**
- * Where a deployment's embedded database is served. A socket path must fit in 104 bytes
- * on every platform: deep data directories use the temp folder instead.
+ * Where a deployment's embedded database is served: alone in a directory, which its
+ * sandbox shows. A socket path must fit in 104 bytes on every platform: deep data
+ * directories use the temp folder instead.
  */
 export function storageSocketPath(dataDir: string, deploymentId: string): string {
   const dir = deploymentDirectory(dataDir, deploymentId);
   const hashed = `slipway-${createHash("sha256").update(dir).digest("hex").slice(0, 16)}`;
   if (process.platform === "win32") return `\\\\.\\pipe\\${hashed}`;
-  const natural = join(dir, "db.sock");
-  return natural.length < 100 ? natural : join(tmpdir(), `${hashed}.sock`);
+  const natural = join(dir, "socket", "db.sock");
+  return natural.length < 100 ? natural : join(tmpdir(), hashed, "db.sock");
 }
 
 /** One schema per deployment on a shared server (a uuid's hex fits PostgreSQL's 63 bytes). */

@@ -4,26 +4,19 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { childEnv } from "../child-env.ts";
 import type { PipelineDeps } from "../context.ts";
+import { StepFailure } from "../failure.ts";
 import type { LogWriter } from "../log-writer.ts";
 import { AgentProcess } from "./agent-process.ts";
 import type { DeploymentStorage } from "./deployment-storage.ts";
+import { DEFAULT_LIMITS, type Isolation } from "./isolation.ts";
 import { RevisionGroup } from "./revision-group.ts";
+import type { DeploymentRuntime, LaunchSpec } from "./runtime.ts";
+import { unsandboxedTenantsRefusal } from "./tenant-guard.ts";
 import { deploymentPathUrl } from "../../controlplane/deployments/records.ts";
 
 /** At most this many processes per revision, whatever resource_spec asks. */
 const MAX_PROCESSES = 16;
 
-export interface LaunchSpec {
-  workspaceId: string;
-  deploymentId: string;
-  revisionId: string;
-  build: { directory: string; config_file: string };
-  /** Deployment secrets: the agent processes' environment. */
-  secrets: Record<string, string>;
-  resourceSpec: { min_scale?: number | null; memory_mb?: number | null; memory_limit_mb?: number | null } | null;
-  /** The revision's deploy log. */
-  log: LogWriter;
-}
 
 interface Serving {
   workspaceId: string;
@@ -37,9 +30,13 @@ interface Serving {
  * processes serve each deployment now (the router asks `target`). A new revision is
  * launched beside the serving one; `promote` switches new requests to it at once and
  * retires the previous one: it stops claiming runs, keeps its requests (streams of
- * long runs included) up to the drain timeout, then gets SIGTERM, a grace, and SIGKILL.
+ * long runs included) up to the drain timeout, then is asked to stop, gets a grace, and SIGKILL.
+ *
+ * Each process runs in the deployment's sandbox (docs/decisions/0030): its build
+ * read-only, its sockets' directory, its storage socket, a private /tmp, and, as root,
+ * the deployment's own uid; its memory and processes bounded by control groups.
  */
-export class LocalRuntime {
+export class LocalRuntime implements DeploymentRuntime {
   private readonly serving = new Map<string, Serving>();
   private readonly retiring = new Set<Promise<void>>();
   private readonly launched = new Set<RevisionGroup>();
@@ -49,6 +46,7 @@ export class LocalRuntime {
   constructor(
     private readonly deps: PipelineDeps,
     private readonly storage: DeploymentStorage,
+    private readonly isolation: Isolation,
   ) {}
 
   /**
@@ -73,8 +71,11 @@ export class LocalRuntime {
   /** Starts a revision's processes without waiting: a restart serves what was DEPLOYED as soon as it listens. */
   async start(spec: LaunchSpec): Promise<RevisionGroup> {
     const { settings } = this.deps;
+    const refusal = await unsandboxedTenantsRefusal(this.deps.db, this.isolation, this.deps.allowUnsandboxed);
+    if (refusal) throw new StepFailure("DEPLOY_FAILED", `Refused: ${refusal}`);
     const count = Math.min(MAX_PROCESSES, Math.max(1, spec.resourceSpec?.min_scale ?? 1));
     const memory = spec.resourceSpec?.memory_limit_mb ?? spec.resourceSpec?.memory_mb;
+    const limits = { ...DEFAULT_LIMITS, ...(memory ? { memoryBytes: memory * 1048576 } : {}) };
     const internalKey = randomBytes(32).toString("base64url");
     const storage = await this.storage.attach(spec.deploymentId);
     // The agent's own grace (runs in progress go on, then are handed back) fits inside ours.
@@ -91,9 +92,24 @@ export class LocalRuntime {
       NODE_OPTIONS: memory ? [spec.secrets.NODE_OPTIONS, `--max-old-space-size=${memory}`].filter(Boolean).join(" ") : spec.secrets.NODE_OPTIONS,
     });
     const args = ["--config", spec.build.config_file, ...storage.args];
+    const sockets = this.socketDirectory(spec.deploymentId);
+    const confine = (argv: string[], firstFd: number) =>
+      this.isolation.confine({
+        deploymentId: spec.deploymentId,
+        kind: "agent",
+        argv,
+        cwd: spec.build.directory,
+        readOnly: [spec.build.directory],
+        writable: [sockets, ...storage.directories].filter(Boolean),
+        limits,
+        firstFd,
+      });
     const processes = Array.from({ length: count }, (_, index) => {
       const name = `${spec.revisionId.slice(0, 8)}#${index + 1}`;
-      return new AgentProcess({ name, cwd: spec.build.directory, socketPath: this.socketPath(name), args, env, log: spec.log, serverLog: this.deps.log });
+      const file = `${++this.sockets}-${name.replace("#", "-")}`;
+      // On Windows, a named pipe.
+      const socketPath = process.platform === "win32" ? `\\\\.\\pipe\\slipway-${process.pid}-${randomBytes(6).toString("hex")}-${file}` : join(sockets, `${file}.sock`);
+      return new AgentProcess({ name, cwd: spec.build.directory, socketPath, args, env, log: spec.log, serverLog: this.deps.log, confine });
     });
     const group = new RevisionGroup(spec.deploymentId, spec.revisionId, processes, internalKey, spec.log);
     this.launched.add(group);
@@ -135,18 +151,20 @@ export class LocalRuntime {
   }
 
   /**
-   * A new socket path for a process: in a directory of this runtime's own, mode 0700, in
-   * the temp folder (a socket path must fit in about 100 bytes; data directories can be
-   * deep). On Windows, a named pipe.
+   * Where a deployment's processes listen: a directory of the deployment's own (its uid,
+   * mode 0700: no other deployment can reach its sockets) in a directory of this
+   * runtime's own, mode 0700, in the temp folder (a socket path must fit in about 100
+   * bytes; data directories can be deep).
    */
-  private socketPath(name: string): string {
-    const file = `${++this.sockets}-${name.replace("#", "-")}`;
-    if (process.platform === "win32") return `\\\\.\\pipe\\slipway-${process.pid}-${randomBytes(6).toString("hex")}-${file}`;
+  private socketDirectory(deploymentId: string): string {
+    if (process.platform === "win32") return "";
     if (!this.socketDir) {
       this.socketDir = mkdtempSync(join(tmpdir(), "slipway-agents-"));
       chmodSync(this.socketDir, 0o700);
     }
-    return join(this.socketDir, `${file}.sock`);
+    const dir = join(this.socketDir, deploymentId.replace(/-/g, "").slice(0, 16));
+    this.isolation.ownDirectory(deploymentId, dir);
+    return dir;
   }
 
   private retire(group: RevisionGroup): void {

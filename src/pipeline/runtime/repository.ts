@@ -19,3 +19,19 @@ export async function activeRevisions(q: Queryable): Promise<ServedRevision[]> {
       WHERE d.status <> 'AWAITING_DELETE' ORDER BY d.seq`,
   );
 }
+
+/** The sealed password of a deployment's PostgreSQL role, created on first use (the first writer wins). */
+export async function deploymentRole(q: Queryable, row: { deploymentId: string; role: string; passwordSealed: string; now: Date }): Promise<{ role: string; password_sealed: string }> {
+  await q.query(
+    `INSERT INTO deployment_roles (deployment_id, role, password_sealed, created_at) VALUES ($1, $2, $3, $4)
+     ON CONFLICT (deployment_id) DO NOTHING`,
+    [row.deploymentId, row.role, row.passwordSealed, row.now],
+  );
+  const rows = await q.query<{ role: string; password_sealed: string }>("SELECT role, password_sealed FROM deployment_roles WHERE deployment_id = $1", [row.deploymentId]);
+  return rows[0];
+}
+
+export async function organizationCount(q: Queryable): Promise<number> {
+  const rows = await q.query<{ n: number }>("SELECT count(*)::int AS n FROM organizations");
+  return rows[0].n;
+}

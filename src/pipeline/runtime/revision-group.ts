@@ -1,7 +1,7 @@
 import type { CorsConfig } from "../../http/cors.ts";
 import { StepFailure } from "../failure.ts";
 import type { LogWriter } from "../log-writer.ts";
-import type { AgentProcess } from "./agent-process.ts";
+import type { Replica } from "./runtime.ts";
 
 /**
  * The agent processes of one revision (resource_spec.min_scale of them), as the router
@@ -16,7 +16,7 @@ export class RevisionGroup {
   constructor(
     readonly deploymentId: string,
     readonly revisionId: string,
-    readonly processes: readonly AgentProcess[],
+    readonly processes: readonly Replica[],
     /** The key the router presents to these processes (they accept no other). */
     readonly internalKey: string,
     readonly log: LogWriter,
@@ -28,7 +28,7 @@ export class RevisionGroup {
   }
 
   /** A listening process, or undefined while none is (starting, restarting). */
-  pick(): AgentProcess | undefined {
+  pick(): Replica | undefined {
     for (let i = 0; i < this.processes.length; i++) {
       const candidate = this.processes[(this.next + i) % this.processes.length];
       if (candidate.endpoint) {

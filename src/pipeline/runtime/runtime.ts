@@ -1,0 +1,54 @@
+import type { CorsConfig } from "../../http/cors.ts";
+import type { AgentEndpoint } from "../../router/endpoint.ts";
+import type { LogWriter } from "../log-writer.ts";
+import type { RevisionGroup } from "./revision-group.ts";
+
+/**
+ * What runs deployments (docs/decisions/0030). The local runtime (sandboxed processes)
+ * implements it; a Docker runtime (an image per revision, a container per replica) and
+ * later a Kubernetes one (a Deployment and a Service per revision, driven by a listener in
+ * the cluster) implement the same: the revision job, the restore at start, the deleter
+ * and the router see nothing else.
+ */
+export interface DeploymentRuntime {
+  /** Starts a revision's replicas and waits until all answer /ok (else DEPLOY_FAILED). */
+  launch(spec: LaunchSpec, signal: AbortSignal): Promise<RevisionGroup>;
+  /** Starts a revision's replicas without waiting (a restart serves what was DEPLOYED). */
+  start(spec: LaunchSpec): Promise<RevisionGroup>;
+  /** New requests go to `group` from now on; the group it replaces drains, then stops. */
+  promote(workspaceId: string, group: RevisionGroup): void;
+  /** What serves a deployment now (the router asks). */
+  target(deploymentId: string): RevisionGroup | undefined;
+  /** Stops a group that never served. */
+  stopGroup(group: RevisionGroup): Promise<void>;
+  /** Stops every replica of a deployment being deleted. */
+  stopDeployment(deploymentId: string): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** One replica of a revision: a sandboxed process here, a container or a pod elsewhere. */
+export interface Replica {
+  /** Where the router reaches it, while it listens. */
+  readonly endpoint: AgentEndpoint | undefined;
+  /** http.cors of its langgraph.json, once it said (the router's own answers carry it). */
+  readonly cors: CorsConfig | undefined;
+  /** Answers 200 on /ok now (the readiness probe). */
+  healthy(timeoutMs?: number): Promise<boolean>;
+  /** Stops claiming new runs; requests in progress go on. */
+  drain(): void;
+  /** Asks it to stop, kills it after `graceMs`. */
+  stop(graceMs: number): Promise<void>;
+}
+
+export interface LaunchSpec {
+  workspaceId: string;
+  deploymentId: string;
+  revisionId: string;
+  build: { directory: string; config_file: string };
+  /** Deployment secrets: the replicas' environment, and all they get of the control plane's. */
+  secrets: Record<string, string>;
+  /** Replicas (min_scale), memory per replica (memory_limit_mb, else memory_mb) and CPU. */
+  resourceSpec: { min_scale?: number | null; memory_mb?: number | null; memory_limit_mb?: number | null; cpu?: number | null } | null;
+  /** The revision's deploy log. */
+  log: LogWriter;
+}

@@ -1,0 +1,35 @@
+import { execFile } from "node:child_process";
+import { cpSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { promisify } from "node:util";
+import { fileURLToPath } from "node:url";
+
+const EXAMPLE_AGENT = fileURLToPath(new URL("../../examples/agent/", import.meta.url));
+let warming: Promise<void> | undefined;
+
+/**
+ * Fills the suite's shared package cache with the example agent's packages, once. A
+ * sandboxed control plane never writes that cache (each deployment's builds get a copy
+ * of it: docs/decisions/0030), so without this every test deployment would download
+ * them from the registry.
+ */
+export function warmPackageCache(cacheDir: string): Promise<void> {
+  const marker = join(cacheDir, ".example-agent");
+  if (existsSync(marker)) return Promise.resolve();
+  warming ??= (async () => {
+    const work = mkdtempSync(join(tmpdir(), "slipway-warm-cache-"));
+    try {
+      cpSync(EXAMPLE_AGENT, work, { recursive: true, filter: (source) => !source.includes("node_modules") });
+      mkdirSync(cacheDir, { recursive: true });
+      await promisify(execFile)("npm", ["ci", "--ignore-scripts", "--no-audit", "--no-fund", "--loglevel=error"], {
+        cwd: work,
+        env: { ...process.env, npm_config_cache: join(cacheDir, "npm"), npm_config_update_notifier: "false" },
+      });
+      writeFileSync(marker, "");
+    } finally {
+      rmSync(work, { recursive: true, force: true });
+    }
+  })();
+  return warming;
+}
