@@ -1,10 +1,10 @@
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { StepFailure } from "../failure.ts";
 import { planInstall } from "./package-manager.ts";
-import { globMatches, inspectProject, nodeVersionProblem } from "./project.ts";
+import { globMatches, inspectProject } from "./project.ts";
 
 const roots: string[] = [];
 afterEach(() => {
@@ -68,21 +68,13 @@ describe("inspectProject", () => {
     expect(failure("../outside.json")).toMatch(/leaves the source tree/);
   });
 
-  it("refuses a node_version the running Node does not satisfy, before any install", () => {
+  it("refuses a node_version above the running major before any install, and lets an older major through", () => {
     const root = tree({ "langgraph.json": config({ agent: "./a.ts:graph" }, { node_version: "99" }), "a.ts": "" });
-    expect(() => inspectProject(root, "langgraph.json", "20.19.2")).toThrow(/node_version 99 is asked for, but this platform runs agents with Node 20\.19\.2/);
-  });
-});
-
-describe("nodeVersionProblem", () => {
-  it("takes a major, or a minimum within a major", () => {
-    expect(nodeVersionProblem(undefined, "20.19.2")).toBeUndefined();
-    expect(nodeVersionProblem("20", "20.19.2")).toBeUndefined();
-    expect(nodeVersionProblem(20, "20.19.2")).toBeUndefined();
-    expect(nodeVersionProblem("20.19", "20.19.2")).toBeUndefined();
-    expect(nodeVersionProblem("20.20", "20.19.2")).toMatch(/asked for/);
-    expect(nodeVersionProblem("22", "20.19.2")).toMatch(/Set node_version to "20"/);
-    expect(nodeVersionProblem(">=20", "20.19.2")).toMatch(/is not a Node version/);
+    expect(() => inspectProject(root, "langgraph.json", "20.19.2")).toThrow(
+      /langgraph\.json: node_version: the project asks for Node 99 but this server runs Node 20\.19\.2, an older major/,
+    );
+    const older = tree({ "langgraph.json": config({ agent: "./a.ts:graph" }, { node_version: "20" }), "a.ts": "" });
+    expect(inspectProject(older, "langgraph.json", "22.3.0").configFile).toBe(join(realpathSync(older), "langgraph.json"));
   });
 });
 
