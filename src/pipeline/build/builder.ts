@@ -138,7 +138,7 @@ async function checkGraphs(deps: PipelineDeps, target: BuildTarget, configFile: 
   const outcome = await runCommand(process.execPath, [SLIPWAY_BIN, "agent", "--check", "--config", configFile], {
     cwd,
     env,
-    output: (line) => log.info(line),
+    output: (line, stream) => logCheckLine(log, line, stream),
     signal,
     timeoutMs: deps.settings.checkTimeoutMs,
   });
@@ -149,6 +149,19 @@ async function checkGraphs(deps: PipelineDeps, target: BuildTarget, configFile: 
   if (outcome.code !== 0) {
     throw commandFailure("BUILD_FAILED", "Checking the project", "slipway agent --check", outcome, log.tail(20), "The project cannot start as it is: fix what the lines below say.");
   }
+}
+
+/** The check's warnings (a missing env file, an older node_version) are the build log's warnings. */
+function logCheckLine(log: LogWriter, line: string, stream: "stdout" | "stderr"): void {
+  if (stream === "stderr" && line.startsWith('{"level":"warn"')) {
+    try {
+      const { msg } = JSON.parse(line) as { msg?: unknown };
+      if (typeof msg === "string") return log.line("WARNING", msg);
+    } catch {
+      // not one of the check's own lines: shown as it is
+    }
+  }
+  log.info(line);
 }
 
 /** npm and corepack live beside the node binary; make sure children find them. */
