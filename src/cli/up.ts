@@ -1,5 +1,6 @@
 import { relative } from "node:path";
 import { Command, type Command as CommandType } from "commander";
+import { BUILD_ENV_PASSED } from "../config/build-env.ts";
 import { resolveControlPlaneConfig } from "../config/controlplane.ts";
 import type { ControlPlaneDeps } from "../controlplane/context.ts";
 import { addRateLimitFlags } from "../ratelimit/cli-options.ts";
@@ -24,6 +25,10 @@ export function registerUpCommand(program: CommandType): void {
       "--allow-private-git-hosts <hosts>",
       "comma-separated git hosts (names or IPs) integrations and fetches may reach although private or loopback (env SLIPWAY_GIT_ALLOW_HOSTS; default: none)",
     )
+    .option(
+      "--build-env <names>",
+      `comma-separated names from this environment that installs and build_commands also get (a trailing * for a prefix; env SLIPWAY_BUILD_ENV). They always get ${BUILD_ENV_PASSED.join(", ")}`,
+    )
     .option("--json", "print machine-readable JSON lines instead of text");
   // --rate-limit-policy, --redis-url, --no-rate-limit, ... (our --region above is shared).
   addRateLimitFlags(up).action(async (flags) => {
@@ -44,6 +49,7 @@ interface UpFlags extends Record<string, unknown> {
   databaseUrl?: string;
   region?: string;
   allowPrivateGitHosts?: string;
+  buildEnv?: string;
   json?: boolean;
 }
 
@@ -70,7 +76,7 @@ async function serve(flags: UpFlags): Promise<void> {
   let db: Awaited<ReturnType<typeof openDatabase>> | undefined;
   let pipeline: Awaited<ReturnType<typeof startPipeline>> | undefined;
   try {
-    const settings = pipelineSettingsFromEnv();
+    const settings = pipelineSettingsFromEnv(process.env, { buildEnv: flags.buildEnv });
     const secrets = loadSecretsKey(config.dataDir);
     if (secrets.source === "generated") {
       say(`Slipway: generated a secrets key in ${secrets.path} (keep it: sealed secrets need it)`, { event: "secrets_key_generated", path: secrets.path });

@@ -2,12 +2,12 @@ import { createHash } from "node:crypto";
 import { existsSync, mkdirSync, renameSync, rmSync } from "node:fs";
 import { basename, delimiter, join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
-import { childEnv, packageCacheEnv } from "../child-env.ts";
+import { buildStepEnv, childEnv } from "../child-env.ts";
 import type { PipelineDeps } from "../context.ts";
 import { StepFailure, commandFailure } from "../failure.ts";
 import type { LogWriter } from "../log-writer.ts";
 import { installLayerKey, restoreInstallLayer, saveInstallLayer } from "./install-layer.ts";
-import { planInstall, resolveManager } from "./package-manager.ts";
+import { installAdvice, planInstall, resolveManager } from "./package-manager.ts";
 import { inspectProject } from "./project.ts";
 import * as repo from "./repository.ts";
 import { runCommand } from "./run-command.ts";
@@ -61,7 +61,7 @@ export async function buildSource(deps: PipelineDeps, target: BuildTarget, sourc
   const project = inspectProject(sourceDir, recipe.configPath);
   const cache = packageCacheDir(deps);
   mkdirSync(cache, { recursive: true });
-  const env = childEnv({ ...packageCacheEnv(cache), PATH: withNodeBin(process.env.PATH) });
+  const env = buildStepEnv(cache, deps.settings.buildEnv, withNodeBin(process.env.PATH));
   const installDirShown = relative(sourceDir, project.installDir) || ".";
 
   if (recipe.installCommand) {
@@ -74,7 +74,7 @@ export async function buildSource(deps: PipelineDeps, target: BuildTarget, sourc
     } else {
       // pnpm's store setting is one npm does not know, and warns about in every build log.
       if (plan.manager === "npm") delete env.npm_config_store_dir;
-      const argv = resolveManager(plan.argv, (program) => onPath(program, env.PATH));
+      const argv = resolveManager(plan, (program) => onPath(program, env.PATH));
       if (!argv) {
         throw new StepFailure(
           "BUILD_FAILED",
@@ -88,7 +88,7 @@ export async function buildSource(deps: PipelineDeps, target: BuildTarget, sourc
       } else {
         log.info(`Installing dependencies with \`${argv.join(" ")}\` (${plan.reason}) in ${installDirShown} (${project.installReason}).`);
         const outcome = await runCommand(argv[0], argv.slice(1), { cwd: project.installDir, env, output: (line) => log.info(line), signal, timeoutMs: 30 * 60_000 });
-        if (outcome.code !== 0) throw commandFailure("BUILD_FAILED", "Installing dependencies", argv.join(" "), outcome, log.tail(20));
+        if (outcome.code !== 0) throw commandFailure("BUILD_FAILED", "Installing dependencies", argv.join(" "), outcome, log.tail(20), installAdvice(log.tail(100)));
         if (layer) await saveInstallLayer(cache, layer, project.installDir);
       }
     }
