@@ -23,11 +23,13 @@ import { loadGraphs } from "./graphs/registry.ts";
 export async function checkProject(configPath: string): Promise<string[]> {
   // stdout carries the verdict: whatever the graphs log goes to stderr.
   const { config } = prepareProject(configPath, { logFd: 2 });
-  // Only what went wrong is told (stderr stays empty on success, as the pipeline expects).
+  // Only warnings and what went wrong are told (stderr stays empty on a clean success).
   const warn = (obj: unknown, msg: string) => {
     const { err, ...fields } = obj as { err?: unknown };
     process.stderr.write(`${JSON.stringify({ level: "warn", msg, ...fields, ...(err ? { err: String((err as Error).message ?? err) } : {}) })}\n`);
   };
+  // A missing env file, an older node_version: the build log shows them as warnings.
+  for (const message of config.warnings) warn({}, message);
   // The extraction runs in a worker thread, beside the imports below (it never rejects:
   // a failure is a warning). The same bound as a server's: the pipeline gives the whole
   // check 60 s by default.

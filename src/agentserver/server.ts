@@ -97,6 +97,7 @@ async function assemble(db: Database, project: PreparedProject, options: AgentSe
     serverFactory: projectHttp.serverFactory,
   });
   const log = app.log;
+  for (const message of config.warnings) log.warn(message);
 
   const checkpointer = new SlipwaySaver(db);
   const store = await storeFromConfig(db, config, log);

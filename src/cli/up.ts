@@ -1,5 +1,6 @@
 import { relative } from "node:path";
 import { Command, type Command as CommandType } from "commander";
+import { BUILD_ENV_PASSED } from "../config/build-env.ts";
 import { resolveControlPlaneConfig } from "../config/controlplane.ts";
 import type { ControlPlaneDeps } from "../controlplane/context.ts";
 import { addRateLimitFlags } from "../ratelimit/cli-options.ts";
@@ -29,6 +30,10 @@ export function registerUpCommand(program: CommandType): void {
       `deployments a workspace may have; more are refused with 403 (env SLIPWAY_MAX_DEPLOYMENTS_PER_WORKSPACE; 0: no limit; default: ${defaults.maxDeploymentsPerWorkspace})`,
     )
     .option("--allow-unsandboxed", "serve several organizations although deployments cannot be sandboxed here: their code could then read each other's data (env SLIPWAY_ALLOW_UNSANDBOXED=1; see README, Isolation)")
+    .option(
+      "--build-env <names>",
+      `comma-separated names from this environment that installs and build_commands also get (a trailing * for a prefix; env SLIPWAY_BUILD_ENV). They always get ${BUILD_ENV_PASSED.join(", ")}`,
+    )
     .option("--json", "print machine-readable JSON lines instead of text");
   // --rate-limit-policy, --redis-url, --no-rate-limit, ... (our --region above is shared).
   addRateLimitFlags(up).action(async (flags) => {
@@ -51,6 +56,7 @@ interface UpFlags extends Record<string, unknown> {
   allowPrivateGitHosts?: string;
   maxDeploymentsPerWorkspace?: string;
   allowUnsandboxed?: boolean;
+  buildEnv?: string;
   json?: boolean;
 }
 
@@ -79,7 +85,7 @@ async function serve(flags: UpFlags): Promise<void> {
   let db: Awaited<ReturnType<typeof openDatabase>> | undefined;
   let pipeline: Awaited<ReturnType<typeof startPipeline>> | undefined;
   try {
-    const settings = pipelineSettingsFromEnv();
+    const settings = pipelineSettingsFromEnv(process.env, { buildEnv: flags.buildEnv });
     const secrets = loadSecretsKey(config.dataDir);
     if (secrets.source === "generated") {
       say(`Slipway: generated a secrets key in ${secrets.path} (keep it: sealed secrets need it)`, { event: "secrets_key_generated", path: secrets.path });

@@ -1,4 +1,5 @@
 import { PIPELINE_DEFAULTS, type PipelineSettings } from "../pipeline/context.ts";
+import { parseBuildEnvNames } from "./build-env.ts";
 
 type Env = Record<string, string | undefined>;
 
@@ -13,8 +14,11 @@ type Env = Record<string, string | undefined>;
  * | SLIPWAY_STOP_GRACE_SECONDS           | 10      | between SIGTERM and SIGKILL |
  * | SLIPWAY_PUSH_QUIET_SECONDS           | 3       | a push waits this long for a newer push before it builds |
  * | SLIPWAY_JOB_LEASE_SECONDS            | 30      | a revision job without a heartbeat for this long is taken over |
+ *
+ * and `--build-env` (SLIPWAY_BUILD_ENV): names that installs and build_commands get
+ * besides the package managers' settings (config/build-env.ts).
  */
-export function pipelineSettingsFromEnv(env: Env = process.env): PipelineSettings {
+export function pipelineSettingsFromEnv(env: Env = process.env, flags: { buildEnv?: string } = {}): PipelineSettings {
   const seconds = (name: string, fallbackMs: number) => {
     const raw = env[name];
     if (raw === undefined || raw === "") return fallbackMs;
@@ -30,5 +34,6 @@ export function pipelineSettingsFromEnv(env: Env = process.env): PipelineSetting
     stopGraceMs: seconds("SLIPWAY_STOP_GRACE_SECONDS", PIPELINE_DEFAULTS.stopGraceMs),
     pushQuietMs: seconds("SLIPWAY_PUSH_QUIET_SECONDS", PIPELINE_DEFAULTS.pushQuietMs),
     jobLeaseMs: seconds("SLIPWAY_JOB_LEASE_SECONDS", PIPELINE_DEFAULTS.jobLeaseMs),
+    buildEnv: parseBuildEnvNames(flags.buildEnv ?? env.SLIPWAY_BUILD_ENV),
   };
 }

@@ -1,3 +1,5 @@
+import { BUILD_ENV_PASSED, selectBuildEnv } from "../config/build-env.ts";
+
 /**
  * The environment of what the pipeline runs for a deployment (installs, build commands,
  * agent processes): the few variables a program needs to work on this machine, and
@@ -56,4 +58,14 @@ export function packageCacheEnv(cacheDir: string): Record<string, string> {
     npm_config_audit: "false",
     CI: "true",
   };
+}
+
+/**
+ * The environment of install and build_command steps: childEnv, the package managers'
+ * settings of the control plane's environment (config/build-env.ts), and the shared
+ * package cache. The cache locations are Slipway's unless the operator named them in
+ * `extraNames` (--build-env); what `extraNames` selects wins over both.
+ */
+export function buildStepEnv(cacheDir: string, extraNames: readonly string[], path: string, from: NodeJS.ProcessEnv = process.env): NodeJS.ProcessEnv {
+  return childEnv({ ...selectBuildEnv(BUILD_ENV_PASSED, from), ...packageCacheEnv(cacheDir), ...selectBuildEnv(extraNames, from), PATH: path }, from);
 }

@@ -50,6 +50,8 @@ export interface PipelineSettings {
   pushQuietMs: number;
   /** The largest uploaded source, in bytes. */
   maxUploadBytes: number;
+  /** Names (a trailing `*`: a prefix) of the control plane's environment that installs and build_commands get besides config/build-env.ts's list. */
+  buildEnv: string[];
 }
 
 export const PIPELINE_DEFAULTS: PipelineSettings = {
@@ -60,6 +62,7 @@ export const PIPELINE_DEFAULTS: PipelineSettings = {
   jobLeaseMs: 30_000,
   pushQuietMs: 3_000,
   maxUploadBytes: 200 * 1024 * 1024,
+  buildEnv: [],
 };
 
 /** The pipeline's own log: the server log, where crashes of agent processes show too. */

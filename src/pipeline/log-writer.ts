@@ -1,5 +1,6 @@
 import { insertLogLines, trimLog, type LogLevel, type LogType, type NewLogLine } from "../controlplane/logs/repository.ts";
 import type { Database } from "../storage/database.ts";
+import { isRedactable } from "./redaction.ts";
 
 /** Lines kept per revision and log type; older ones are trimmed as new ones arrive. */
 const LOG_LINES_KEPT = 20_000;
@@ -17,7 +18,7 @@ interface LogTarget {
 
 /**
  * Writes one revision's build or deploy log: lines are redacted (every secret value the
- * revision knows becomes `****`), cleaned (terminal colours, NUL), cut, batched into one
+ * revision knows becomes `****`, unless it cannot be told from ordinary words: redaction.ts), cleaned (terminal colours, NUL), cut, batched into one
  * statement every 200 ms, and trimmed to the newest LOG_LINES_KEPT. `tail()` keeps the
  * last lines in memory for failure messages.
  */
@@ -36,7 +37,7 @@ export class LogWriter {
     private readonly onError: (error: Error) => void = () => undefined,
   ) {
     // Longest first, so a secret that contains another is hidden whole.
-    this.secrets = [...new Set(secrets.filter((s) => s.length >= 4))].sort((a, b) => b.length - a.length);
+    this.secrets = [...new Set(secrets.filter(isRedactable))].sort((a, b) => b.length - a.length);
   }
 
   line(level: LogLevel, text: string): void {
@@ -53,7 +54,7 @@ export class LogWriter {
 
   /** Adds a value to hide from now on (a key made after the writer). */
   hide(secret: string): void {
-    if (secret.length >= 4 && !this.secrets.includes(secret)) this.secrets = [...this.secrets, secret].sort((a, b) => b.length - a.length);
+    if (isRedactable(secret) && !this.secrets.includes(secret)) this.secrets = [...this.secrets, secret].sort((a, b) => b.length - a.length);
   }
 
   info(text: string): void {

@@ -27,7 +27,12 @@ describe("revision logs", () => {
     const repo = new TestRepository(join(root, "repos"), "agent");
     writeSampleProject(repo.work, "v1");
     // The project prints its secret when its graph loads (at the build's check and at start).
-    repo.commit({ "src/whoami.ts": `console.log("greeting is " + process.env.GREETING);\n${sampleFiles("v1")["src/whoami.ts"]}` }, "chatty");
+    // Its langgraph.json names a .env file that, git-ignored as usual, was never pushed.
+    const config = { ...JSON.parse(sampleFiles("v1")["langgraph.json"]), env: ".env" };
+    repo.commit(
+      { "src/whoami.ts": `console.log("greeting is " + process.env.GREETING);\n${sampleFiles("v1")["src/whoami.ts"]}`, "langgraph.json": JSON.stringify(config), ".gitignore": ".env\n" },
+      "chatty",
+    );
     git = await startGitDaemon(join(root, "repos"));
     cp = await startPipelineControlPlane(root, { env: { SLIPWAY_STOP_GRACE_SECONDS: "4" } });
     cpApi = api(cp);
@@ -47,7 +52,8 @@ describe("revision logs", () => {
         source: "github",
         source_config: { repo_url: git.url("agent"), deployment_type: "dev" },
         source_revision_config: { repo_ref: "main", langgraph_config_path: "langgraph.json" },
-        secrets: [{ name: "GREETING", value: SECRET }],
+        // A secret that cannot be told from ordinary words is not hidden: the logs keep their `true`s.
+        secrets: [{ name: "GREETING", value: SECRET }, { name: "STRICT", value: "true" }],
       });
       const deploymentId = created.body.id;
       const revisionId = created.body.latest_revision_id;
@@ -100,6 +106,11 @@ describe("revision logs", () => {
       const everything = [...(await cpApi.logs(deploymentId, revisionId, "build")), ...(await cpApi.logs(deploymentId, revisionId, "deploy"))].join("\n");
       expect(everything).toContain("greeting is ****");
       expect(everything).not.toContain(SECRET);
+      expect(everything).toContain('{"event":"check","ok":true,');
+      const warnings = await cpApi.call("POST", `/v1/projects/${deploymentId}/revisions/${revisionId}/build_logs`, { level: "WARNING" });
+      const warned = warnings.body.logs.map((l: { message: string }) => l.message);
+      expect(warned).toContainEqual(expect.stringMatching(/^Secrets shown as they are in these logs: STRICT\. A boolean/));
+      expect(warned).toContainEqual(expect.stringMatching(/langgraph\.json: env file "\.env" not found \(.*\): continuing without it/));
 
       // Bad filters are 422s naming the field; another deployment's id is a 404.
       const bad = await cpApi.call("POST", `/v1/projects/${deploymentId}/revisions/${revisionId}/build_logs`, { limit: 0, order: "sideways" });

@@ -4,6 +4,19 @@ import { ChatGenerationChunk, type ChatResult } from "@langchain/core/outputs";
 import type { CallbackManagerForLLMRun } from "@langchain/core/callbacks/manager";
 
 /**
+ * The text of a message's content: a string, or content blocks (agent-chat-ui sends
+ * `[{"type": "text", "text": ...}]`) whose text parts are joined; other blocks (images,
+ * files) are named by their type.
+ */
+export function textOf(content: unknown): string {
+  if (typeof content === "string") return content;
+  if (!Array.isArray(content)) return "";
+  return content
+    .map((block) => (typeof block === "string" ? block : block?.type === "text" && typeof block.text === "string" ? block.text : `[${block?.type ?? "content"}]`))
+    .join(" ");
+}
+
+/**
  * A chat model that needs no network: it answers "You said: <last message>" and,
  * when streamed, emits the answer word by word, like a real provider's tokens.
  */
@@ -13,9 +26,7 @@ export class EchoChatModel extends BaseChatModel {
   }
 
   private reply(messages: BaseMessage[]): string {
-    const last = messages.at(-1);
-    const text = typeof last?.content === "string" ? last.content : JSON.stringify(last?.content ?? "");
-    return `You said: ${text}`;
+    return `You said: ${textOf(messages.at(-1)?.content ?? "")}`;
   }
 
   async _generate(messages: BaseMessage[]): Promise<ChatResult> {

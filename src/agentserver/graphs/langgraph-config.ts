@@ -15,7 +15,7 @@ import {
 } from "./config-sections.ts";
 import { resolveGraphSpec, type GraphSpec } from "./graph-spec.ts";
 import { readHttp, type HttpSection } from "./http-config.ts";
-import { nodeVersionProblem } from "./node-version.ts";
+import { checkNodeVersion } from "../../config/node-version.ts";
 
 /** The parts of `langgraph.json` the agent server reads. */
 export interface LanggraphConfig {
@@ -23,6 +23,8 @@ export interface LanggraphConfig {
   root: string;
   graphs: Record<string, GraphSpec>;
   env: Record<string, string>;
+  /** What the server goes on without, to be told at start (a missing env file, an older node_version). */
+  warnings: string[];
   /** `http` settings the server honours. */
   http: HttpSection;
   /** `auth.path`: the project's custom authentication and authorization. */
@@ -49,8 +51,10 @@ export function readLanggraphConfig(configPath: string): LanggraphConfig {
   }
   if (typeof raw !== "object" || raw === null || Array.isArray(raw)) throw new ConfigError(`${file}: expected a JSON object`);
   const root = dirname(file);
-  const nodeProblem = nodeVersionProblem(raw.node_version);
-  if (nodeProblem) throw new ConfigError(`${file}: node_version: ${nodeProblem}`);
+  const warnings: string[] = [];
+  const node = checkNodeVersion(raw.node_version);
+  if (node.error) throw new ConfigError(`${file}: node_version: ${node.error}`);
+  if (node.warning) warnings.push(`${file}: node_version: ${node.warning}`);
   const graphsRaw = raw.graphs;
   if (typeof graphsRaw !== "object" || graphsRaw === null || Array.isArray(graphsRaw) || Object.keys(graphsRaw).length === 0) {
     throw new ConfigError(`${file}: "graphs" must be an object with at least one graph`);
@@ -66,12 +70,13 @@ export function readLanggraphConfig(configPath: string): LanggraphConfig {
       description: typeof entry.description === "string" ? entry.description : undefined,
     };
   }
-  const env = readEnv(raw.env, root, file);
+  const env = readEnv(raw.env, root, file, warnings);
   try {
     return {
       root,
       graphs,
       env,
+      warnings,
       http: readHttp(raw.http, root),
       auth: readAuth(raw.auth, root),
       ui: readUi(raw.ui, raw.ui_config, root),
@@ -93,11 +98,19 @@ function splitGraphSpec(spec: string): [string, string | undefined] {
   return [spec.slice(0, at), spec.slice(at + 1) || undefined];
 }
 
-function readEnv(env: unknown, root: string, file: string): Record<string, string> {
+/**
+ * `env`: a path to a .env file, or an object of values. A missing file is a warning, as
+ * with the vendor's tools: `.env` is usually git-ignored, so a pushed or uploaded project
+ * has none, and its values come from the deployment's secrets instead.
+ */
+function readEnv(env: unknown, root: string, file: string, warnings: string[]): Record<string, string> {
   if (env === undefined || env === null) return {};
   if (typeof env === "string") {
     const envFile = resolve(root, env);
-    if (!existsSync(envFile)) throw new ConfigError(`${file}: env file not found: ${envFile}`);
+    if (!existsSync(envFile)) {
+      warnings.push(`${file}: env file ${JSON.stringify(env)} not found (${envFile}): continuing without it; set its values as the deployment's secrets`);
+      return {};
+    }
     return parseDotenv(readFileSync(envFile));
   }
   if (typeof env === "object" && !Array.isArray(env)) {

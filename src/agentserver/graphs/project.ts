@@ -13,10 +13,12 @@ export interface PreparedProject {
  * `slipway agent --check` so that a check refuses exactly what a start refuses:
  * langgraph.json (with node_version), the project's env, LANGGRAPH_CONFIG, and the
  * logger `getLogger()` returns (graphs may ask for it while they are imported).
+ * What it goes on without is in `config.warnings`, for the caller to tell.
  */
 export function prepareProject(configPath: string, options: { logFd?: number } = {}): PreparedProject {
   const config = readLanggraphConfig(configPath);
   // The project's env applies where the deployment did not set a value itself.
+  // The deployment's own environment (its secrets) wins over both forms of `env`.
   for (const [key, value] of Object.entries(config.env)) if (process.env[key] === undefined) process.env[key] = value;
   const assistantDefaults = readAssistantDefaults(process.env.LANGGRAPH_CONFIG, Object.keys(config.graphs));
   registerSdkLogger({ fd: options.logFd });

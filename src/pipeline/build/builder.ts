@@ -3,13 +3,13 @@ import { existsSync, mkdirSync, renameSync, rmSync } from "node:fs";
 import { cp } from "node:fs/promises";
 import { basename, delimiter, join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
-import { childEnv, packageCacheEnv } from "../child-env.ts";
+import { buildStepEnv, childEnv } from "../child-env.ts";
 import type { PipelineDeps } from "../context.ts";
 import { StepFailure, commandFailure } from "../failure.ts";
 import type { LogWriter } from "../log-writer.ts";
 import type { ConfinedLaunch } from "../runtime/isolation.ts";
 import { installLayerKey, restoreInstallLayer, saveInstallLayer } from "./install-layer.ts";
-import { planInstall, resolveManager } from "./package-manager.ts";
+import { installAdvice, planInstall, resolveManager } from "./package-manager.ts";
 import { inspectProject } from "./project.ts";
 import * as repo from "./repository.ts";
 import { runCommand } from "./run-command.ts";
@@ -100,7 +100,7 @@ export async function buildSource(deps: PipelineDeps, target: BuildTarget, sourc
   // What root wrote (the fetch, the seeded cache, a linked install layer) becomes the build's to write.
   const own = () => deps.isolation?.ownTrees(target.deploymentId, [sourceDir, cache]);
   await own();
-  const env = childEnv({ ...packageCacheEnv(cache), PATH: withNodeBin(process.env.PATH) });
+  const env = buildStepEnv(cache, deps.settings.buildEnv, withNodeBin(process.env.PATH));
   const installDirShown = relative(sourceDir, project.installDir) || ".";
 
   if (recipe.installCommand) {
@@ -113,7 +113,7 @@ export async function buildSource(deps: PipelineDeps, target: BuildTarget, sourc
     } else {
       // pnpm's store setting is one npm does not know, and warns about in every build log.
       if (plan.manager === "npm") delete env.npm_config_store_dir;
-      const argv = resolveManager(plan.argv, (program) => onPath(program, env.PATH));
+      const argv = resolveManager(plan, (program) => onPath(program, env.PATH));
       if (!argv) {
         throw new StepFailure(
           "BUILD_FAILED",
@@ -127,7 +127,7 @@ export async function buildSource(deps: PipelineDeps, target: BuildTarget, sourc
       } else {
         log.info(`Installing dependencies with \`${argv.join(" ")}\` (${plan.reason}) in ${installDirShown} (${project.installReason}).`);
         const outcome = await runCommand(argv[0], argv.slice(1), { cwd: project.installDir, env, output: (line) => log.info(line), signal, timeoutMs: 30 * 60_000, confine });
-        if (outcome.code !== 0) throw commandFailure("BUILD_FAILED", "Installing dependencies", argv.join(" "), outcome, log.tail(20));
+        if (outcome.code !== 0) throw commandFailure("BUILD_FAILED", "Installing dependencies", argv.join(" "), outcome, log.tail(20), installAdvice(log.tail(100)));
         if (layer) await saveInstallLayer(cache, layer, project.installDir);
       }
     }
@@ -178,7 +178,7 @@ async function checkGraphs(deps: PipelineDeps, target: BuildTarget, configFile: 
   const outcome = await runCommand(process.execPath, [SLIPWAY_BIN, "agent", "--check", "--config", configFile], {
     cwd,
     env,
-    output: (line) => log.info(line),
+    output: (line, stream) => logCheckLine(log, line, stream),
     signal,
     timeoutMs: deps.settings.checkTimeoutMs,
     confine,
@@ -190,6 +190,19 @@ async function checkGraphs(deps: PipelineDeps, target: BuildTarget, configFile: 
   if (outcome.code !== 0) {
     throw commandFailure("BUILD_FAILED", "Checking the project", "slipway agent --check", outcome, log.tail(20), "The project cannot start as it is: fix what the lines below say.");
   }
+}
+
+/** The check's warnings (a missing env file, an older node_version) are the build log's warnings. */
+function logCheckLine(log: LogWriter, line: string, stream: "stdout" | "stderr"): void {
+  if (stream === "stderr" && line.startsWith('{"level":"warn"')) {
+    try {
+      const { msg } = JSON.parse(line) as { msg?: unknown };
+      if (typeof msg === "string") return log.line("WARNING", msg);
+    } catch {
+      // not one of the check's own lines: shown as it is
+    }
+  }
+  log.info(line);
 }
 
 /** npm and corepack live beside the node binary; make sure children find them. */

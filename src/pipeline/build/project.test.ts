@@ -1,10 +1,10 @@
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { StepFailure } from "../failure.ts";
-import { planInstall } from "./package-manager.ts";
-import { globMatches, inspectProject, nodeVersionProblem } from "./project.ts";
+import { planInstall, resolveManager } from "./package-manager.ts";
+import { globMatches, inspectProject } from "./project.ts";
 
 const roots: string[] = [];
 afterEach(() => {
@@ -68,21 +68,13 @@ describe("inspectProject", () => {
     expect(failure("../outside.json")).toMatch(/leaves the source tree/);
   });
 
-  it("refuses a node_version the running Node does not satisfy, before any install", () => {
+  it("refuses a node_version above the running major before any install, and lets an older major through", () => {
     const root = tree({ "langgraph.json": config({ agent: "./a.ts:graph" }, { node_version: "99" }), "a.ts": "" });
-    expect(() => inspectProject(root, "langgraph.json", "20.19.2")).toThrow(/node_version 99 is asked for, but this platform runs agents with Node 20\.19\.2/);
-  });
-});
-
-describe("nodeVersionProblem", () => {
-  it("takes a major, or a minimum within a major", () => {
-    expect(nodeVersionProblem(undefined, "20.19.2")).toBeUndefined();
-    expect(nodeVersionProblem("20", "20.19.2")).toBeUndefined();
-    expect(nodeVersionProblem(20, "20.19.2")).toBeUndefined();
-    expect(nodeVersionProblem("20.19", "20.19.2")).toBeUndefined();
-    expect(nodeVersionProblem("20.20", "20.19.2")).toMatch(/asked for/);
-    expect(nodeVersionProblem("22", "20.19.2")).toMatch(/Set node_version to "20"/);
-    expect(nodeVersionProblem(">=20", "20.19.2")).toMatch(/is not a Node version/);
+    expect(() => inspectProject(root, "langgraph.json", "20.19.2")).toThrow(
+      /langgraph\.json: node_version: the project asks for Node 99 but this server runs Node 20\.19\.2, an older major/,
+    );
+    const older = tree({ "langgraph.json": config({ agent: "./a.ts:graph" }, { node_version: "20" }), "a.ts": "" });
+    expect(inspectProject(older, "langgraph.json", "22.3.0").configFile).toBe(join(realpathSync(older), "langgraph.json"));
   });
 });
 
@@ -97,14 +89,37 @@ describe("globMatches", () => {
 });
 
 describe("planInstall", () => {
-  it("picks the package manager by lock file in the vendor's order, then packageManager, then npm install", () => {
+  it("picks the package manager by lock file in the vendor's order, else npm install, and says why", () => {
     const both = tree({ "package.json": "{}", "yarn.lock": "", "package-lock.json": "{}" });
     expect(planInstall(both)).toMatchObject({ manager: "yarn", argv: ["yarn", "install", "--frozen-lockfile"], reason: "yarn.lock found" });
     expect(planInstall(tree({ "package.json": "{}", "pnpm-lock.yaml": "", "package-lock.json": "{}" }))).toMatchObject({ manager: "pnpm" });
     expect(planInstall(tree({ "package.json": "{}", "package-lock.json": "{}", "bun.lockb": "" }))).toMatchObject({ argv: ["npm", "ci"] });
     expect(planInstall(tree({ "package.json": "{}", "bun.lockb": "" }))).toMatchObject({ manager: "bun" });
-    expect(planInstall(tree({ "package.json": JSON.stringify({ packageManager: "pnpm@9.1.0" }) }))).toMatchObject({ argv: ["pnpm", "install"] });
-    expect(planInstall(tree({ "package.json": "{}" }))).toMatchObject({ argv: ["npm", "install"], reason: "no lock file" });
+    expect(planInstall(tree({ "package.json": "{}" }))).toEqual({
+      manager: "npm",
+      argv: ["npm", "install"],
+      reason: "no lock file (yarn.lock, pnpm-lock.yaml, package-lock.json, bun.lockb, bun.lock), so npm installs, as in the vendor's build",
+    });
     expect(planInstall(tree({ "a.ts": "" }))).toMatchObject({ manager: "none" });
+  });
+
+  it("packageManager without its lock file: still npm, and the reason says so", () => {
+    const plan = planInstall(tree({ "package.json": JSON.stringify({ packageManager: "pnpm@9.1.0+sha512.abc" }) }));
+    expect(plan).toMatchObject({ manager: "npm", argv: ["npm", "install"] });
+    expect(plan.reason).toMatch(/so npm installs, as in the vendor's build; package.json's packageManager pnpm@9\.1\.0 needs its lock file to be used$/);
+  });
+
+  it("packageManager pinning the lock file's manager: that version runs, through corepack (Yarn 2+ frozen as --immutable)", () => {
+    const pnpm = planInstall(tree({ "package.json": JSON.stringify({ packageManager: "pnpm@9.15.0" }), "pnpm-lock.yaml": "" }));
+    expect(pnpm).toMatchObject({ pinned: "pnpm@9.15.0", argv: ["pnpm", "install", "--frozen-lockfile"] });
+    expect(resolveManager(pnpm, (program) => program === "corepack" || program === "pnpm")).toEqual(["corepack", "pnpm", "install", "--frozen-lockfile"]);
+    const berry = planInstall(tree({ "package.json": JSON.stringify({ packageManager: "yarn@4.5.0" }), "yarn.lock": "", ".yarnrc.yml": "nodeLinker: node-modules\n" }));
+    expect(resolveManager(berry, () => true)).toEqual(["corepack", "yarn", "install", "--immutable"]);
+    // Not pinned (or pinned to another manager): the manager on PATH, else corepack.
+    const yarn = planInstall(tree({ "package.json": JSON.stringify({ packageManager: "npm@10.0.0" }), "yarn.lock": "" }));
+    expect(yarn.pinned).toBeUndefined();
+    expect(resolveManager(yarn, (program) => program === "yarn")).toEqual(["yarn", "install", "--frozen-lockfile"]);
+    expect(resolveManager(yarn, (program) => program === "corepack")).toEqual(["corepack", "yarn", "install", "--frozen-lockfile"]);
+    expect(resolveManager(planInstall(tree({ "package.json": "{}", "bun.lock": "" })), (program) => program === "corepack")).toBeUndefined();
   });
 });

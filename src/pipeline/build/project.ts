@@ -1,13 +1,14 @@
 import { existsSync, readFileSync, realpathSync, statSync } from "node:fs";
 import { dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
 import { parse as parseYaml } from "yaml";
+import { checkNodeVersion } from "../../config/node-version.ts";
 import { StepFailure } from "../failure.ts";
 
 /**
  * What a fetched source tree holds, read before anything is installed, so that a broken
  * langgraph.json fails the build at once with a reason rather than after an install:
  * the config exists inside the tree and is JSON with graphs whose files exist, its
- * node_version fits the Node that will run it, and where dependencies install (the
+ * node_version does not ask for a later Node than the one that will run it, and where dependencies install (the
  * workspace root of a monorepo, else the project's own folder).
  */
 interface Project {
@@ -38,8 +39,9 @@ export function inspectProject(sourceDir: string, configPath: string, runningNod
   }
   if (!config || typeof config !== "object" || Array.isArray(config)) throw failed(`${configPath} must hold a JSON object.`);
   checkGraphFiles(config.graphs, dirname(configFile), configPath);
-  const problem = nodeVersionProblem(config.node_version, runningNode);
-  if (problem) throw failed(`${configPath}: ${problem}`);
+  // A warning (an older major runs) is told by the graph check, which reads the same rule.
+  const node = checkNodeVersion(config.node_version, runningNode);
+  if (node.error) throw failed(`${configPath}: node_version: ${node.error}.`);
   const { installDir, installReason } = findInstallDir(root, dirname(configFile));
   return { configFile, installDir, installReason };
 }
@@ -57,22 +59,6 @@ function checkGraphFiles(graphs: unknown, configDir: string, configPath: string)
       throw failed(`${configPath}: graphs.${id} points at ${file}, which does not exist in the source.`);
     }
   }
-}
-
-/**
- * node_version as the vendor writes it ("20", "22"), or a minimum within a major
- * ("20.19"): the major must be the running one, the rest at most what runs.
- */
-export function nodeVersionProblem(wanted: unknown, running: string): string | undefined {
-  if (wanted === undefined || wanted === null) return undefined;
-  const text = String(wanted).trim();
-  const match = /^v?(\d+)(?:\.(\d+))?(?:\.(\d+))?$/.exec(text);
-  if (!match) return `node_version '${text}' is not a Node version like "20" or "22".`;
-  const want = match.slice(1).map((part) => (part === undefined ? 0 : Number(part)));
-  const have = running.split(".").map(Number);
-  const fits = want[0] === have[0] && (want[1] < have[1] || (want[1] === have[1] && want[2] <= have[2]));
-  if (fits) return undefined;
-  return `node_version ${text} is asked for, but this platform runs agents with Node ${running}. Set node_version to "${have[0]}", or run the control plane with Node ${want[0]}.`;
 }
 
 /** The workspace root whose globs include the project's folder, else the nearest folder with package.json. */

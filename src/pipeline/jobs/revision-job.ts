@@ -10,6 +10,7 @@ import type { PipelineDeps } from "../context.ts";
 import { JobStopped, StepFailure } from "../failure.ts";
 import { LogWriter } from "../log-writer.ts";
 import type { DeploymentRuntime } from "../runtime/runtime.ts";
+import { unredactedSecrets } from "../redaction.ts";
 import type { RevisionGroup } from "../runtime/revision-group.ts";
 import { fetchSource, identifySource, type RevisionSource, type SourceDeps } from "../source/prepare.ts";
 import { loadJobRevision, recordBuild, recordCommit, type JobClaim, type JobRevision } from "./repository.ts";
@@ -50,6 +51,10 @@ export async function runRevisionJob(context: JobContext): Promise<void> {
   const onLogError = (error: Error) => deps.log.warn({ err: error, revision_id: revision.id }, "writing a revision log failed");
   const buildLog = new LogWriter(deps.db, { ...target, type: "build" }, Object.values(secrets), onLogError);
   const deployLog = new LogWriter(deps.db, { ...target, type: "deploy" }, Object.values(secrets), onLogError);
+  const shown = unredactedSecrets(secrets);
+  if (shown.length > 0) {
+    buildLog.line("WARNING", `Secrets shown as they are in these logs: ${shown.join(", ")}. A boolean, a plain number or a value under 6 characters cannot be told from ordinary words, so it is not hidden.`);
+  }
   const job = new Job(context, revision, secrets, buildLog, deployLog);
   try {
     await job.run();
