@@ -85,14 +85,32 @@ function textProblem(raw: string): string | undefined {
   return undefined;
 }
 
-function readUrlForm(scheme: string, rest: string, raw: string): GitUrlReading {
+/**
+ * Reads an integration's `base_url` by the same grammar (decision 0032, addendum): its
+ * origin is what a token is bound to and a repository's host is compared with, so every
+ * reader must agree on it too. Only the URL form; the path may be empty. Problems name
+ * `base_url`.
+ */
+export function readBaseUrl(raw: string): GitUrlReading {
+  const problem = textProblem(raw);
+  const scheme = /^([a-z][a-z0-9+.-]*):\/\//i.exec(raw);
+  const read: GitUrlReading = problem
+    ? { problem }
+    : scheme
+      ? readUrlForm(scheme[1].toLowerCase(), raw.slice(scheme[0].length), raw, { pathOptional: true })
+      : { problem: "repo_url must be an https://, http://, git:// or ssh:// URL" };
+  return read.problem ? { problem: read.problem.replaceAll("repo_url", "base_url") } : read;
+}
+
+function readUrlForm(scheme: string, rest: string, raw: string, options: { pathOptional?: boolean } = {}): GitUrlReading {
   if (!SCHEMES.has(scheme)) {
     const why = scheme === "file" ? " (a file:// URL reads this server's own files)" : "";
     return { problem: `repo_url must use https, http, git or ssh, not ${scheme.slice(0, 20)}${why}` };
   }
   const slash = rest.indexOf("/");
   const authority = slash === -1 ? rest : rest.slice(0, slash);
-  const path = slash === -1 ? "" : rest.slice(slash);
+  // A base URL without a path is its root, as WHATWG reads it.
+  const path = slash === -1 ? (options.pathOptional ? "/" : "") : rest.slice(slash);
   const at = authority.split("@");
   if (at.length > 2) return { problem: "repo_url must not contain more than one '@' before its path" };
   let user: string | undefined;
@@ -114,7 +132,7 @@ function readUrlForm(scheme: string, rest: string, raw: string): GitUrlReading {
     }
     port = Number(hostPort[2]);
   }
-  const pathProblem = urlPathProblem(path);
+  const pathProblem = options.pathOptional && path === "/" ? undefined : urlPathProblem(path);
   if (pathProblem) return { problem: pathProblem };
   const url: GitUrl = { form: "url", scheme: scheme as GitScheme, user, host, port, path, href: "" };
   url.href = gitUrlText(url, host);
@@ -186,7 +204,8 @@ function whatwgDisagreement(url: GitUrl, raw: string): string | undefined {
     theirs.password === "" &&
     host === url.host &&
     port === (url.port ?? DEFAULT_PORTS[url.scheme]) &&
-    theirs.pathname === url.path &&
+    // A non-special scheme's empty path is its root (a base_url only: a repo_url needs a path).
+    (theirs.pathname || "/") === url.path &&
     theirs.search === "" &&
     theirs.hash === "";
   return agrees ? undefined : "repo_url is read differently by different URL parsers: write it as scheme://host[:port]/path";

@@ -196,6 +196,33 @@ describe.each(BACKENDS)("integrations on %s", (backend) => {
     expect(forge.seen.length).toBe(seen);
   });
 
+  it("refuses a base_url that URL readers would read apart, by the repo_url rule (422 at base_url, nothing stored or sent)", async () => {
+    const before = await count();
+    const seen = forge.seen.length;
+    const port = new URL(forge.url).port;
+    const refused: [string, RegExp][] = [
+      [`http://x.test\\@127.0.0.1:${port}/`, /base_url must not contain '\\'/],
+      [`http://user@127.0.0.1:${port}/`, /base_url must not carry credentials or a user name/],
+      [`https://git@x.test/`, /base_url must not carry credentials or a user name/],
+      [`http://127.1:${port}/`, /base_url's host must spell the address as 127\.0\.0\.1/],
+      [`http://127.0.0.1:${port}/%2e%2e/`, /base_url must not percent-encode ASCII characters/],
+      [`http://127.0.0.1:0${port}/`, /base_url's port must be a number from 1 to 65535, without leading zeros/],
+    ];
+    for (const [base_url, reason] of refused) {
+      const response = await install({ name: `canonical-${base_url}`, base_url, token: TOKEN });
+      expect(response.statusCode, base_url).toBe(422);
+      const [problem] = json(response).detail;
+      expect(problem.loc, base_url).toEqual(["body", "base_url"]);
+      expect(problem.msg, base_url).toMatch(reason);
+    }
+    expect(await count()).toBe(before);
+    expect(forge.seen.length).toBe(seen);
+    // The canonical spellings of the same hosts, an ssh account and a root without a slash still install.
+    for (const base_url of [`HTTP://127.0.0.1:${port}`, "ssh://git@git.example.test", "https://x.test:443/gitlab/"]) {
+      expect((await install({ name: `canonical-ok-${base_url}`, base_url })).statusCode, base_url).toBe(201);
+    }
+  });
+
   it("refuses a duplicate name with 409", async () => {
     expect((await install({ name: "twice", base_url: "https://git.example.test/" })).statusCode).toBe(201);
     const before = await count();

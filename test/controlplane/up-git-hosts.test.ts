@@ -40,7 +40,10 @@ describe("private git hosts setting", () => {
 
     it("accepts the allowed loopback host and still refuses the others", async () => {
       expect((await install("allowed", "http://127.0.0.1:3000/")).status).toBe(201);
-      expect((await install("allowed-decimal", "http://2130706433:3000/")).status).toBe(201);
+      // Allowed, but in a spelling readers disagree on: the canonical URL rule (decision 0032) refuses it.
+      const decimal = await install("allowed-decimal", "http://2130706433:3000/");
+      expect(decimal.status).toBe(422);
+      expect(((await decimal.json()) as { detail: { msg: string }[] }).detail[0].msg).toBe("base_url's host must spell the address as 127.0.0.1");
       const refused = await install("not-allowed", "http://127.0.0.2:3000/");
       expect(refused.status).toBe(422);
       const [problem] = ((await refused.json()) as { detail: { loc: string[]; msg: string }[] }).detail;

@@ -12,7 +12,7 @@ import { startControlPlane, type ControlPlaneProcess } from "../support/control-
  */
 export function startPipelineControlPlane(
   root: string,
-  options: { backend?: "pglite" | "postgres"; args?: string[]; env?: Record<string, string | undefined> } = {},
+  options: { backend?: "pglite" | "postgres"; args?: string[]; env?: Record<string, string | undefined>; cwd?: string } = {},
 ): Promise<ControlPlaneProcess> {
   const storage = options.backend === "postgres" ? ["--database-url", inject("databaseUrl")] : [];
   return startControlPlane(["--data-dir", join(root, "cp"), ...storage, ...(options.args ?? [])], {
@@ -21,5 +21,5 @@ export function startPipelineControlPlane(
     SLIPWAY_PACKAGE_CACHE: join(tmpdir(), "slipway-test-package-cache"),
     SLIPWAY_DATABASE_URL: undefined,
     ...options.env,
-  });
+  }, options.cwd);
 }

@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from "node:child_process";
+import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { warmPackageCache } from "./package-cache.ts";
 
@@ -18,13 +19,13 @@ export interface ControlPlaneProcess {
 
 /**
  * Starts `slipway up --json` with `args` and extra environment; resolves once it listens.
- * Without --port, it listens on a free port.
+ * Without --port, it listens on a free port; `cwd` is the project's root unless given.
  */
-export async function startControlPlane(args: string[], env: Record<string, string | undefined> = {}): Promise<ControlPlaneProcess> {
+export async function startControlPlane(args: string[], env: Record<string, string | undefined> = {}, cwd = ROOT): Promise<ControlPlaneProcess> {
   if (env.SLIPWAY_PACKAGE_CACHE) await warmPackageCache(env.SLIPWAY_PACKAGE_CACHE);
   const port = args.includes("--port") ? [] : ["--port", "0"];
-  const child = spawn(process.execPath, ["bin/slipway.js", "up", "--host", "127.0.0.1", "--json", ...port, ...args], {
-    cwd: ROOT,
+  const child = spawn(process.execPath, [join(ROOT, "bin/slipway.js"), "up", "--host", "127.0.0.1", "--json", ...port, ...args], {
+    cwd,
     env: { ...process.env, ...env },
     stdio: ["ignore", "pipe", "pipe"],
   });

@@ -2,6 +2,7 @@ import { openSecret, sealSecret } from "../../auth/secret-box.ts";
 import { GIT_HOSTS_SETTING } from "../../config/controlplane.ts";
 import { conflict, invalidField, notFound } from "../../http/errors.ts";
 import { AddressRefused, resolveGuarded, type AddressGuardPolicy } from "../../net/address-guard.ts";
+import { readBaseUrl } from "../../net/git-url.ts";
 import type { ControlPlaneDeps } from "../context.ts";
 import { listHostRepositories, type ListingOptions } from "./repo-listing.ts";
 import * as repo from "./repository.ts";
@@ -59,6 +60,9 @@ export class IntegrationService {
     if (!name) throw invalidField(["body", "name"], "String should have at least 1 character", "string_too_short");
     const baseUrl = normaliseBaseUrl(request.base_url);
     await checkHost(baseUrl, this.gitHosts);
+    // After the guard, whose refusal says more (loopback, metadata...) for an address in another spelling.
+    const canonical = readBaseUrl(request.base_url.trim());
+    if (canonical.problem) throw invalidField(["body", "base_url"], canonical.problem, "url_parsing");
     const id = newId();
     const seal = (value: string | null | undefined, field: string) =>
       value ? sealSecret(secretsKey, value, sealContext(id, field)) : null;

@@ -3,6 +3,7 @@ import { AddressRefused, canonicalIp, resolveGuarded, type AddressGuardPolicy } 
 import { DEFAULT_PORTS, baseUrlOrigin, gitOrigin, gitUrlText, readGitUrl, type GitUrl } from "../../net/git-url.ts";
 import { repoRefProblem } from "../../controlplane/deployments/source-fields.ts";
 import { runCommand, type CommandOutcome } from "../build/run-command.ts";
+import { openGitSandbox, sshCommand, type GitSandbox } from "./git-environment.ts";
 import { StepFailure, commandFailure } from "../failure.ts";
 import type { LogWriter } from "../log-writer.ts";
 
@@ -15,7 +16,9 @@ import type { LogWriter } from "../log-writer.ts";
  * - the host is resolved once through the address guard and git is pinned to the checked
  *   address (curl's resolve list for http(s), the address itself for git://, ssh:// and
  *   scp-like), so a DNS answer cannot change between the check and the connection;
- * - redirects are not followed, no prompt is shown, the user's global git config is not read;
+ * - git runs in an empty directory with an empty HOME and an environment of its own
+ *   (./git-environment.ts): the server user's git config, .netrc and ssh config do not
+ *   apply; redirects are not followed, no prompt is shown, no credential helper asked;
  * - the integration's token goes in a header through git's environment (not the command
  *   line, which other users can read), and only to the integration's own origin (scheme,
  *   host and port of its base_url); a repository of another host is refused.
@@ -40,6 +43,14 @@ const SHA = /^[0-9a-f]{40}([0-9a-f]{24})?$/i;
 /** The commit `source.ref` names now (`git ls-remote`), or a CREATE_FAILED that says what exists. */
 export async function resolveCommit(source: GitSource, context: GitContext): Promise<string> {
   const target = await gitTarget(source, context);
+  try {
+    return await lsRemote(source, target, context);
+  } finally {
+    target.remove();
+  }
+}
+
+async function lsRemote(source: GitSource, target: Target, context: GitContext): Promise<string> {
   if (SHA.test(source.ref)) return source.ref.toLowerCase();
   const lines: string[] = [];
   const outcome = await git(["ls-remote", "--", target.url], target, context, lines);
@@ -69,6 +80,14 @@ export async function resolveCommit(source: GitSource, context: GitContext): Pro
 /** Checks `commit` of the repository out into `dir` (created; no .git left behind). */
 export async function fetchCommit(source: GitSource, commit: string, dir: string, context: GitContext): Promise<void> {
   const target = await gitTarget(source, context);
+  try {
+    await checkOut(source, commit, dir, target, context);
+  } finally {
+    target.remove();
+  }
+}
+
+async function checkOut(source: GitSource, commit: string, dir: string, target: Target, context: GitContext): Promise<void> {
   rmSync(dir, { recursive: true, force: true });
   mkdirSync(dir, { recursive: true });
   const step = async (args: string[], shown: string) => {
@@ -99,11 +118,9 @@ export async function fetchCommit(source: GitSource, commit: string, dir: string
   rmSync(`${dir}/.git`, { recursive: true, force: true });
 }
 
-interface Target {
+interface Target extends GitSandbox {
   /** The URL git is given: the checked address for git:// and ssh://. */
   url: string;
-  env: NodeJS.ProcessEnv;
-  config: string[];
 }
 
 async function gitTarget(source: GitSource, context: GitContext): Promise<Target> {
@@ -120,18 +137,8 @@ async function gitTarget(source: GitSource, context: GitContext): Promise<Target
     throw new StepFailure("CREATE_FAILED", `Fetching the source failed: cannot resolve ${url.host} (${(error as Error).message}).`);
   }
   const address = addresses[0].address;
-  const env: NodeJS.ProcessEnv = {
-    PATH: process.env.PATH,
-    HOME: process.env.HOME,
-    GIT_TERMINAL_PROMPT: "0",
-    GIT_ASKPASS: "echo",
-    SSH_ASKPASS: "echo",
-    GIT_CONFIG_NOSYSTEM: "1",
-    GIT_CONFIG_GLOBAL: process.platform === "win32" ? "NUL" : "/dev/null",
-    GIT_ALLOW_PROTOCOL: "http:https:git:ssh",
-    LANG: "C",
-  };
-  const config = ["-c", "protocol.file.allow=never", "-c", "http.followRedirects=false", "-c", "core.hooksPath=/dev/null"];
+  const sandbox = openGitSandbox(url.scheme);
+  const { env, config } = sandbox;
   // git is given the canonical text only (never the text as written), pinned to the checked address.
   let gitUrl: string;
   if (url.scheme === "http" || url.scheme === "https") {
@@ -153,13 +160,11 @@ async function gitTarget(source: GitSource, context: GitContext): Promise<Target
   } else if (url.scheme === "git") {
     gitUrl = gitUrlText(url, address);
   } else {
-    // ssh: connect to the checked address, but check the host key under the host's name (the
-    // grammar leaves only letters, digits and . _ - : in a host: safe in this command line).
+    // ssh: connect to the checked address, but check the host key under the host's name.
     gitUrl = gitUrlText(url, address);
-    env.GIT_SSH_COMMAND = `ssh -o BatchMode=yes -o StrictHostKeyChecking=accept-new -o HostKeyAlias=${url.host}`;
-    env.SSH_AUTH_SOCK = process.env.SSH_AUTH_SOCK;
+    env.GIT_SSH_COMMAND = sshCommand(url.host);
   }
-  return { url: gitUrl, env, config };
+  return { ...sandbox, url: gitUrl };
 }
 
 /** A repository of another host than the integration's is refused: the integration was named for its host. */
@@ -179,7 +184,7 @@ function git(args: string[], target: Target, context: GitContext, lines?: string
   // ls-remote's answer is data, not log: collect its stdout instead of logging it.
   const output = (line: string, stream: "stdout" | "stderr") =>
     lines && stream === "stdout" ? lines.push(line) : context.log.info(line);
-  return runCommand("git", [...target.config, ...args], { cwd: process.cwd(), env: target.env, output, signal: context.signal, timeoutMs: 10 * 60_000 });
+  return runCommand("git", [...target.config, ...args], { cwd: target.dir, env: target.env, output, signal: context.signal, timeoutMs: 10 * 60_000 });
 }
 
 function accessAdvice(source: GitSource): string {
