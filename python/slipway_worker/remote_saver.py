@@ -1,4 +1,4 @@
-"""A checkpointer whose storage is the TypeScript server's (decision 0038, part 6).
+"""A checkpointer whose storage is the TypeScript server's (decision 0036, part 6).
 
 Every method is a callback over the socket pair, answered by the server's own saver, so a
 Python graph's checkpoints share its statements, its run tails and its crash rules.

@@ -6,7 +6,7 @@ import { collectWithin, startTestAgentServer, type TestAgentServer } from "../su
 
 const PYTHON_PROJECT = fileURLToPath(new URL("../fixtures/python-agent/langgraph.json", import.meta.url));
 
-/** Python graphs served by `slipway agent` through its worker (decision 0038), seen through the official JS SDK. */
+/** Python graphs served by `slipway agent` through its worker (decision 0036), seen through the official JS SDK. */
 describe.each(BACKENDS)("Python graphs (%s)", (backend) => {
   let agent: TestAgentServer;
   beforeAll(async () => {

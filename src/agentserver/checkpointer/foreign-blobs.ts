@@ -2,7 +2,7 @@ import type { SerializerProtocol } from "@langchain/langgraph-checkpoint";
 
 /**
  * A checkpoint value serialized by another language's LangGraph (a Python graph's worker,
- * decision 0038): stored and handed back as it came, never decoded here. Its type tag
+ * decision 0036): stored and handed back as it came, never decoded here. Its type tag
  * starts with the language's prefix, so a JS graph meeting it can tell.
  */
 export class ForeignBlob {

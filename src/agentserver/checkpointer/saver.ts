@@ -94,7 +94,7 @@ export class SlipwaySaver extends BaseCheckpointSaver {
   private readonly tails = new Map<string, RunTail>();
 
   constructor(db: Pick<Database, "query" | "transaction">, options: SlipwaySaverOptions = {}) {
-    // Python graphs' values (decision 0038) pass through whichever serializer is given.
+    // Python graphs' values (decision 0036) pass through whichever serializer is given.
     super(withForeignBlobs(options.serde ?? new JsonPlusSerializer()));
     this.db = db;
     this.inheritConfigMetadata = options.inheritConfigMetadata ?? true;

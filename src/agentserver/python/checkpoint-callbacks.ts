@@ -38,7 +38,7 @@ function tupleToWire(tuple: CheckpointTuple | undefined): unknown {
   };
 }
 
-/** Answers the worker's `checkpoint.*` callbacks with `saver` (decision 0038, part 6). */
+/** Answers the worker's `checkpoint.*` callbacks with `saver` (decision 0036, part 6). */
 export async function answerCheckpointCallback(saver: CallbackSaver, op: string, args: Record<string, unknown>): Promise<unknown> {
   const config = (args.config ?? {}) as RunnableConfig;
   switch (op) {

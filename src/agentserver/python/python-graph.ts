@@ -36,7 +36,7 @@ function commandOf(value: unknown): Record<string, unknown> | undefined {
 
 /**
  * A Python graph as the rest of the server sees it: the `GraphLike` the registry hands
- * out, each method a request to the worker (decision 0038, part 5). Checkpoint calls the
+ * out, each method a request to the worker (decision 0036, part 5). Checkpoint calls the
  * worker makes while serving a request are answered with this graph's checkpointer, or
  * the one a run's tail lends through the config.
  */

@@ -24,7 +24,7 @@ export type ExecutionOutcome =
   | { status: "success"; values: unknown; graph: GraphLike; final?: WireValues }
   | { status: "error"; error: { error: string; message: string }; graph?: GraphLike }
   | { status: "cancelled" }
-  /** The process that ran the graph died (a Python worker, decision 0038): not the graph's failure. */
+  /** The process that ran the graph died (a Python worker, decision 0036): not the graph's failure. */
   | { status: "lost"; error: { error: string; message: string } };
 
 export interface ExecuteOptions {

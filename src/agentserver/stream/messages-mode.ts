@@ -55,7 +55,7 @@ export class MessagesModeTracker {
 }
 
 /**
- * Two chunks of one message already in wire form (a Python graph's, decision 0038): the
+ * Two chunks of one message already in wire form (a Python graph's, decision 0036): the
  * text so far grows; other fields take the newer chunk's.
  */
 function concatWire(seen: MessageLike, chunk: MessageLike): MessageLike {
