@@ -138,7 +138,7 @@ describe("side by side with the vendor's JS server on the everything fixture", (
       // The vendor's compiler reads the state of a graph with a separate input as the
       // input's fields only ({topic}); ours lists every channel, with its doc comment.
       expect(keysOf((theirs.state_schema as { properties: object }).properties)).toEqual(["topic"]);
-      expect(keysOf((mine.state_schema as { properties: object }).properties)).toEqual(["count", "mood", "notes", "topic"]);
+      expect(keysOf((mine.state_schema as { properties: object }).properties)).toEqual(["count", "host", "mood", "notes", "provider", "topic"]);
     });
 
     it("MessagesAnnotation: the same fields and config; messages items described differently", async () => {
