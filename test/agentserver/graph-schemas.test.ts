@@ -95,7 +95,8 @@ describe("graph schemas: slipway agent on the graph-kinds fixture", () => {
     expect(prop(state, "priority")).toEqual({ type: "number", enum: [1, 2, 3] });
     expect(prop(state, "assignee")).toEqual({
       type: "object",
-      properties: { name: { type: "string" }, email: { type: ["null", "string"] } },
+      // Union members in declaration order (`string | null`), as the vendor lists them.
+      properties: { name: { type: "string" }, email: { type: ["string", "null"] } },
       required: ["name", "email"],
     });
     expect(prop(state, "meta")).toEqual({ type: "object", additionalProperties: { type: "number" } });
