@@ -155,7 +155,8 @@ async function runOnce(cp: ControlPlaneProcess, url: string, project: Project, m
     if (done.status === "success") return { deployed: true, ran: true, calls };
     const state = await client.threads.get(thread.thread_id);
     const error = (state as { error?: unknown }).error ?? (await client.threads.getState(thread.thread_id)).tasks.find((t) => t.error)?.error;
-    return { deployed: true, ran: false, calls, error: `run ${done.status}${error ? `: ${String(error)}` : ""}` };
+    const told = typeof error === "string" ? error : JSON.stringify(error);
+    return { deployed: true, ran: false, calls, error: `run ${done.status}${error ? `: ${told}` : ""}` };
   } catch (error) {
     return { deployed: true, ran: false, calls: model.requests.length - before, error: `run: ${(error as Error).message}` };
   }
