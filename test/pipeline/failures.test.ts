@@ -88,7 +88,7 @@ describe("revisions that fail", () => {
       await expectFailure("broken-config", "BUILD_FAILED", [/Reading the project failed: langgraph\.json is not valid JSON/]);
 
       branch("node-99", { "langgraph.json": JSON.stringify({ node_version: "99", graphs: { agent: "./src/agent.ts:graph" } }) });
-      await expectFailure("node-99", "BUILD_FAILED", [/node_version 99 is asked for/, /Set node_version to "20"/]);
+      await expectFailure("node-99", "BUILD_FAILED", [/the project asks for Node 99 but this server runs Node 20\./, /set "node_version": "20"/]);
 
       branch("bad-dependency", {
         "package.json": JSON.stringify({ name: "broken", type: "module", dependencies: { "@langchain/langgraph": "1.7.3", "@langchain/core": "1.4.0", "slipway-no-such-package-3f9a2c": "1.0.0" } }),
