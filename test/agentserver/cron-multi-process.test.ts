@@ -97,7 +97,7 @@ describe.each([
     expect(firings.length).toBeGreaterThanOrEqual(Math.floor((disabled - created) / 1000) - 3);
     expect(firings.every((firing) => firing.outcome === "queued" && firing.coalesced_until === null)).toBe(true);
     // One run per firing and no other: a firing queues its run in the transaction that claims it.
-    const runs = await db.query<{ run_id: string }>("SELECT run_id FROM runs WHERE metadata @> $1::jsonb", [JSON.stringify({ suite })]);
+    const runs = await db.query<{ run_id: string }>("SELECT run_id FROM runs WHERE metadata::jsonb @> $1::jsonb", [JSON.stringify({ suite })]);
     expect(runs.map((run) => run.run_id).sort()).toEqual(firings.map((firing) => firing.run_id).sort());
     // Both processes fired before the kill; only the survivor after it (its firings go on).
     const firedBy = (from: number, to: number) => new Set(firings.filter((f) => f.fired_at.getTime() >= from && f.fired_at.getTime() < to).map((f) => f.fired_by));
