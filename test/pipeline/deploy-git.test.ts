@@ -130,10 +130,10 @@ describe.each(BACKENDS)("a deployment from git, on %s", (backend) => {
       // A run that starts on the old revision just before the switch and lasts well after it,
       // with its stream open through the switch.
       await cpApi.waitForRevision(deployment.id, patched.body.latest_revision_id, { until: (status) => status === "DEPLOYING" || status.includes("FAILED") });
-      // It lasts until the test writes its release file, however long the switch takes here.
-      const release = join(root, "release-long-run");
+      // It lasts until the test stores its release key, however long the switch takes here.
+      const release = `long-run-${Date.now()}`;
       const long = await client.runs.create(longThread.thread_id, "slow", {
-        input: { steps: 1, delay_ms: 500, release_file: release },
+        input: { steps: 1, delay_ms: 500, release_key: release },
         config: { recursion_limit: 2_000 },
         streamMode: ["values"],
         streamResumable: true,
@@ -145,7 +145,7 @@ describe.each(BACKENDS)("a deployment from git, on %s", (backend) => {
       expect((await client.runs.get(longThread.thread_id, long.run_id)).status).toBe("running");
       const resumed = follow(long.run_id, "-1");
       await new Promise((resolve) => setTimeout(resolve, 1_500));
-      writeFileSync(release, "");
+      await client.store.putItem(["release"], release, { released: true });
       expect(next.source_revision_config.repo_commit_sha).toBe(secondCommit);
       // A new commit with the same lock file and package.json: no second install.
       expect((await cpApi.logs(deployment.id, next.id, "build")).join("\n")).toMatch(/Installing dependencies: linked the tree that `npm ci` installed before/);
