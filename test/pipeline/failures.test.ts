@@ -34,7 +34,7 @@ describe("revisions that fail", () => {
     repo.commit({}, "good");
     git = await startGitDaemon(join(root, "repos"));
     cp = await startPipelineControlPlane(root, {
-      env: { SLIPWAY_CHECK_TIMEOUT_SECONDS: "8", SLIPWAY_READINESS_TIMEOUT_SECONDS: "12", SLIPWAY_STOP_GRACE_SECONDS: "4" },
+      env: { SLIPWAY_CHECK_TIMEOUT_SECONDS: "8", SLIPWAY_READINESS_TIMEOUT_SECONDS: "40", SLIPWAY_STOP_GRACE_SECONDS: "4" },
     });
     cpApi = api(cp);
     const created = await cpApi.call("POST", "/v2/deployments", {
@@ -46,7 +46,7 @@ describe("revisions that fail", () => {
     deploymentId = created.body.id;
     url = created.body.url;
     const first = await cpApi.waitForRevision(deploymentId, created.body.latest_revision_id);
-    expect(first.status).toBe("DEPLOYED");
+    expect(first.status, first.status_message).toBe("DEPLOYED");
     served = first.id;
   }, 300_000);
 
@@ -102,7 +102,7 @@ describe("revisions that fail", () => {
       // Waits at import for something that never comes, with the event loop kept alive (a
       // top-level await on nothing would make Node exit with code 13 instead).
       branch("never-ready", { "src/whoami.ts": "await new Promise(() => setInterval(() => undefined, 1_000));\nexport const whoami = null;\n" });
-      const message = await expectFailure("never-ready", "DEPLOY_FAILED", [/did not answer \/ok within 12 s \(the readiness timeout\)/]);
+      const message = await expectFailure("never-ready", "DEPLOY_FAILED", [/did not answer \/ok within 40 s \(the readiness timeout\)/]);
       expect(message).toMatch(/Starting the agent server failed/);
       const buildLog = await cpApi.logs(deploymentId, (await cpApi.call("GET", `/v2/deployments/${deploymentId}`)).body.latest_revision_id, "build");
       expect(buildLog.join("\n")).toMatch(/still loading after 8 s/);
