@@ -210,8 +210,18 @@ class Worker:
         drawable = await graph.aget_graph(message.get("config"), xray=message.get("xray") or False)
         return to_wire(drawable.to_json())
 
-    async def op_ping(self, message: dict[str, Any]) -> str:
-        return "pong"
+    async def op_ping(self, message: dict[str, Any]) -> dict[str, Any]:
+        # Answered by the event loop itself: a loop held up by a node goes unanswered.
+        return {"rss_bytes": _resident_bytes()}
+
+
+def _resident_bytes() -> int:
+    """This process's resident memory now, for the server's watchdog (0 where /proc is absent)."""
+    try:
+        with open("/proc/self/statm", encoding="ascii") as statm:
+            return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        return 0
 
 
 async def serve(root: str) -> None:

@@ -35,6 +35,7 @@ export async function startPythonGraphs(
     root,
     env: process.env,
     log,
+    ...watchdogSettings(process.env),
     onStart: async (started) => {
       await started.send("load", { graphs: wanted });
     },
@@ -50,6 +51,23 @@ export async function startPythonGraphs(
   }
   const graphs = new Map(Object.keys(specs).map((graphId) => [graphId, new PythonGraph(worker, graphId)]));
   return { graphs, worker };
+}
+
+/** The watchdog's limits from the environment (docs/python-protocol.md), refused when not numbers. */
+export function watchdogSettings(env: NodeJS.ProcessEnv): { pingTimeoutMs?: number; memoryLimitBytes?: number } {
+  const positive = (name: string): number | undefined => {
+    const text = env[name];
+    if (text === undefined || text === "") return undefined;
+    const value = Number(text);
+    if (!Number.isFinite(value) || value <= 0) throw new GraphLoadError(`${name} must be a positive number, not "${text}"`);
+    return value;
+  };
+  const seconds = positive("SLIPWAY_PYTHON_PING_TIMEOUT_SECONDS");
+  const megabytes = positive("SLIPWAY_PYTHON_MEMORY_LIMIT_MB");
+  return {
+    ...(seconds !== undefined ? { pingTimeoutMs: seconds * 1000 } : {}),
+    ...(megabytes !== undefined ? { memoryLimitBytes: megabytes * 1024 * 1024 } : {}),
+  };
 }
 
 /** A traceback with the project's paths made relative to it, and the worker's own frames left out. */

@@ -49,7 +49,13 @@ export interface PythonWorkerOptions {
   /** Called after each (re)start, before requests go on: loads the graphs again. */
   onStart?(worker: PythonWorker): Promise<void>;
   log?(message: string): void;
+  /** A worker whose loop leaves a ping unanswered this long is killed (docs/python-protocol.md). */
+  pingTimeoutMs?: number;
+  /** A worker whose resident memory is above this is killed. */
+  memoryLimitBytes?: number;
 }
+
+const DEFAULT_PING_TIMEOUT_MS = 60_000;
 
 /**
  * One Python worker process, supervised: started on demand, restarted after a crash
@@ -64,7 +70,12 @@ export class PythonWorker {
   private nextId = 1;
   private stopped = false;
   private restarts = 0;
+  private watchdog?: NodeJS.Timeout;
+  /** Why this server killed the running worker, for the failure its requests get. */
+  private killedFor?: string;
   hello?: WorkerHello;
+  /** The worker's resident memory at its last ping. */
+  residentBytes?: number;
 
   constructor(private readonly options: PythonWorkerOptions) {}
 
@@ -84,6 +95,11 @@ export class PythonWorker {
     this.child = child;
     const socket = child.stdio[3] as Duplex;
     this.socket = socket;
+    // A worker killed with data in flight resets the pipe; its exit is what counts, and an
+    // unhandled 'error' here would take the whole server down.
+    socket.on("error", (error) => {
+      if (this.child === child && !this.killedFor) this.options.log?.(`python worker: its channel failed: ${error.message}`);
+    });
     const hello = new Promise<WorkerHello>((resolve, reject) => {
       child.once("error", (error) => reject(new PythonWorkerError(`starting ${python} failed: ${error.message}`)));
       child.once("exit", (code, signal) => reject(new PythonWorkerError(`the Python worker exited before it was ready (${signal ?? `code ${code}`})`)));
@@ -104,8 +120,46 @@ export class PythonWorker {
       }
       this.hello = said;
       await this.options.onStart?.(this);
+      this.watch(child);
       return said;
     });
+  }
+
+  /**
+   * Pings the running worker: one ping at a time, a few per timeout. An unanswered ping or
+   * memory over the limit kills it, and its exit hands its runs back as a crash does.
+   */
+  private watch(child: ChildProcess): void {
+    const timeoutMs = this.options.pingTimeoutMs ?? DEFAULT_PING_TIMEOUT_MS;
+    const limit = this.options.memoryLimitBytes;
+    let waiting = false;
+    const timer = setInterval(() => {
+      if (this.child !== child) return clearInterval(timer);
+      if (waiting) return;
+      waiting = true;
+      const deadline = setTimeout(() => this.killFor(child, `its event loop left a ping unanswered for ${timeoutMs / 1000} s`), timeoutMs);
+      this.send("ping", {})
+        .then((answer) => {
+          const rss = (answer as { rss_bytes?: number } | null)?.rss_bytes;
+          if (typeof rss !== "number") return;
+          this.residentBytes = rss;
+          if (limit && rss > limit) this.killFor(child, `it used ${mb(rss)} MB of memory, over its limit of ${mb(limit)} MB`);
+        })
+        .catch(() => undefined)
+        .finally(() => {
+          clearTimeout(deadline);
+          waiting = false;
+        });
+    }, Math.max(100, Math.min(5_000, timeoutMs / 3)));
+    timer.unref();
+    this.watchdog = timer;
+  }
+
+  private killFor(child: ChildProcess, reason: string): void {
+    if (this.child !== child || this.killedFor) return;
+    this.killedFor = reason;
+    this.options.log?.(`python worker: killed, ${reason}`);
+    child.kill("SIGKILL");
   }
 
   private exited(child: ChildProcess, code: number | null, signal: NodeJS.Signals | null): void {
@@ -113,7 +167,10 @@ export class PythonWorker {
     this.child = undefined;
     this.socket = undefined;
     this.ready = undefined;
-    const failure = new PythonWorkerError(`the Python worker exited (${signal ?? `code ${code}`}) while serving this request`);
+    clearInterval(this.watchdog);
+    const cause = this.killedFor ? `was killed: ${this.killedFor}` : `exited (${signal ?? `code ${code}`})`;
+    this.killedFor = undefined;
+    const failure = new PythonWorkerError(`the Python worker ${cause} while serving this request`);
     // A run in flight is handed back and retried, not failed (runs/executor.ts).
     Object.assign(failure, { executorLost: true });
     for (const pending of this.requests.values()) pending.reject(failure);
@@ -121,7 +178,7 @@ export class PythonWorker {
     if (this.stopped) return;
     // Restart in the background with a growing pause; requests meanwhile wait for it.
     const pause = Math.min(30_000, 250 * 2 ** Math.min(this.restarts++, 7));
-    this.options.log?.(`python worker exited (${signal ?? `code ${code}`}); restarting in ${pause} ms`);
+    this.options.log?.(`python worker ${cause}; restarting in ${pause} ms`);
     const timer = setTimeout(() => {
       if (!this.stopped) this.start().catch((error) => this.options.log?.(`python worker restart failed: ${(error as Error).message}`));
     }, pause);
@@ -182,12 +239,14 @@ export class PythonWorker {
   }
 
   private kill(): void {
+    clearInterval(this.watchdog);
     this.child?.kill("SIGKILL");
   }
 
   /** Stops the worker for good: closing its socket ends its loop; SIGKILL after 5 s. */
   async stop(): Promise<void> {
     this.stopped = true;
+    clearInterval(this.watchdog);
     const child = this.child;
     if (!child || child.exitCode !== null) return;
     const gone = new Promise<void>((resolve) => child.once("exit", () => resolve()));
@@ -196,4 +255,8 @@ export class PythonWorker {
     await gone;
     clearTimeout(timer);
   }
+}
+
+function mb(bytes: number): number {
+  return Math.round(bytes / 1024 / 1024);
 }
