@@ -1,4 +1,5 @@
 import type { PipelineDeps } from "./context.ts";
+import { removeStaleSources } from "./build/stale-sources.ts";
 import { Deleter } from "./deleter.ts";
 import { JobRunner } from "./jobs/runner.ts";
 import { restoreDeployments } from "./restore.ts";
@@ -28,6 +29,7 @@ export async function startPipeline(given: PipelineDeps): Promise<Pipeline> {
   const runtime = new LocalRuntime(deps, storage, isolation);
   const deleter = new Deleter(deps, runtime, storage);
   const runner = new JobRunner(deps, runtime);
+  removeStaleSources(deps.dataDir);
   await restoreDeployments(deps, runtime);
   await deleter.start();
   await runner.start();

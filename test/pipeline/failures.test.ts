@@ -1,5 +1,5 @@
 import { execFileSync } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Client } from "@langchain/langgraph-sdk";
@@ -34,7 +34,7 @@ describe("revisions that fail", () => {
     repo.commit({}, "good");
     git = await startGitDaemon(join(root, "repos"));
     cp = await startPipelineControlPlane(root, {
-      env: { SLIPWAY_CHECK_TIMEOUT_SECONDS: "8", SLIPWAY_READINESS_TIMEOUT_SECONDS: "40", SLIPWAY_STOP_GRACE_SECONDS: "4" },
+      env: { SLIPWAY_CHECK_TIMEOUT_SECONDS: "25", SLIPWAY_READINESS_TIMEOUT_SECONDS: "40", SLIPWAY_STOP_GRACE_SECONDS: "4" },
     });
     cpApi = api(cp);
     const created = await cpApi.call("POST", "/v2/deployments", {
@@ -105,7 +105,9 @@ describe("revisions that fail", () => {
       const message = await expectFailure("never-ready", "DEPLOY_FAILED", [/did not answer \/ok within 40 s \(the readiness timeout\)/]);
       expect(message).toMatch(/Starting the agent server failed/);
       const buildLog = await cpApi.logs(deploymentId, (await cpApi.call("GET", `/v2/deployments/${deploymentId}`)).body.latest_revision_id, "build");
-      expect(buildLog.join("\n")).toMatch(/still loading after 8 s/);
+      expect(buildLog.join("\n")).toMatch(/still loading after 25 s/);
+      // Each failed build's fetched source is gone; only finished builds stay.
+      expect(readdirSync(join(root, "cp", "builds")).filter((name) => name.startsWith(".tmp-"))).toEqual([]);
     },
     SLOW,
   );

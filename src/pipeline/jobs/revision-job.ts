@@ -1,5 +1,6 @@
 import { existsSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
+import { removeFetchedSource, SOURCE_PREFIX } from "../build/stale-sources.ts";
 import type { IntegrationService } from "../../controlplane/integrations/service.ts";
 import type { RevisionService } from "../../controlplane/revisions/service.ts";
 import { canTransition, type RevisionStatus } from "../../controlplane/revisions/state-machine.ts";
@@ -112,6 +113,9 @@ class Job {
       if (error instanceof JobStopped || this.context.signal.aborted) return;
       this.context.deps.log.error({ err: error, revision_id: this.revision.id }, "revision job failed unexpectedly");
       return this.fail(new StepFailure(failureFor(this.status), `${stepName(this.status)} failed unexpectedly: ${(error as Error).message}`));
+    } finally {
+      // A build takes its fetched source over by renaming it; what is left was not built.
+      removeFetchedSource(this.sourceDir);
     }
   }
 
@@ -132,7 +136,7 @@ class Job {
 
   private async fetch(): Promise<void> {
     const { deps } = this.context;
-    const tmp = join(deps.dataDir, "builds", `.tmp-${deps.newId()}`);
+    const tmp = join(deps.dataDir, "builds", `${SOURCE_PREFIX}${deps.newId()}`);
     mkdirSync(tmp, { recursive: true });
     await fetchSource(this.sourceDeps, this.source(), this.sourceId!, tmp, this.logContext(this.buildLog));
     this.sourceDir = tmp;

@@ -1,0 +1,27 @@
+import { existsSync, readdirSync, rmSync } from "node:fs";
+import { basename, join } from "node:path";
+
+/** Where a revision's source is fetched before its build takes it over (builds/.tmp-<id>). */
+export const SOURCE_PREFIX = ".tmp-";
+
+/** Removes a fetched source a build did not take over (it failed, or the job stopped). */
+export function removeFetchedSource(directory: string | undefined): void {
+  if (!directory || !basename(directory).startsWith(SOURCE_PREFIX) || !existsSync(directory)) return;
+  try {
+    rmSync(directory, { recursive: true, force: true });
+  } catch {
+    // A step still writing into it (a stopped job): the sweep at the next start takes it.
+  }
+}
+
+/**
+ * Removes the fetched sources a control plane that stopped mid-build left behind. Run at
+ * start, before any job: a resumed job fetches its source again.
+ */
+export function removeStaleSources(dataDir: string): string[] {
+  const builds = join(dataDir, "builds");
+  if (!existsSync(builds)) return [];
+  const stale = readdirSync(builds).filter((name) => name.startsWith(SOURCE_PREFIX));
+  for (const name of stale) rmSync(join(builds, name), { recursive: true, force: true });
+  return stale;
+}
