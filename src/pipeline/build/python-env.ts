@@ -117,7 +117,7 @@ async function makeEnvironment(request: PythonEnvRequest, installer: Installer, 
   log.info(`Preparing the Python environment with ${installer.name} on Python ${interpreter.version} (${interpreter.executable}): ${what.join(", ") || "no dependencies"}, and Slipway's worker.`);
   const env = { ...request.env, ...(config.pipConfigFile ? { PIP_CONFIG_FILE: config.pipConfigFile } : {}) };
   await step(request, "Creating the Python environment", installer.venv(dir), env);
-  await step(request, "Installing the Python dependencies", installer.install(dir, args), env, workerAdvice());
+  await step(request, "Installing the Python dependencies", installer.install(dir, args), env, workerAdvice);
   await installWorker(dir, interpreter);
   await step(request, "Checking the Python environment", [join(dir, "bin", "python"), "-c", VERSIONS], env);
   await writeFile(join(dir, READY), `${new Date().toISOString()}\n`);
@@ -128,10 +128,10 @@ const VERSIONS =
   "from importlib.metadata import version; import slipway_worker; " +
   "print('Python environment: langgraph ' + version('langgraph') + ', langchain-core ' + version('langchain-core') + ', slipway_worker ' + slipway_worker.WORKER_VERSION)";
 
-async function step(request: PythonEnvRequest, name: string, argv: string[], env: NodeJS.ProcessEnv, advice?: string): Promise<void> {
+async function step(request: PythonEnvRequest, name: string, argv: string[], env: NodeJS.ProcessEnv, advice?: (output: string[]) => string | undefined): Promise<void> {
   const { log, signal, confine, sourceDir } = request;
   const outcome = await runCommand(argv[0], argv.slice(1), { cwd: sourceDir, env, output: (line) => log.info(line), signal, timeoutMs: 30 * 60_000, confine });
-  if (outcome.code !== 0) throw commandFailure("BUILD_FAILED", name, argv.join(" "), outcome, log.tail(20), advice);
+  if (outcome.code !== 0) throw commandFailure("BUILD_FAILED", name, argv.join(" "), outcome, log.tail(20), advice?.(log.tail(100)));
 }
 
 /** The shim's own package: pure Python, copied into site-packages (no build backend to fetch). */
@@ -148,7 +148,10 @@ export function workerRequirements(): string[] {
   return [...list.matchAll(/"([^"]+)"/g)].map((match) => match[1]);
 }
 
-function workerAdvice(): string {
+/** When the resolver found the project's pins and the worker's at odds (pip's and uv's words for it). */
+export function workerAdvice(output: string[]): string | undefined {
+  const conflict = output.some((line) => /ResolutionImpossible|conflicting dependencies|No solution found|unsatisfiable/i.test(line));
+  if (!conflict || !output.some((line) => /langgraph|langchain-core/.test(line))) return undefined;
   return `Slipway's Python worker needs ${workerRequirements().join(" and ")}: the project's own pins must allow them.`;
 }
 

@@ -4,6 +4,7 @@ import { delimiter, join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { StepFailure } from "../failure.ts";
 import { inspectProject } from "./project.ts";
+import { workerAdvice, workerRequirements } from "./python-env.ts";
 import { findInterpreter } from "./python-interpreter.ts";
 import { linkPythonEnv, revisionPython } from "./python-link.ts";
 import { localImportRoots, namesPythonGraphs, readPythonBuild } from "./python-project.ts";
@@ -120,5 +121,14 @@ describe("the revision's link to its environment", () => {
     const none = tree({ "langgraph.json": "{}" });
     symlinkSync(join(none, "gone"), join(none, ".venv"));
     expect(revisionPython(join(none, "langgraph.json"))).toBeUndefined();
+  });
+});
+
+describe("the worker's requirements", () => {
+  it("are the LangGraph lines of python/pyproject.toml, and named when the resolver finds the project's pins against them", () => {
+    expect(workerRequirements()).toEqual(["langgraph>=1.0,<2", "langchain-core>=1.0,<2"]);
+    const pip = ["ERROR: Cannot install langgraph<1 and langgraph<2 and >=1.0 because these package versions have conflicting dependencies.", "ERROR: ResolutionImpossible: for help visit ..."];
+    expect(workerAdvice(pip)).toBe("Slipway's Python worker needs langgraph>=1.0,<2 and langchain-core>=1.0,<2: the project's own pins must allow them.");
+    expect(workerAdvice(["ERROR: No matching distribution found for slipway-no-such-package"])).toBeUndefined();
   });
 });
