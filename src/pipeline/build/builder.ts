@@ -12,7 +12,7 @@ import { installLayerKey, restoreInstallLayer, saveInstallLayer } from "./instal
 import { installAdvice, planInstall, resolveManager } from "./package-manager.ts";
 import { inspectProject } from "./project.ts";
 import { installPython, planPython, warnDockerfileLines } from "./python-build.ts";
-import { revisionPython } from "./python-link.ts";
+import { pythonEnvGone, revisionPython } from "./python-link.ts";
 import * as repo from "./repository.ts";
 import { runCommand } from "./run-command.ts";
 
@@ -47,7 +47,7 @@ function recipeHash(recipe: BuildRecipe): string {
 /** A finished build of this source and recipe whose directory is still there. */
 export async function reusableBuild(deps: PipelineDeps, target: Pick<BuildTarget, "deploymentId" | "sourceId" | "recipe">): Promise<repo.BuildRow | undefined> {
   const found = await repo.findBuild(deps.db, target.deploymentId, target.sourceId, recipeHash(target.recipe));
-  return found && existsSync(found.directory) ? found : undefined;
+  return found && existsSync(found.directory) && !pythonEnvGone(found.config_file) ? found : undefined;
 }
 
 function sharedCacheDir(deps: PipelineDeps): string {

@@ -21,6 +21,16 @@ export function linkPythonEnv(configFile: string, venv: string): boolean {
   return replaced;
 }
 
+/** The build links an environment that is no longer there (its cache was cleared): the build cannot be reused. */
+export function pythonEnvGone(configFile: string): boolean {
+  const link = join(dirname(configFile), ".venv");
+  try {
+    return lstatSync(link).isSymbolicLink() && !existsSync(join(readlinkSync(link), "bin", "python"));
+  } catch {
+    return false;
+  }
+}
+
 export interface RevisionPython {
   /** SLIPWAY_PYTHON (the environment's interpreter) and PYTHONPATH (the project's local dependencies). */
   env: Record<string, string>;

@@ -6,7 +6,7 @@ import { StepFailure } from "../failure.ts";
 import { inspectProject } from "./project.ts";
 import { workerAdvice, workerRequirements } from "./python-env.ts";
 import { findInterpreter } from "./python-interpreter.ts";
-import { linkPythonEnv, revisionPython } from "./python-link.ts";
+import { linkPythonEnv, pythonEnvGone, revisionPython } from "./python-link.ts";
 import { localImportRoots, namesPythonGraphs, readPythonBuild } from "./python-project.ts";
 
 const roots: string[] = [];
@@ -121,6 +121,9 @@ describe("the revision's link to its environment", () => {
     const none = tree({ "langgraph.json": "{}" });
     symlinkSync(join(none, "gone"), join(none, ".venv"));
     expect(revisionPython(join(none, "langgraph.json"))).toBeUndefined();
+    // A build whose environment is gone is built again rather than reused.
+    expect(pythonEnvGone(join(none, "langgraph.json"))).toBe(true);
+    expect(pythonEnvGone(join(own, "langgraph.json"))).toBe(false);
   });
 });
 
