@@ -9,7 +9,7 @@
  * A name ending in `*` is a prefix. `slipway up --build-env` (or SLIPWAY_BUILD_ENV)
  * adds names, comma-separated.
  */
-export const BUILD_ENV_PASSED: readonly string[] = ["COREPACK_*", "npm_config_*", "NPM_CONFIG_*", "YARN_*", "PNPM_*"];
+export const BUILD_ENV_PASSED: readonly string[] = ["COREPACK_*", "npm_config_*", "NPM_CONFIG_*", "YARN_*", "PNPM_*", "PIP_*", "UV_*"];
 
 /**
  * Set by npm for every script it runs, so present when `slipway up` was started with

@@ -51,6 +51,8 @@ export function packageCacheEnv(cacheDir: string): Record<string, string> {
     YARN_CACHE_FOLDER: `${cacheDir}/yarn`,
     npm_config_store_dir: `${cacheDir}/pnpm-store`,
     BUN_INSTALL_CACHE_DIR: `${cacheDir}/bun`,
+    PIP_CACHE_DIR: `${cacheDir}/pip`,
+    UV_CACHE_DIR: `${cacheDir}/uv`,
     COREPACK_HOME: `${cacheDir}/corepack`,
     COREPACK_ENABLE_DOWNLOAD_PROMPT: "0",
     npm_config_update_notifier: "false",

@@ -72,6 +72,26 @@ describe("packProject", () => {
     expect(isIgnored(dir, "src/agent.ts")).toBe(false);
   });
 
+  it("leaves out a Python project's virtual environment and bytecode, at any depth, with no .gitignore", async () => {
+    const dir = project({
+      "langgraph.json": '{"graphs": {"agent": "./agent.py:graph"}}',
+      "agent.py": "graph = None",
+      "requirements.txt": "langgraph",
+      ".venv/bin/python": "x",
+      ".venv/lib/python3.11/site-packages/langgraph/__init__.py": "x",
+      "__pycache__/agent.cpython-311.pyc": "x",
+      "pkg/__init__.py": "",
+      "pkg/__pycache__/__init__.cpython-311.pyc": "x",
+      "pkg/venv.py": "kept: only the folder named .venv is left out",
+    });
+    const packed = await packProject(dir);
+    try {
+      expect(await unpacked(packed.file)).toEqual(["agent.py", "langgraph.json", "pkg/__init__.py", "pkg/venv.py", "requirements.txt"]);
+    } finally {
+      packed.remove();
+    }
+  });
+
   it("warns above the warning size and refuses above the limit, naming the largest files", async () => {
     // Random bytes do not compress: the archive is about as large as the file.
     const dir = project({ "langgraph.json": "{}", "data/big.bin": randomBytes(300 * 1024) });

@@ -11,6 +11,8 @@ import type { ConfinedLaunch } from "../runtime/isolation.ts";
 import { installLayerKey, restoreInstallLayer, saveInstallLayer } from "./install-layer.ts";
 import { installAdvice, planInstall, resolveManager } from "./package-manager.ts";
 import { inspectProject } from "./project.ts";
+import { installPython, planPython, warnDockerfileLines } from "./python-build.ts";
+import { pythonEnvGone, revisionPython } from "./python-link.ts";
 import * as repo from "./repository.ts";
 import { runCommand } from "./run-command.ts";
 
@@ -45,7 +47,7 @@ function recipeHash(recipe: BuildRecipe): string {
 /** A finished build of this source and recipe whose directory is still there. */
 export async function reusableBuild(deps: PipelineDeps, target: Pick<BuildTarget, "deploymentId" | "sourceId" | "recipe">): Promise<repo.BuildRow | undefined> {
   const found = await repo.findBuild(deps.db, target.deploymentId, target.sourceId, recipeHash(target.recipe));
-  return found && existsSync(found.directory) ? found : undefined;
+  return found && existsSync(found.directory) && !pythonEnvGone(found.config_file) ? found : undefined;
 }
 
 function sharedCacheDir(deps: PipelineDeps): string {
@@ -69,16 +71,16 @@ export function packageCacheDir(deps: PipelineDeps, deploymentId: string): strin
 async function seedPackageCache(deps: PipelineDeps, cache: string): Promise<void> {
   if (!deps.isolation?.sandboxed || existsSync(cache)) return;
   const shared = sharedCacheDir(deps);
-  for (const manager of ["npm", "yarn", "pnpm-store", "bun"]) {
+  for (const manager of ["npm", "yarn", "pnpm-store", "bun", "pip", "uv", "python-wheels"]) {
     if (existsSync(join(shared, manager))) await cp(join(shared, manager), join(cache, manager), { recursive: true, verbatimSymlinks: true });
   }
 }
 
 /** Runs the project's commands in the deployment's sandbox. */
-function buildSandbox(deps: PipelineDeps, deploymentId: string, sourceDir: string, cache: string): Confine {
+function buildSandbox(deps: PipelineDeps, deploymentId: string, sourceDir: string, cache: string, readOnly: string[]): Confine {
   const { isolation } = deps;
   if (!isolation?.sandboxed) return undefined;
-  return (argv, firstFd, cwd) => isolation.confine({ deploymentId, kind: "build", argv, cwd, writable: [sourceDir, cache], limits: BUILD_LIMITS, firstFd });
+  return (argv, firstFd, cwd) => isolation.confine({ deploymentId, kind: "build", argv, cwd, readOnly, writable: [sourceDir, cache], limits: BUILD_LIMITS, firstFd });
 }
 
 const BUILD_LIMITS = { memoryBytes: 4096 * 1048576, maxProcesses: 1024 };
@@ -96,11 +98,14 @@ export async function buildSource(deps: PipelineDeps, target: BuildTarget, sourc
   const cache = packageCacheDir(deps, target.deploymentId);
   await seedPackageCache(deps, cache);
   mkdirSync(cache, { recursive: true });
-  const confine = buildSandbox(deps, target.deploymentId, sourceDir, cache);
+  const env = buildStepEnv(cache, deps.settings.buildEnv, withNodeBin(process.env.PATH));
+  warnDockerfileLines(project.config, log);
+  const python = planPython(project.config, project.configFile, sourceDir, recipe.configPath, { ...process.env, PATH: env.PATH });
+  const confine = buildSandbox(deps, target.deploymentId, sourceDir, cache, python?.readOnly ?? []);
+  if (python) mkdirSync(join(cache, "python-envs"), { recursive: true });
   // What root wrote (the fetch, the seeded cache, a linked install layer) becomes the build's to write.
   const own = () => deps.isolation?.ownTrees(target.deploymentId, [sourceDir, cache]);
   await own();
-  const env = buildStepEnv(cache, deps.settings.buildEnv, withNodeBin(process.env.PATH));
   const installDirShown = relative(sourceDir, project.installDir) || ".";
 
   if (recipe.installCommand) {
@@ -109,7 +114,7 @@ export async function buildSource(deps: PipelineDeps, target: BuildTarget, sourc
   } else {
     const plan = planInstall(project.installDir);
     if (plan.manager === "none") {
-      log.info(`Nothing to install: ${plan.reason} in ${installDirShown}.`);
+      log.info(`${python ? "No JavaScript dependencies" : "Nothing to install"}: ${plan.reason} in ${installDirShown}.`);
     } else {
       // pnpm's store setting is one npm does not know, and warns about in every build log.
       if (plan.manager === "npm") delete env.npm_config_store_dir;
@@ -132,6 +137,7 @@ export async function buildSource(deps: PipelineDeps, target: BuildTarget, sourc
       }
     }
   }
+  if (python) await installPython({ plan: python, configFile: project.configFile, sourceDir, cacheDir: cache, env, log, signal, confine });
   await own();
   if (recipe.buildCommand) {
     log.info(`Running the deployment's build_command in ${installDirShown}: ${recipe.buildCommand}`);
@@ -174,7 +180,7 @@ async function checkGraphs(deps: PipelineDeps, target: BuildTarget, configFile: 
   log.info("Checking the project: reading langgraph.json and loading every graph.");
   // Graph schemas are left to the deployed server's first request for them: extracting
   // them here would add seconds of the TypeScript compiler to every deploy (decision 0013).
-  const env = childEnv({ ...target.runtimeEnv, SLIPWAY_LOG_LEVEL: "warn", SLIPWAY_CHECK_SCHEMAS: "0" });
+  const env = childEnv({ ...target.runtimeEnv, ...revisionPython(configFile)?.env, SLIPWAY_LOG_LEVEL: "warn", SLIPWAY_CHECK_SCHEMAS: "0" });
   const outcome = await runCommand(process.execPath, [SLIPWAY_BIN, "agent", "--check", "--config", configFile], {
     cwd,
     env,

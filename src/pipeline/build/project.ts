@@ -3,6 +3,7 @@ import { dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
 import { parse as parseYaml } from "yaml";
 import { checkNodeVersion } from "../../config/node-version.ts";
 import { StepFailure } from "../failure.ts";
+import { isPythonGraphPath } from "./python-project.ts";
 
 /**
  * What a fetched source tree holds, read before anything is installed, so that a broken
@@ -18,6 +19,8 @@ interface Project {
   installDir: string;
   /** Why there (for the build log). */
   installReason: string;
+  /** The langgraph.json as read. */
+  config: Record<string, unknown>;
 }
 
 const failed = (message: string) => new StepFailure("BUILD_FAILED", `Reading the project failed: ${message}`);
@@ -43,7 +46,7 @@ export function inspectProject(sourceDir: string, configPath: string, runningNod
   const node = checkNodeVersion(config.node_version, runningNode);
   if (node.error) throw failed(`${configPath}: node_version: ${node.error}.`);
   const { installDir, installReason } = findInstallDir(root, dirname(configFile));
-  return { configFile, installDir, installReason };
+  return { configFile, installDir, installReason, config };
 }
 
 function checkGraphFiles(graphs: unknown, configDir: string, configPath: string): void {
@@ -54,6 +57,8 @@ function checkGraphFiles(graphs: unknown, configDir: string, configPath: string)
     const path = typeof spec === "string" ? spec : (spec as { path?: unknown } | null)?.path;
     if (typeof path !== "string") throw failed(`${configPath}: graphs.${id} must be "path:export" or {"path": ...}.`);
     const file = path.replace(/:[A-Za-z_$][\w$]*$/, "");
+    // `package.module:graph` is found by Python's import system: the graph check tells.
+    if (isPythonGraphPath(file) && !file.endsWith(".py")) continue;
     const absolute = resolve(configDir, file);
     if (!existsSync(absolute) || !statSync(absolute).isFile()) {
       throw failed(`${configPath}: graphs.${id} points at ${file}, which does not exist in the source.`);

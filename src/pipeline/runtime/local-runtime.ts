@@ -2,6 +2,7 @@ import { randomBytes } from "node:crypto";
 import { chmodSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { revisionPython } from "../build/python-link.ts";
 import { childEnv } from "../child-env.ts";
 import type { PipelineDeps } from "../context.ts";
 import { StepFailure } from "../failure.ts";
@@ -81,10 +82,13 @@ export class LocalRuntime implements DeploymentRuntime {
     // The agent's own grace (runs in progress go on, then are handed back) fits inside ours.
     const agentGrace = Math.max(1, Math.floor(settings.stopGraceMs / 1000) - 3);
     const publicUrl = this.deps.publicUrl?.();
+    // A Python project's environment (made by its build): its interpreter and local packages.
+    const python = revisionPython(spec.build.config_file);
     const env = childEnv({
       // Where graphs (and each run's metadata) find their deployment; a secret may say otherwise.
       ...(publicUrl ? { LANGGRAPH_API_URL: deploymentPathUrl(publicUrl, spec.deploymentId) } : {}),
       ...spec.secrets,
+      ...python?.env,
       ...storage.env,
       SLIPWAY_AGENT_API_KEY: internalKey,
       SLIPWAY_SHUTDOWN_GRACE_SECONDS: String(agentGrace),
@@ -99,7 +103,7 @@ export class LocalRuntime implements DeploymentRuntime {
         kind: "agent",
         argv,
         cwd: spec.build.directory,
-        readOnly: [spec.build.directory],
+        readOnly: [spec.build.directory, ...(python?.readOnly ?? [])],
         writable: [sockets, ...storage.directories].filter(Boolean),
         limits,
         firstFd,
