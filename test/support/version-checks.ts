@@ -7,7 +7,7 @@ import { Client } from "@langchain/langgraph-sdk";
  * vendor's dev server (scripts/vendor-version-matrix.ts). Each check answers "ok" or
  * what went wrong, so one broken feature does not hide the others.
  */
-export const CHECKS = ["wait", "values", "updates", "messages-tuple", "state", "history", "interrupt", "subgraph", "schemas", "metadata"] as const;
+export const CHECKS = ["wait", "values", "updates", "messages-tuple", "state", "history", "interrupt", "subgraph", "schemas", "metadata", "partial-input"] as const;
 export type CheckName = (typeof CHECKS)[number];
 export type CheckResults = Record<CheckName, string>;
 
@@ -122,6 +122,20 @@ export async function runVersionChecks(apiUrl: string, options: MatrixOptions): 
     assert.equal(state.properties!.messages!.langgraph_type, "messages");
     assert.ok(Array.isArray(state.definitions?.BaseMessage?.oneOf), "no BaseMessage definition as the vendor writes it");
     assert.equal((state.definitions?.HumanMessage?.properties?.type as Schema | undefined)?.const, "human");
+  });
+
+  // A client's input without what the graph needs is accepted (the vendor's server does
+  // not check input against the graph): the run ends in error with the graph's message,
+  // and the thread and its state answer (data-enrichment-js on 0.2.8 got 500s from them).
+  await check("partial-input", async () => {
+    const partial = await client.threads.create();
+    const run = await client.runs.create(partial.thread_id, "enrich", { input: { messages: [{ role: "human", content: "hi" }] } });
+    await client.runs.join(partial.thread_id, run.run_id);
+    assert.equal((await client.runs.get(partial.thread_id, run.run_id)).status, "error");
+    assert.equal((await client.threads.get(partial.thread_id)).status, "error");
+    const state = await client.threads.getState(partial.thread_id);
+    assert.deepEqual(state.next, ["research"]);
+    assert.match(JSON.stringify(state.tasks[0]?.error), /the input has no topic/);
   });
   return results;
 }

@@ -17,3 +17,18 @@ export function ownCopy(graph: GraphLike): GraphLike {
   }
   return Object.assign(Object.create(Object.getPrototypeOf(graph)) as GraphLike, graph);
 }
+
+/**
+ * The graph whose state methods read through `checkpointer`. From 0.2.9 on LangGraph.js
+ * reads a checkpointer given in the config (`__pregel_checkpointer`, which callers pass
+ * as well); before, `getState` reads only `this.checkpointer`, so those graphs (the same
+ * release brought `getSubgraphs`) get a field copy with it set.
+ */
+export function readingThrough(graph: GraphLike, checkpointer: unknown): GraphLike {
+  const pregel = (graph as { lc_namespace?: unknown }).lc_namespace;
+  const before029 = Array.isArray(pregel) && pregel[0] === "langgraph" && typeof (graph as { getSubgraphs?: unknown }).getSubgraphs !== "function";
+  if (!before029) return graph;
+  const copy = Object.assign(Object.create(Object.getPrototypeOf(graph)) as GraphLike, graph);
+  copy.checkpointer = checkpointer;
+  return copy;
+}

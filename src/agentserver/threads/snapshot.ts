@@ -1,6 +1,7 @@
 import type { Database, Queryable } from "../../storage/database.ts";
 import { graphForThread } from "../assistants/thread-graph.ts";
 import type { GraphLike, GraphRegistry, StateSnapshotLike } from "../graphs/registry.ts";
+import { readingThrough } from "../graphs/graph-copy.ts";
 import { describeError, toWire, valuesToWire, type WireValues } from "../serialize.ts";
 import { getThread, lockThread, writeSnapshot, type SnapshotWrite, type ThreadRow } from "./repository.ts";
 import type { ThreadStatus } from "./schemas.ts";
@@ -71,7 +72,7 @@ export async function computeThreadSnapshot(
   let saved: StateSnapshotLike | undefined;
   let fallbackValues: unknown = null;
   if (fromRun) {
-    saved = await fromRun.graph.getState({ configurable: { thread_id: threadId, [LENT_CHECKPOINTER]: fromRun.checkpointer } });
+    saved = await readingThrough(fromRun.graph, fromRun.checkpointer).getState({ configurable: { thread_id: threadId, [LENT_CHECKPOINTER]: fromRun.checkpointer } });
   } else {
     const thread = await getThread(deps.db, threadId);
     if (!thread) return undefined;
