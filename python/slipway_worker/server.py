@@ -7,6 +7,7 @@ import platform
 import sys
 import traceback
 import uuid
+import warnings
 from typing import Any
 
 from langgraph.types import Command, Send
@@ -210,9 +211,49 @@ class Worker:
         drawable = await graph.aget_graph(message.get("config"), xray=message.get("xray") or False)
         return to_wire(drawable.to_json())
 
+    async def op_schemas(self, message: dict[str, Any]) -> dict[str, Any]:
+        graph = await self.graph_for(message)
+        return _json_schemas(graph)
+
     async def op_ping(self, message: dict[str, Any]) -> dict[str, Any]:
         # Answered by the event loop itself: a loop held up by a node goes unanswered.
         return {"rss_bytes": _resident_bytes()}
+
+
+def _json_schemas(graph: Any) -> dict[str, Any]:
+    """A graph's JSON Schemas, as the vendor's Python server reads them; a part pydantic cannot describe is left out, not the whole."""
+
+    def attempt(read: Any) -> Any:
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                return read()
+        except Exception:  # noqa: BLE001 - a schema that cannot be made is absent
+            return None
+
+    state = _state_schema(graph)
+    return {
+        "input": attempt(graph.get_input_jsonschema) or state,
+        "output": attempt(graph.get_output_jsonschema) or state,
+        "state": state,
+        "config": attempt(graph.get_config_jsonschema),
+        "context": attempt(graph.get_context_jsonschema),
+    }
+
+
+def _state_schema(graph: Any) -> dict[str, Any]:
+    """The state's schema from its channels: each channel's update type, or any value where pydantic cannot describe it."""
+    from pydantic import TypeAdapter, create_model
+
+    fields: dict[str, Any] = {}
+    for name in graph.stream_channels_list:
+        update_type = getattr(graph.channels[name], "UpdateType", Any)
+        try:
+            TypeAdapter(update_type).json_schema()
+            fields[name] = (update_type, None)
+        except Exception:  # noqa: BLE001
+            fields[name] = (Any, None)
+    return create_model(graph.get_name("State"), **fields).model_json_schema()
 
 
 def _resident_bytes() -> int:

@@ -108,6 +108,20 @@ describe.each(BACKENDS)("Python graphs (%s)", (backend) => {
     expect(values.messages[1].content).toBe("You said: mod");
   });
 
+  it("answers the graph's schemas: typed fields from its channels, message types in $defs", async () => {
+    const [echo] = await agent.client.assistants.search({ graphId: "echo" });
+    const schemas = await agent.client.assistants.getSchemas(echo.assistant_id);
+    expect(schemas.graph_id).toBe("echo");
+    const state = schemas.state_schema as { properties: Record<string, { type?: string; items?: unknown }>; $defs: Record<string, unknown> };
+    expect(Object.keys(state.properties)).toEqual(["messages"]);
+    expect(state.properties.messages.type).toBe("array");
+    expect(Object.keys(state.$defs)).toEqual(expect.arrayContaining(["AIMessage", "HumanMessage", "ToolMessage"]));
+    expect(schemas.input_schema).toEqual(schemas.state_schema);
+    const [approve] = await agent.client.assistants.search({ graphId: "approve" });
+    const approveState = (await agent.client.assistants.getSchemas(approve.assistant_id)).state_schema as { properties: Record<string, { type?: string }> };
+    expect(Object.fromEntries(Object.entries(approveState.properties).map(([name, field]) => [name, field.type]))).toEqual({ request: "string", approved: "boolean" });
+  });
+
   it("uses the server's store from inside a graph, as the store API sees it", async () => {
     const user = `u${Date.now()}`;
     await agent.client.store.putItem(["memories", user], "from-api", { text: "likes tea" });

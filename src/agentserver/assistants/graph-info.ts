@@ -46,6 +46,9 @@ export async function drawGraph(graph: GraphLike, config: Record<string, unknown
 
 /** The JSON Schemas of a graph; `lookup` is asked only when the graph has no run-time schemas. */
 export async function graphSchemas(graph: GraphLike, lookup: StaticLookup): Promise<GraphSchemas> {
+  // A graph in another language reads its own (a Python graph, through its worker).
+  const own = (graph as { jsonSchemas?: () => Promise<GraphSchemas> }).jsonSchemas;
+  if (typeof own === "function") return own.call(graph);
   return toGraphSchemas(await schemaSet(graph, async () => (await lookup())?.[""]));
 }
 

@@ -1,3 +1,4 @@
+import type { GraphSchemas, JsonSchema } from "../assistants/graph-info.ts";
 import type { GraphLike, StateSnapshotLike } from "../graphs/registry.ts";
 import { answerCheckpointCallback, type CallbackSaver } from "./checkpoint-callbacks.ts";
 import { answerStoreCallback, type CallbackStore } from "./store-callbacks.ts";
@@ -124,6 +125,18 @@ export class PythonGraph implements GraphLike {
       while (chunks.length) yield chunks.shift();
       if (failure) throw failure;
     })();
+  }
+
+  /** Its JSON Schemas, read by the worker as the vendor's Python server reads them. */
+  async jsonSchemas(): Promise<GraphSchemas> {
+    const found = (await this.call("schemas", undefined)) as Record<"input" | "output" | "state" | "config" | "context", JsonSchema | null>;
+    return {
+      input_schema: found.input ?? found.state ?? { type: "object" },
+      output_schema: found.output ?? found.state ?? { type: "object" },
+      state_schema: found.state ?? { type: "object" },
+      ...(found.config ? { config_schema: found.config } : {}),
+      ...(found.context ? { context_schema: found.context } : {}),
+    };
   }
 
   async invoke(input: unknown, config: Config = {}): Promise<unknown> {
