@@ -19,10 +19,10 @@
 import { readFileSync, writeFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
-import { stopAll } from "./agent/processes.ts";
+import { measureInTurn, type Plan as BasePlan } from "./agent/measure.ts";
 import { render, type Column } from "./agent/report.ts";
-import { postgresDurability, postgresForBench, startOurs, type Target } from "./agent/targets.ts";
-import { runWorkload, type Watched, type WorkloadOptions } from "./agent/workload.ts";
+import { postgresDurability, postgresForBench, startOurs } from "./agent/targets.ts";
+import { type WorkloadOptions } from "./agent/workload.ts";
 import { renderPythonCpu, renderRatios } from "./python/report.ts";
 import { benchPython, installedVersion, PYTHON_FIXTURE, startVendorPython, workerPidOf } from "./python/targets.ts";
 
@@ -60,9 +60,7 @@ const versions = ["langgraph", "langchain-core", "langgraph-api", "langgraph-cli
 const pgSchema = `bench_py_${process.pid}_${Date.now().toString(36)}`;
 const pg = wanted.has("py-postgres") || wanted.has("js-postgres") ? postgresForBench(repoRoot, pgSchema) : undefined;
 
-interface Plan {
-  label: string;
-  start: () => Promise<Target>;
+interface Plan extends BasePlan {
   postgres?: boolean;
 }
 
@@ -83,32 +81,14 @@ function plans(): Plan[] {
 }
 
 async function main(): Promise<Column[]> {
-  const columns: Column[] = [];
-  try {
-    // One target at a time: on two cores, servers side by side would skew each other.
-    for (const plan of plans()) {
-      console.error(`[bench] starting ${plan.label}`);
-      let target: Target | undefined;
-      try {
-        target = await plan.start();
-        const worker = target.cpuPid && target.label.startsWith("ours py") ? workerPidOf(target.cpuPid) : undefined;
-        const watched: Watched = {
-          serverPid: target.cpuPid,
-          postmasterPid: plan.postgres ? pg?.postmasterPid() : undefined,
-          ...(worker ? { parts: { "python worker": worker } } : {}),
-        };
-        console.error(`[bench] ${target.label} at ${target.url}: running workload`);
-        columns.push({ label: target.label, result: await runWorkload(target.url, workload, watched) });
-      } catch (error) {
-        columns.push({ label: target?.label ?? plan.label, failure: (error as Error).message });
-      } finally {
-        await target?.stop();
-      }
-    }
-  } finally {
-    await stopAll();
-  }
-  return columns;
+  return measureInTurn(plans(), workload, (plan, target) => {
+    const worker = target.cpuPid && target.label.startsWith("ours py") ? workerPidOf(target.cpuPid) : undefined;
+    return {
+      serverPid: target.cpuPid,
+      postmasterPid: plan.postgres ? pg?.postmasterPid() : undefined,
+      ...(worker ? { parts: { "python worker": worker } } : {}),
+    };
+  });
 }
 
 let columns: Column[];

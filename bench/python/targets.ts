@@ -3,8 +3,8 @@ import { cpSync, mkdtempSync, readdirSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ensurePythonEnv, PYTHON_TEST_PACKAGES } from "../../test/support/python-env.ts";
-import { freePort, removeOnExit, spawnServer, stopServer, waitHealthy } from "../agent/processes.ts";
-import { logDir, type Target } from "../agent/targets.ts";
+import { removeOnExit } from "../agent/processes.ts";
+import { startDevServer, type Target } from "../agent/targets.ts";
 
 /**
  * The vendor's Python dev server, pinned: `langgraph-cli[inmem]` with the LangGraph and
@@ -40,29 +40,9 @@ export function installedVersion(python: string, dist: string): string {
 export async function startVendorPython(repoRoot: string, python: string): Promise<Target> {
   const dir = removeOnExit(mkdtempSync(join(tmpdir(), "slipway-bench-vendor-py-")));
   cpSync(join(repoRoot, PYTHON_FIXTURE), dir, { recursive: true });
-  const port = await freePort();
-  const args = ["-m", "langgraph_cli", "dev", "--no-browser", "--no-reload", "--host", "127.0.0.1", "--port", String(port), "--config", join(dir, "langgraph.json")];
-  const server = spawnServer("vendor python", python, args, {
-    cwd: dir,
-    env: {
-      ...process.env,
-      LANGSMITH_TRACING: "false",
-      LANGCHAIN_TRACING_V2: "false",
-      LANGSMITH_API_KEY: "",
-      LANGCHAIN_API_KEY: "",
-      LANGGRAPH_CLI_NO_ANALYTICS: "1",
-    },
-    logPath: join(logDir, "vendor-python.log"),
-  });
-  const url = `http://127.0.0.1:${port}`;
-  const stop = () => stopServer(server);
-  try {
-    await waitHealthy(server, url, 180_000);
-  } catch (error) {
-    await stop();
-    throw error;
-  }
-  return { label: `vendor py (langgraph-api ${installedVersion(python, "langgraph-api")})`, url, cpuPid: server.child.pid, stop };
+  const args = (port: number) => ["-m", "langgraph_cli", "dev", "--no-browser", "--no-reload", "--host", "127.0.0.1", "--port", String(port), "--config", join(dir, "langgraph.json")];
+  const { url, pid, stop } = await startDevServer("vendor python", python, args, dir, { LANGGRAPH_CLI_NO_ANALYTICS: "1" });
+  return { label: `vendor py (langgraph-api ${installedVersion(python, "langgraph-api")})`, url, cpuPid: pid, stop };
 }
 
 /** The pid of the Python worker our server `serverPid` started (a child running slipway_worker). */
