@@ -37,7 +37,8 @@ import { stopAll } from "./agent/processes.ts";
 import { runInflight, type InflightOptions } from "./agent/inflight.ts";
 import { render, renderCpu, renderFloor, renderInflight, renderRoundTrips, type Column, type Floor, type InflightColumn, type RoundTrips } from "./agent/report.ts";
 import { dropSchema, logDir, postgresDurability, postgresForBench, startOurs, startPeer, type Target } from "./agent/targets.ts";
-import { runWorkload, type WorkloadOptions } from "./agent/workload.ts";
+import { type WorkloadOptions } from "./agent/workload.ts";
+import { measureInTurn, type Plan } from "./agent/measure.ts";
 
 const repoRoot = fileURLToPath(new URL("..", import.meta.url));
 const { values: flags } = parseArgs({
@@ -73,11 +74,6 @@ const inflight: InflightOptions = {
   waitMs: Number(flags["inflight-wait-ms"]),
 };
 
-interface Plan {
-  label: string;
-  start: () => Promise<Target>;
-}
-
 async function main(): Promise<Column[]> {
   const plans: Plan[] = [];
   if (wanted.has("ours")) plans.push({ label: "ours (PGlite)", start: () => startOurs(repoRoot, "ours (PGlite)") });
@@ -86,27 +82,10 @@ async function main(): Promise<Column[]> {
   }
   if (wanted.has("peer")) plans.push({ label: "peer", start: () => startPeer(repoRoot) });
 
-  const columns: Column[] = [];
-  try {
-    // One target at a time: on two cores, servers running side by side would skew each other.
-    for (const plan of plans) {
-      console.error(`[bench] starting ${plan.label}`);
-      let target: Target | undefined;
-      try {
-        target = await plan.start();
-        console.error(`[bench] ${target.label} at ${target.url}: running workload`);
-        const watched = { serverPid: target.cpuPid, postmasterPid: plan.label.includes("PostgreSQL") ? pg?.postmasterPid() : undefined };
-        columns.push({ label: target.label, result: await runWorkload(target.url, workload, watched) });
-      } catch (error) {
-        columns.push({ label: target?.label ?? plan.label, failure: (error as Error).message });
-      } finally {
-        await target?.stop();
-      }
-    }
-  } finally {
-    await stopAll();
-  }
-  return columns;
+  return measureInTurn(plans, workload, (plan, target) => ({
+    serverPid: target.cpuPid,
+    postmasterPid: plan.label.includes("PostgreSQL") ? pg?.postmasterPid() : undefined,
+  }));
 }
 
 /** The in-flight scenario's project: one graph that awaits as a model call would. */

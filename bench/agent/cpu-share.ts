@@ -19,6 +19,8 @@ export interface CpuPerRun {
   /** Share of the machine's CPU time left idle during the phase. */
   machineIdle: number;
   cpus: number;
+  /** Named processes (and what they spawned) the caller asked for, such as a Python worker. */
+  partsMs?: Record<string, number>;
 }
 
 export interface CpuSample {
@@ -83,6 +85,15 @@ function treeTicks(all: Proc[], root: number): number {
   return total;
 }
 
+/** CPU ticks of `pid` and every process below it so far; undefined where /proc is missing. */
+export function processTreeTicks(pid: number): number | undefined {
+  try {
+    return treeTicks(processes(), pid);
+  } catch {
+    return undefined;
+  }
+}
+
 /** Every CPU's busy and idle ticks so far (the first line of /proc/stat). */
 function machineTicks(): { busy: number; idle: number } {
   const [, ...fields] = readFileSync("/proc/stat", "utf8").split("\n")[0].trim().split(/\s+/).map(Number);
@@ -119,6 +130,16 @@ export function cpuSample(serverPid: number | undefined, postmasterPid: number |
   } catch {
     return undefined;
   }
+}
+
+/** Milliseconds per run of each named process tree between two readings of processTreeTicks. */
+export function partsPerRun(before: Record<string, number | undefined>, after: Record<string, number | undefined>, runs: number): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const [name, ticks] of Object.entries(after)) {
+    const was = before[name];
+    if (ticks !== undefined && was !== undefined) out[name] = ((ticks - was) * MS_PER_TICK) / runs;
+  }
+  return out;
 }
 
 /** Milliseconds per run between two readings. */

@@ -25,9 +25,9 @@ export function rows(concurrency: number, burst: number): Row[] {
   ];
 }
 
-const fmt = (n: number, digits: number) => (Number.isFinite(n) ? n.toFixed(digits) : "-");
+export const fmt = (n: number, digits: number) => (Number.isFinite(n) ? n.toFixed(digits) : "-");
 
-function table(header: string[], body: string[][]): string {
+export function table(header: string[], body: string[][]): string {
   const widths = header.map((h, i) => Math.max(h.length, ...body.map((row) => row[i].length)));
   const line = (cells: string[]) => cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join("  ");
   return [line(header), widths.map((w) => "-".repeat(w)).join("  "), ...body.map(line)].join("\n");

@@ -80,12 +80,26 @@ export async function startPeer(repoRoot: string): Promise<Target> {
   rmSync(graphDir, { recursive: true, force: true });
   cpSync(join(repoRoot, "examples/agent"), graphDir, { recursive: true });
 
+  const { url, pid, stop } = await startDevServer("peer", cli, (port) => ["dev", "--port", String(port), "--host", "127.0.0.1", "--no-browser", "--no-reload", "--config", join(graphDir, "langgraph.json")], graphDir);
+  return { label: `peer (langgraph-api ${PEER_CLI_VERSION})`, url, cpuPid: pid, stop };
+}
+
+/**
+ * A vendor's dev server on a free port of 127.0.0.1, offline (no tracing uploads, no key
+ * to send anywhere), logging to `<name>.log`; resolves once it answers /ok.
+ */
+export async function startDevServer(
+  name: string,
+  command: string,
+  args: (port: number) => string[],
+  cwd: string,
+  env: NodeJS.ProcessEnv = {},
+): Promise<{ url: string; pid?: number; stop(): Promise<void> }> {
   const port = await freePort();
-  const server = spawnServer("peer", cli, ["dev", "--port", String(port), "--host", "127.0.0.1", "--no-browser", "--no-reload", "--config", join(graphDir, "langgraph.json")], {
-    cwd: graphDir,
-    // Offline: no tracing uploads, no key for the peer to send anywhere.
-    env: { ...process.env, LANGSMITH_TRACING: "false", LANGCHAIN_TRACING_V2: "false", LANGSMITH_API_KEY: "", LANGCHAIN_API_KEY: "" },
-    logPath: join(logDir, "peer.log"),
+  const server = spawnServer(name, command, args(port), {
+    cwd,
+    env: { ...process.env, LANGSMITH_TRACING: "false", LANGCHAIN_TRACING_V2: "false", LANGSMITH_API_KEY: "", LANGCHAIN_API_KEY: "", ...env },
+    logPath: join(logDir, `${name.replace(/\W+/g, "-")}.log`),
   });
   const url = `http://127.0.0.1:${port}`;
   const stop = () => stopServer(server);
@@ -95,7 +109,7 @@ export async function startPeer(repoRoot: string): Promise<Target> {
     await stop();
     throw error;
   }
-  return { label: `peer (langgraph-api ${PEER_CLI_VERSION})`, url, cpuPid: server.child.pid, stop };
+  return { url, pid: server.child.pid, stop };
 }
 
 /**

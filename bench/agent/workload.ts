@@ -1,5 +1,5 @@
 import { Client } from "@langchain/langgraph-sdk";
-import { cpuPerRun, cpuSample, type CpuPerRun } from "./cpu-share.ts";
+import { cpuPerRun, cpuSample, partsPerRun, processTreeTicks, type CpuPerRun } from "./cpu-share.ts";
 
 /**
  * The SDK workload every target gets, in the same order. All loops are bounded
@@ -36,7 +36,11 @@ export interface WorkloadResult {
 export interface Watched {
   serverPid?: number;
   postmasterPid?: number;
+  /** Processes inside the server whose CPU is also given apart, by name (bench:python's worker). */
+  parts?: Record<string, number>;
 }
+
+const partTicks = (parts: Record<string, number> = {}) => Object.fromEntries(Object.entries(parts).map(([name, pid]) => [name, processTreeTicks(pid)]));
 
 const ASSISTANT = "agent";
 /** Longest any single call may take; a server that stops answering fails the step. */
@@ -65,8 +69,12 @@ export async function runWorkload(apiUrl: string, options: WorkloadOptions, watc
   await createAndWait(client, { ...options, runs: options.warmup }, noteError);
 
   const before = cpuSample(watched.serverPid, watched.postmasterPid);
+  const partsBefore = partTicks(watched.parts);
   const wait = await createAndWait(client, options, noteError);
   const after = cpuSample(watched.serverPid, watched.postmasterPid);
+  const partsAfter = partTicks(watched.parts);
+  const waitCpu = before && after && wait.latencies.length ? cpuPerRun(before, after, wait.latencies.length) : undefined;
+  if (waitCpu && watched.parts) waitCpu.partsMs = partsPerRun(partsBefore, partsAfter, wait.latencies.length);
   const stream = await firstUpdates(client, options, noteError);
   const burst = await enqueueBurst(client, options.burst).catch((error) => {
     noteError(error);
@@ -82,7 +90,7 @@ export async function runWorkload(apiUrl: string, options: WorkloadOptions, watc
     streamErrors: stream.errors,
     burstMs: burst.ms,
     burstComplete: burst.complete,
-    waitCpu: before && after && wait.latencies.length ? cpuPerRun(before, after, wait.latencies.length) : undefined,
+    waitCpu,
     firstError,
   };
 }

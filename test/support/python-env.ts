@@ -7,19 +7,24 @@ import { dirname, join } from "node:path";
 /** What the Python graph suites run on: the LangGraph line the worker is tested with. */
 export const PYTHON_TEST_PACKAGES = ["langgraph==1.2.24", "langchain-core==1.8.3"];
 
-/**
- * A virtual environment with PYTHON_TEST_PACKAGES from PyPI, made once per machine and
- * kept in the user's cache (SLIPWAY_CACHE_DIR, else ~/.cache/slipway), so that a run
- * after the first installs nothing. Built beside its final place and renamed into it,
- * so a run stopped half-way leaves nothing that looks complete.
- */
+/** A virtual environment with PYTHON_TEST_PACKAGES (see ensurePythonEnv); returns its interpreter. */
 export function ensurePythonTestEnv(): string {
-  const key = createHash("sha256").update(PYTHON_TEST_PACKAGES.join("\n")).digest("hex").slice(0, 12);
+  return ensurePythonEnv("python-test", PYTHON_TEST_PACKAGES);
+}
+
+/**
+ * A virtual environment with `packages` from PyPI, made once per machine and kept in the
+ * user's cache (SLIPWAY_CACHE_DIR, else ~/.cache/slipway) under `<name>-<key of the
+ * packages>`, so that a run after the first installs nothing. Built beside its final
+ * place and renamed into it, so a run stopped half-way leaves nothing that looks complete.
+ */
+export function ensurePythonEnv(name: string, packages: string[]): string {
+  const key = createHash("sha256").update(packages.join("\n")).digest("hex").slice(0, 12);
   const cache = process.env.SLIPWAY_CACHE_DIR ?? join(homedir(), ".cache", "slipway");
-  const dir = join(cache, `python-test-${key}`);
+  const dir = join(cache, `${name}-${key}`);
   makeOnce(dir, (building) => {
     execFileSync(process.env.SLIPWAY_TEST_PYTHON_BASE ?? "python3", ["-m", "venv", building], { stdio: "inherit" });
-    execFileSync(join(building, "bin", "python"), ["-m", "pip", "install", "--quiet", "--disable-pip-version-check", ...PYTHON_TEST_PACKAGES], { stdio: "inherit" });
+    execFileSync(join(building, "bin", "python"), ["-m", "pip", "install", "--quiet", "--disable-pip-version-check", ...packages], { stdio: "inherit" });
   });
   return join(dir, "bin", "python");
 }
