@@ -122,6 +122,11 @@ describe.each(BACKENDS)("Python graphs (%s)", (backend) => {
     expect(Object.fromEntries(Object.entries(approveState.properties).map(([name, field]) => [name, field.type]))).toEqual({ request: "string", approved: "boolean" });
   });
 
+  it("gives a graph with a context schema its defaults when the run sends no context, and the run's context when it does", async () => {
+    expect(await agent.client.runs.wait(null, "context", { input: {} })).toEqual({ model: "stand-in/default" });
+    expect(await agent.client.runs.wait(null, "context", { input: {}, context: { model: "stand-in/chosen" } })).toEqual({ model: "stand-in/chosen" });
+  });
+
   it("uses the server's store from inside a graph, as the store API sees it", async () => {
     const user = `u${Date.now()}`;
     await agent.client.store.putItem(["memories", user], "from-api", { text: "likes tea" });

@@ -94,7 +94,9 @@ export class PythonGraph implements GraphLike {
       interrupt_before: config.interruptBefore ?? null,
       interrupt_after: config.interruptAfter ?? null,
       durability: config.durability ?? null,
-      context: config.context && Object.keys(config.context as object).length ? config.context : null,
+      // Always an object, as the vendor's server sends the assistant's: LangGraph makes a
+      // graph's context dataclass from it, defaults included; `None` would leave it unset.
+      context: config.context ?? {},
       ...extra,
     };
     const chunks: unknown[] = [];
