@@ -1,4 +1,4 @@
-// `npm run try-projects -- <project>...`: deploys public LangGraph.js projects unchanged,
+// `npm run try-projects -- <project>...`: deploys public LangGraph projects (JS or Python) unchanged,
 // by upload (`slipway deploy <dir>`) and through a git server on loopback
 // (`slipway deploy --repo`), runs one thread and run on each through the official SDK
 // against a model stand-in on loopback, and prints a table. It installs the projects'
@@ -69,12 +69,15 @@ function materialise(source: string): Project {
   const manifest = existsSync(join(facts.installDir, "package.json")) ? JSON.parse(readFileSync(join(facts.installDir, "package.json"), "utf8")) : {};
   const workspace = facts.installDir !== dirname(facts.configFile) || manifest.workspaces !== undefined || existsSync(join(facts.installDir, "pnpm-workspace.yaml"));
   const config = JSON.parse(readFileSync(facts.configFile, "utf8"));
+  const specs = Object.values(config.graphs as Record<string, string | { path: string }>).map((spec) => (typeof spec === "string" ? spec : spec.path));
+  const python = specs.some((spec) => spec.split(":")[0].endsWith(".py") || !spec.startsWith("."));
+  const javascript = specs.some((spec) => /\.(c|m)?(j|t)sx?$/.test(spec.split(":")[0]));
   return {
     name,
     dir,
     config: configPath,
-    manager: plan.manager + (plan.pinned ? ` (${plan.pinned.split("+")[0]})` : ""),
-    layout: `${workspace ? "workspace" : "single"}, ${manifest.type === "module" ? "ESM" : "CJS"}`,
+    manager: [javascript ? plan.manager + (plan.pinned ? ` (${plan.pinned.split("+")[0]})` : "") : "", python ? `Python, ${config.pip_installer ?? "auto"}` : ""].filter(Boolean).join(" + "),
+    layout: javascript ? `${workspace ? "workspace" : "single"}, ${manifest.type === "module" ? "ESM" : "CJS"}` : "Python",
     graph: Object.keys(config.graphs)[0],
   };
 }
