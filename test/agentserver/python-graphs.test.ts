@@ -127,6 +127,34 @@ describe.each(BACKENDS)("Python graphs (%s)", (backend) => {
     expect(await agent.client.runs.wait(null, "context", { input: {}, context: { model: "stand-in/chosen" } })).toEqual({ model: "stand-in/chosen" });
   });
 
+  it("builds a factory's graph per run from the run's config", async () => {
+    expect(await agent.client.runs.wait(null, "factory", { input: { name: "Ada" } })).toEqual({ name: "Ada", greeting: "Hello, Ada" });
+    expect(await agent.client.runs.wait(null, "factory", { input: { name: "Ada" }, config: { configurable: { salutation: "Bonjour" } } })).toEqual({
+      name: "Ada",
+      greeting: "Bonjour, Ada",
+    });
+  });
+
+  it("applies multitask strategies to a busy thread: reject refuses, interrupt takes over", async () => {
+    const thread = await agent.client.threads.create();
+    const first = await agent.client.runs.create(thread.thread_id, "slow", { input: { pause: 30 } });
+    await until(async () => (await agent.client.runs.get(thread.thread_id, first.run_id)).status === "running");
+    await expect(agent.client.runs.create(thread.thread_id, "slow", { input: { pause: 0 }, multitaskStrategy: "reject" })).rejects.toThrow(/409/);
+    const second = await agent.client.runs.create(thread.thread_id, "slow", { input: { pause: 0 }, multitaskStrategy: "interrupt" });
+    await agent.client.runs.join(thread.thread_id, second.run_id);
+    expect((await agent.client.runs.get(thread.thread_id, first.run_id)).status).toBe("interrupted");
+    expect((await agent.client.runs.get(thread.thread_id, second.run_id)).status).toBe("success");
+  });
+
+  it("fires a thread cron on a Python graph", async () => {
+    const thread = await agent.client.threads.create();
+    const cron = await agent.client.crons.createForThread(thread.thread_id, "echo", { schedule: "* * * * * *", input: { messages: [{ role: "user", content: "tick" }] } });
+    await until(async () => ((await agent.client.threads.getState(thread.thread_id)).values as { messages?: unknown[] }).messages?.length! >= 4);
+    await agent.client.crons.delete(cron.cron_id);
+    const said = ((await agent.client.threads.getState(thread.thread_id)).values as { messages: { content: string }[] }).messages.map((m) => m.content);
+    expect(said.slice(0, 4)).toEqual(["tick", "You said: tick", "tick", "You said: tick"]);
+  });
+
   it("uses the server's store from inside a graph, as the store API sees it", async () => {
     const user = `u${Date.now()}`;
     await agent.client.store.putItem(["memories", user], "from-api", { text: "likes tea" });
