@@ -103,7 +103,7 @@ async function serve(flags: UpFlags): Promise<void> {
     }
     const isolation = Isolation.probe();
     const allowUnsandboxed = flags.allowUnsandboxed === true || process.env.SLIPWAY_ALLOW_UNSANDBOXED === "1";
-    const docker = await dockerSettings(flags);
+    const docker = await dockerSettings(flags, config.databaseUrl);
     if (docker) {
       // Builds still run in the local sandbox; what serves runs in containers.
       say(`Slipway: deployments run in Docker containers (dockerd ${docker.version}); builds: ${isolation.describe()}`, { event: "isolation", runtime: "docker", docker: docker.version, sandbox: isolation.sandbox.level, limits: isolation.limits.kind });
@@ -114,7 +114,7 @@ async function serve(flags: UpFlags): Promise<void> {
     const refusal = docker ? undefined : await unsandboxedTenantsRefusal(db, isolation, allowUnsandboxed);
     if (refusal) throw new Error(refusal);
     await checkSecretsKey(db, secrets.key, new Date());
-    const deps: ControlPlaneDeps = { db, secretsKey: secrets.key, now: () => new Date(), newId: () => randomUUID(), publicUrl: config.publicUrl ?? "", dataDir: config.dataDir, pushQuietMs: settings.pushQuietMs, gitHosts: config.gitHosts, maxDeploymentsPerWorkspace: config.maxDeploymentsPerWorkspace };
+    const deps: ControlPlaneDeps = { db, secretsKey: secrets.key, now: () => new Date(), newId: () => randomUUID(), publicUrl: config.publicUrl ?? "", dataDir: config.dataDir, pushQuietMs: settings.pushQuietMs, gitHosts: config.gitHosts, maxDeploymentsPerWorkspace: config.maxDeploymentsPerWorkspace, containerRuntime: docker !== undefined };
 
     const created = await new TenancyService(deps).ensureDefaultTenant();
     if (created) {
@@ -187,14 +187,27 @@ async function serve(flags: UpFlags): Promise<void> {
 }
 
 /** The Docker runtime's settings when `--runtime docker` is asked for, once dockerd answers. */
-async function dockerSettings(flags: UpFlags) {
+async function dockerSettings(flags: UpFlags, databaseUrl: string | undefined) {
   const runtime = flags.runtime ?? process.env.SLIPWAY_RUNTIME ?? "local";
   if (runtime === "local") return undefined;
   if (runtime !== "docker") throw new Error(`--runtime must be local or docker, not ${JSON.stringify(runtime)}`);
+  // Containers get the deployment's role URL as it is: a loopback server is their own loopback, not this machine's.
+  if (databaseUrl && isLoopbackDatabase(databaseUrl)) {
+    throw new Error("--runtime docker needs a PostgreSQL server that containers can reach: give --database-url a host other than loopback, or use the embedded database");
+  }
   const { DockerCli } = await import("../pipeline/runtime/docker/docker-cli.ts");
   const cli = new DockerCli(flags.dockerHost ?? (process.env.SLIPWAY_DOCKER_HOST || undefined));
   const version = await cli.serverVersion().catch((error: Error) => {
     throw new Error(`--runtime docker: dockerd cannot be reached (${error.message}). Start it, or name its socket with --docker-host.`);
   });
   return { version, settings: { docker: cli, baseImage: flags.dockerBaseImage ?? (process.env.SLIPWAY_DOCKER_BASE_IMAGE || undefined) } };
+}
+
+function isLoopbackDatabase(databaseUrl: string): boolean {
+  try {
+    const { hostname } = new URL(databaseUrl);
+    return hostname === "" || hostname === "localhost" || hostname === "[::1]" || hostname.startsWith("127.");
+  } catch {
+    return false;
+  }
 }

@@ -1,8 +1,10 @@
-import { mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Client } from "@langchain/langgraph-sdk";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { DockerCli } from "../../src/pipeline/runtime/docker/docker-cli.ts";
+import { buildImage } from "../../src/pipeline/runtime/docker/image-build.ts";
 import type { ControlPlaneProcess } from "../support/control-plane-process.ts";
 import { startGitDaemon, TestRepository, type GitServer } from "../support/git-server.ts";
 import { freePort } from "../support/ports.ts";
@@ -21,6 +23,7 @@ import { sampleFiles, writeSampleProject } from "./sample-project.ts";
 const SLOW = 900_000;
 const SECRET = "docker-secret-value-7";
 const DEPLOYMENT_LABEL = "dev.slipway.deployment";
+const EXTERNAL_IMAGE = `slipway-test-external:${Math.random().toString(36).slice(2, 10)}`;
 
 describe("a deployment on the Docker runtime, on pglite", () => {
   let root: string;
@@ -28,6 +31,8 @@ describe("a deployment on the Docker runtime, on pglite", () => {
   let repo: TestRepository;
   let cp: ControlPlaneProcess | undefined;
   let port: number;
+  let apiKey: string;
+  let workspaceId: string;
   const schema = `cp_${Math.random().toString(36).slice(2, 10)}`;
   // The same port and data each time: the deployment's URL stays where its clients call it.
   const start = () =>
@@ -47,6 +52,7 @@ describe("a deployment on the Docker runtime, on pglite", () => {
 
   afterAll(async () => {
     await cp?.kill("SIGTERM");
+    if (dockerHost()) docker(["images", "--quiet", EXTERNAL_IMAGE]).trim() && docker(["rmi", "--force", EXTERNAL_IMAGE]);
     await git?.stop();
     rmSync(root, { recursive: true, force: true });
   });
@@ -56,6 +62,8 @@ describe("a deployment on the Docker runtime, on pglite", () => {
     async () => {
       cp = await start();
       const first = cp;
+      apiKey = first.apiKey!;
+      workspaceId = first.workspaceId!;
       expect(first.output()).toContain('"runtime":"docker"');
       const cpApi: Api = api(first);
       const created = await cpApi.call("POST", "/v2/deployments", {
@@ -137,6 +145,11 @@ describe("a deployment on the Docker runtime, on pglite", () => {
       const serving = containersLabelled(DEPLOYMENT_LABEL, deployment.id);
       expect(serving.map((c) => c.Config.Labels["dev.slipway.revision"])).toEqual([v3.id]);
 
+      // An agent server image of the first build, tagged locally, for the image source test below.
+      const builds = readdirSync(join(root, "cp", "builds")).map((key) => join(root, "cp", "builds", key));
+      const v1Build = builds.find((dir) => existsSync(join(dir, "src", "version.ts")) && readFileSync(join(dir, "src", "version.ts"), "utf8").includes('"v1"'));
+      await makeAgentServerImage(v1Build!, EXTERNAL_IMAGE);
+
       // ── delete: 204, the URL 404s, the containers are gone ────────────────────────
       expect((await again.call("DELETE", `/v2/deployments/${deployment.id}`)).status).toBe(204);
       for (let i = 0; i < 120 && (await again.call("GET", `/v2/deployments/${deployment.id}`)).status !== 404; i++) {
@@ -148,4 +161,47 @@ describe("a deployment on the Docker runtime, on pglite", () => {
     },
     SLOW,
   );
+
+  it(
+    "deploys an external_docker image, a LangGraph agent server on port 8000, tagged locally",
+    async () => {
+      const cpApi = api({ ...cp!, apiKey, workspaceId });
+      const created = await cpApi.call("POST", "/v2/deployments", {
+        name: "external",
+        source: "external_docker",
+        source_config: { resource_spec: { min_scale: 1, memory_limit_mb: 1024 } },
+        source_revision_config: { image_uri: EXTERNAL_IMAGE },
+        secrets: [{ name: "GREETING", value: SECRET }],
+      });
+      expect(created.status).toBe(201);
+      const revision = await cpApi.waitForRevision(created.body.id, created.body.latest_revision_id, { timeoutMs: 300_000 });
+      expect(revision.status).toBe("DEPLOYED");
+      expect(revision.source_revision_config.image_uri).toBe(EXTERNAL_IMAGE);
+      expect((await cpApi.logs(created.body.id, revision.id, "deploy")).join("\n")).toMatch(/published on http:\/\/127\.0\.0\.1:\d+/);
+      const client = new Client({ apiUrl: created.body.url, apiKey });
+      expect(await client.runs.wait(null, "whoami", { input: {} })).toMatchObject({ version: "v1", greeting: SECRET });
+      expect((await cpApi.call("DELETE", `/v2/deployments/${created.body.id}`)).status).toBe(204);
+      for (let i = 0; i < 120 && containersLabelled(DEPLOYMENT_LABEL, created.body.id).length; i++) await new Promise((resolve) => setTimeout(resolve, 250));
+      expect(containersLabelled(DEPLOYMENT_LABEL, created.body.id)).toEqual([]);
+    },
+    SLOW,
+  );
 });
+
+/**
+ * An image in the vendor's contract for image sources, made locally (no registry): the
+ * runtime image, a build of the sample project, and `slipway agent` as its command,
+ * listening on port 8000 with its own embedded database, as a user's agent server image
+ * would. Built on the runtime image, not on a revision's (deleting that deployment
+ * removes its images).
+ */
+async function makeAgentServerImage(build: string, tag: string): Promise<void> {
+  const runtime = docker(["images", "--quiet", "--filter", "label=dev.slipway.kind=runtime"]).split("\n")[0];
+  const command = ["/usr/bin/node", "/opt/slipway/bin/slipway.js", "agent", "--host", "0.0.0.0", "--port", "8000", "--config", "/srv/agent/langgraph.json", "--data-dir", "/tmp/agent"];
+  await buildImage(new DockerCli(dockerHost()), {
+    tag,
+    from: runtime,
+    sources: [{ host: build, inside: "/srv/agent" }],
+    changes: [`CMD ${JSON.stringify(command)}`, "WORKDIR /srv/agent"],
+  });
+}

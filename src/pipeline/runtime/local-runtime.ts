@@ -39,6 +39,8 @@ export class LocalRuntime extends RevisionRotation {
 
   /** Starts a revision's processes without waiting: a restart serves what was DEPLOYED as soon as it listens. */
   async start(spec: LaunchSpec): Promise<RevisionGroup> {
+    const build = spec.build;
+    if (!build) throw new StepFailure("DEPLOY_FAILED", "An image source runs only on the Docker runtime (`slipway up --runtime docker`).");
     const refusal = await unsandboxedTenantsRefusal(this.deps.db, this.isolation, this.deps.allowUnsandboxed);
     if (refusal) throw new StepFailure("DEPLOY_FAILED", `Refused: ${refusal}`);
     const { count, memoryMb: memory } = replicaShape(spec);
@@ -46,15 +48,15 @@ export class LocalRuntime extends RevisionRotation {
     const internalKey = randomBytes(32).toString("base64url");
     const storage = await this.storage.attach(spec.deploymentId);
     const env = childEnv(agentEnvironment(this.deps, spec, storage.env, internalKey, memory));
-    const args = ["--config", spec.build.config_file, ...storage.args];
+    const args = ["--config", build.config_file, ...storage.args];
     const sockets = this.socketDirectory(spec.deploymentId);
     const confine = (argv: string[], firstFd: number) =>
       this.isolation.confine({
         deploymentId: spec.deploymentId,
         kind: "agent",
         argv,
-        cwd: spec.build.directory,
-        readOnly: [spec.build.directory],
+        cwd: build.directory,
+        readOnly: [build.directory],
         writable: [sockets, ...storage.directories].filter(Boolean),
         limits,
         firstFd,
@@ -64,7 +66,7 @@ export class LocalRuntime extends RevisionRotation {
       const file = `${++this.sockets}-${name.replace("#", "-")}`;
       // On Windows, a named pipe.
       const socketPath = process.platform === "win32" ? `\\\\.\\pipe\\slipway-${process.pid}-${randomBytes(6).toString("hex")}-${file}` : join(sockets, `${file}.sock`);
-      return new AgentProcess({ name, cwd: spec.build.directory, socketPath, args, env, log: spec.log, serverLog: this.deps.log, confine });
+      return new AgentProcess({ name, cwd: build.directory, socketPath, args, env, log: spec.log, serverLog: this.deps.log, confine });
     });
     const group = new RevisionGroup(spec.deploymentId, spec.revisionId, processes, internalKey, spec.log);
     this.launched.add(group);

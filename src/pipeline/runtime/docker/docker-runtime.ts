@@ -21,6 +21,8 @@ const MAX_PIDS = 512;
 const DEFAULT_MEMORY_MB = 2048;
 /** Where a revision's build is in its image (its host path may lie under /tmp, a tmpfs in the container). */
 const BUILD_IN_IMAGE = "/srv/revision";
+/** Where an image source's agent server listens (the vendor's agent server images: PORT 8000). */
+const IMAGE_PORT = 8000;
 /** Labels every container of a control plane carries (restore and deletion find them by these). */
 const LABEL = { owner: "dev.slipway.owner", workspace: "dev.slipway.workspace", deployment: "dev.slipway.deployment", revision: "dev.slipway.revision", instance: "dev.slipway.instance" };
 
@@ -58,41 +60,65 @@ export class DockerRuntime extends RevisionRotation {
   }
 
   async start(spec: LaunchSpec): Promise<RevisionGroup> {
-    const { docker } = this.settings;
     const { count, memoryMb } = replicaShape(spec);
+    const memory = memoryMb ?? DEFAULT_MEMORY_MB;
     await this.removeLeftovers(spec.deploymentId);
-    const uid = this.uidOf(spec.deploymentId);
-    const image = await this.revisionImage(spec, uid);
     const internalKey = randomBytes(32).toString("base64url");
-    const storage = await this.storage.attach(spec.deploymentId);
-    if (uid !== process.getuid?.()) for (const dir of storage.directories) await chownTree(dir, uid);
-    const env = agentEnvironment(this.deps, spec, storage.env, internalKey, memoryMb ?? DEFAULT_MEMORY_MB);
-    const sockets = this.socketDirectory(spec.deploymentId, uid);
-    const options = this.runOptions(spec, uid, memoryMb ?? DEFAULT_MEMORY_MB, [sockets, ...storage.directories]);
+    const containers = spec.build ? await this.agentContainers(spec, spec.build, memory, internalKey) : await this.imageContainers(spec, memory, internalKey);
     const replicas = Array.from({ length: count }, (_, index) => {
-      const name = `${spec.revisionId.slice(0, 8)}#${index + 1}`;
       const file = `${++this.replicas}-${index + 1}`;
-      const socketPath = join(sockets, `${file}.sock`);
-      return new ContainerReplica(
-        docker,
-        {
-          name,
-          container: `slipway-${this.owner.slice(0, 8)}-${spec.revisionId.slice(0, 8)}-${file}`,
-          options,
-          image: image.tag,
-          command: [image.node, image.slipway, "agent", "--socket", socketPath, "--config", inBuild(spec, spec.build.config_file), ...storage.args],
-          env: definedOnly({ ...env, HOME: "/tmp", TMPDIR: "/tmp" }),
-          listen: { socketPath },
-          log: spec.log,
-          serverLog: this.deps.log,
-        },
-        memoryMb ?? DEFAULT_MEMORY_MB,
-      );
+      const container = `slipway-${this.owner.slice(0, 8)}-${spec.revisionId.slice(0, 8)}-${file}`;
+      const name = `${spec.revisionId.slice(0, 8)}#${index + 1}`;
+      return new ContainerReplica(this.settings.docker, { name, container, log: spec.log, serverLog: this.deps.log, ...containers(file) }, memory);
     });
     const group = new RevisionGroup(spec.deploymentId, spec.revisionId, replicas, internalKey, spec.log);
     this.launched.add(group);
     for (const replica of replicas) replica.start();
     return group;
+  }
+
+  /** Containers of Slipway's agent server on the revision's build, as the deployment's uid, reached on a socket. */
+  private async agentContainers(spec: LaunchSpec, build: NonNullable<LaunchSpec["build"]>, memory: number, internalKey: string) {
+    const uid = this.uidOf(spec.deploymentId);
+    const image = await this.revisionImage(spec, build, uid);
+    const storage = await this.storage.attach(spec.deploymentId);
+    if (uid !== process.getuid?.()) for (const dir of storage.directories) await chownTree(dir, uid);
+    const env = definedOnly({ ...agentEnvironment(this.deps, spec, storage.env, internalKey, memory), HOME: "/tmp", TMPDIR: "/tmp" });
+    const sockets = this.socketDirectory(spec.deploymentId, uid);
+    const options = [
+      ...this.limits(spec, memory),
+      "--read-only",
+      "--user", `${uid}:${uid}`,
+      "--workdir", BUILD_IN_IMAGE,
+      ...[sockets, ...storage.directories].filter(Boolean).flatMap((dir) => ["--volume", `${dir}:${dir}`]),
+    ];
+    const config = join(BUILD_IN_IMAGE, relative(build.directory, build.config_file));
+    return (file: string) => {
+      const socketPath = join(sockets, `${file}.sock`);
+      const command = [image.node, image.slipway, "agent", "--socket", socketPath, "--config", config, ...storage.args];
+      return { options, image: image.tag, command, env, listen: { socketPath } };
+    };
+  }
+
+  /**
+   * Containers of an image source's image (external_docker, internal_docker), as it is:
+   * an agent server image in the vendor's contract, serving the agent API and /ok on
+   * port 8000 (its PORT), published on a loopback port. It gets the deployment's secrets
+   * as its environment (its storage, DATABASE_URI and REDIS_URI among them, is its own)
+   * and runs as its image's user, with the same limits.
+   */
+  private async imageContainers(spec: LaunchSpec, memory: number, internalKey: string) {
+    const { docker } = this.settings;
+    const image = spec.image ?? "";
+    if (!(await docker.hasImage(image))) {
+      spec.log.info(`Image ${image} is not on this machine: pulling it.`);
+      await docker.run(["pull", image], { timeoutMs: 600_000 }).catch((error: Error) => {
+        throw new StepFailure("DEPLOY_FAILED", `Image ${image} is neither on this machine nor could it be pulled: ${error.message}`);
+      });
+    }
+    const env = definedOnly({ ...agentEnvironment(this.deps, spec, {}, internalKey, undefined), PORT: String(IMAGE_PORT) });
+    const options = [...this.limits(spec, memory), "--publish", `127.0.0.1::${IMAGE_PORT}`];
+    return () => ({ options, image, command: [], env, listen: { containerPort: IMAGE_PORT } });
   }
 
   /**
@@ -114,8 +140,8 @@ export class DockerRuntime extends RevisionRotation {
     this.socketDir = undefined;
   }
 
-  /** `docker run` options of every replica of a revision. */
-  private runOptions(spec: LaunchSpec, uid: number, memoryMb: number, shared: string[]): string[] {
+  /** `docker run` options of every container of a revision: its limits, no capabilities, its labels. */
+  private limits(spec: LaunchSpec, memoryMb: number): string[] {
     const cpus = spec.resourceSpec?.cpu;
     const labels = {
       [LABEL.owner]: this.owner,
@@ -126,35 +152,31 @@ export class DockerRuntime extends RevisionRotation {
     };
     return [
       "--init",
-      "--read-only",
       "--tmpfs", `/tmp:rw,nosuid,nodev,size=${TMP_BYTES},mode=1777`,
-      "--user", `${uid}:${uid}`,
       "--cap-drop", "ALL",
       "--security-opt", "no-new-privileges",
       "--pids-limit", String(MAX_PIDS),
       "--memory", `${memoryMb}m`,
       "--memory-swap", `${memoryMb}m`,
       ...(cpus ? ["--cpus", String(cpus)] : []),
-      "--workdir", BUILD_IN_IMAGE,
-      ...shared.filter(Boolean).flatMap((dir) => ["--volume", `${dir}:${dir}`]),
       ...Object.entries(labels).flatMap(([key, value]) => ["--label", `${key}=${value}`]),
     ];
   }
 
   /** The revision's image: the runtime image and its build (its files the deployment's uid's, as the builder left them); made once per build. */
-  private async revisionImage(spec: LaunchSpec, uid: number): Promise<RuntimeImage> {
+  private async revisionImage(spec: LaunchSpec, build: NonNullable<LaunchSpec["build"]>, uid: number): Promise<RuntimeImage> {
     const { docker } = this.settings;
     try {
       this.runtimeImage ??= ensureRuntimeImage(docker, this.settings.baseImage);
       this.runtimeImage.catch(() => (this.runtimeImage = undefined));
       const runtime = await this.runtimeImage;
-      const tag = `slipway-revision:${createHash("sha256").update(`${runtime.tag}\0${spec.build.directory}\0${uid}`).digest("hex").slice(0, 24)}`;
+      const tag = `slipway-revision:${createHash("sha256").update(`${runtime.tag}\0${build.directory}\0${uid}`).digest("hex").slice(0, 24)}`;
       if (!(await docker.hasImage(tag))) {
         spec.log.info(`Building the revision's image ${tag} (${runtime.tag} and the build).`);
         await buildImage(docker, {
           tag,
           from: runtime.tag,
-          sources: [{ host: spec.build.directory, inside: BUILD_IN_IMAGE }],
+          sources: [{ host: build.directory, inside: BUILD_IN_IMAGE }],
           changes: [`LABEL ${LABEL.owner}=${this.owner} ${LABEL.deployment}=${spec.deploymentId}`],
         });
       }
@@ -194,9 +216,4 @@ export class DockerRuntime extends RevisionRotation {
 
 function definedOnly(env: Record<string, string | undefined>): Record<string, string> {
   return Object.fromEntries(Object.entries(env).filter((entry): entry is [string, string] => entry[1] !== undefined));
-}
-
-/** A path of the build as the container sees it. */
-function inBuild(spec: LaunchSpec, path: string): string {
-  return join(BUILD_IN_IMAGE, relative(spec.build.directory, path));
 }

@@ -29,7 +29,8 @@ export interface RuntimeImage {
 /**
  * The image every revision's image is built on: a base (the operator's `--docker-base-image`,
  * which must have Node 20 or later as `node` on its PATH; else one made here of the
- * host's own node binary and the shared libraries `ldd` lists: no registry is needed)
+ * host's own node binary, /bin/sh, env and sleep, and the shared libraries `ldd` lists:
+ * no registry is needed)
  * with this Slipway's agent server added in /opt/slipway. Built once
  * per Slipway version and base; its tag says which.
  */
@@ -38,7 +39,8 @@ export async function ensureRuntimeImage(docker: DockerCli, baseImage: string | 
   const tag = `slipway-runtime:${fingerprint(baseImage ?? node)}`;
   if (await docker.hasImage(tag)) return { tag, node, slipway: SLIPWAY_BIN_IN_IMAGE };
   const slipway = SLIPWAY_ENTRIES.filter((entry) => existsSync(join(SLIPWAY_ROOT, entry))).map((entry) => ({ host: join(SLIPWAY_ROOT, entry), inside: `${SLIPWAY_IN_IMAGE}/${entry}` }));
-  const system = baseImage ? [] : [node, ...sharedLibraries(node), ...certificates()].map((host) => ({ host }));
+  const programs = [node, ...SHELL_PROGRAMS.filter((path) => existsSync(path))];
+  const system = baseImage ? [] : [...new Set([...programs, ...programs.flatMap(sharedLibraries), ...certificates()])].map((host) => ({ host }));
   await buildImage(docker, {
     tag,
     from: baseImage,
@@ -50,11 +52,14 @@ export async function ensureRuntimeImage(docker: DockerCli, baseImage: string | 
   return { tag, node, slipway: SLIPWAY_BIN_IN_IMAGE };
 }
 
+/** Besides node, what graphs commonly start: a POSIX shell, env and sleep (the rest is the operator's base image's). */
+const SHELL_PROGRAMS = ["/bin/sh", "/usr/bin/env", "/bin/sleep"];
+
 /** The libraries `ldd` says the binary loads (the dynamic loader included). */
 function sharedLibraries(binary: string): string[] {
   const out = execFileSync("ldd", [binary], { encoding: "utf8" });
   const paths = [...out.matchAll(/(\/\S+) \(0x/g)].map((match) => match[1]);
-  return [...new Set(paths)];
+  return paths;
 }
 
 function certificates(): string[] {
