@@ -10,7 +10,7 @@ import { startGitDaemon, TestRepository, type GitServer } from "../support/git-s
 import { freePort } from "../support/ports.ts";
 import { api, type Api } from "./api.ts";
 import { startPipelineControlPlane } from "./control-plane.ts";
-import { containersLabelled, docker, dockerHost } from "./docker.ts";
+import { containersLabelled, docker, dockerHost, removeImagesOf } from "./docker.ts";
 import { sampleFiles, writeSampleProject } from "./sample-project.ts";
 
 /**
@@ -52,7 +52,10 @@ describe("a deployment on the Docker runtime, on pglite", () => {
 
   afterAll(async () => {
     await cp?.kill("SIGTERM");
-    if (dockerHost()) docker(["images", "--quiet", EXTERNAL_IMAGE]).trim() && docker(["rmi", "--force", EXTERNAL_IMAGE]);
+    if (dockerHost()) {
+      if (docker(["images", "--quiet", EXTERNAL_IMAGE]).trim()) docker(["rmi", "--force", EXTERNAL_IMAGE]);
+      removeImagesOf(join(root, "cp"));
+    }
     await git?.stop();
     rmSync(root, { recursive: true, force: true });
   });
@@ -196,12 +199,13 @@ describe("a deployment on the Docker runtime, on pglite", () => {
  * removes its images).
  */
 async function makeAgentServerImage(build: string, tag: string): Promise<void> {
-  const runtime = docker(["images", "--quiet", "--filter", "label=dev.slipway.kind=runtime"]).split("\n")[0];
+  // The newest runtime image (revision images are made from it and must not be picked).
+  const runtime = docker(["images", "--format", "{{.Repository}}:{{.Tag}}", "--filter", "reference=slipway-runtime"]).split("\n")[0];
   const command = ["/usr/bin/node", "/opt/slipway/bin/slipway.js", "agent", "--host", "0.0.0.0", "--port", "8000", "--config", "/srv/agent/langgraph.json", "--data-dir", "/tmp/agent"];
   await buildImage(new DockerCli(dockerHost()), {
     tag,
     from: runtime,
     sources: [{ host: build, inside: "/srv/agent" }],
-    changes: [`CMD ${JSON.stringify(command)}`, "WORKDIR /srv/agent"],
+    changes: [`CMD ${JSON.stringify(command)}`, "WORKDIR /srv/agent", "LABEL dev.slipway.kind=test"],
   });
 }

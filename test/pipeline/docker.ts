@@ -1,4 +1,5 @@
 import { execFileSync } from "node:child_process";
+import { createHash } from "node:crypto";
 import { inject } from "vitest";
 
 /**
@@ -20,4 +21,11 @@ export function docker(args: string[]): string {
 export function containersLabelled(label: string, value: string): Array<{ Name: string; State: { Running: boolean }; Config: { User: string; Labels: Record<string, string> }; HostConfig: { Memory: number; NanoCpus: number; ReadonlyRootfs: boolean; PidsLimit: number; CapDrop: string[] } }> {
   const ids = docker(["ps", "--all", "--quiet", "--filter", `label=${label}=${value}`]).split("\n").filter(Boolean);
   return ids.length ? JSON.parse(docker(["inspect", ...ids])) : [];
+}
+
+/** Removes the revision images a control plane of `dataDir` made (the runtime image, shared, stays). */
+export function removeImagesOf(dataDir: string): void {
+  const owner = createHash("sha256").update(dataDir).digest("hex").slice(0, 16);
+  const ids = [...new Set(docker(["images", "--quiet", "--filter", `label=dev.slipway.owner=${owner}`]).split("\n").filter(Boolean))];
+  if (ids.length) docker(["rmi", "--force", ...ids]);
 }

@@ -46,6 +46,8 @@ export interface EscapeProbeRuntime {
    * local sandbox it is bubblewrap, as root: both are denied.
    */
   initIsOwn: boolean;
+  /** Removes what the runtime keeps beyond the control plane's life (a Docker runtime's images). */
+  cleanUp?: (dataDir: string) => void;
 }
 
 export function describeEscapeProbe(runtime: EscapeProbeRuntime, backends: BackendName[]): void {
@@ -96,6 +98,7 @@ export function describeEscapeProbe(runtime: EscapeProbeRuntime, backends: Backe
 
     afterAll(async () => {
       await cp?.kill("SIGTERM");
+      runtime.cleanUp?.(join(root, "cp"));
       await git?.stop();
       rmSync(root, { recursive: true, force: true });
     });

@@ -177,7 +177,8 @@ export class DockerRuntime extends RevisionRotation {
           tag,
           from: runtime.tag,
           sources: [{ host: build.directory, inside: BUILD_IN_IMAGE }],
-          changes: [`LABEL ${LABEL.owner}=${this.owner} ${LABEL.deployment}=${spec.deploymentId}`],
+          // Its own kind: a commit would keep the runtime image's label.
+          changes: [`LABEL dev.slipway.kind=revision ${LABEL.owner}=${this.owner} ${LABEL.deployment}=${spec.deploymentId}`],
         });
       }
       return { ...runtime, tag };
