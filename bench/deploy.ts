@@ -14,6 +14,7 @@
  *   --json <file>                             also write the figures as JSON
  *   --router-only                             one deploy, then only the router comparison
  *   --workload threads.get                    only the router workloads whose name starts so
+ *   --runtime docker                          deployments as containers (needs dockerd; default local)
  *
  * Goals (issue #12): warm deploy under 15 s; 0 failed requests; the router at most 10%
  * less throughput and under 1 ms added p50 than calling the process directly.
@@ -37,6 +38,7 @@ const { values: flags } = parseArgs({
     json: { type: "string" },
     "router-only": { type: "boolean", default: false },
     workload: { type: "string" },
+    runtime: { type: "string", default: "local" },
   },
 });
 
@@ -49,7 +51,7 @@ async function main(): Promise<Figures> {
   repo.commit({}, "v1");
   const git = await startGitDaemon(join(root, "repos"));
   try {
-    cp = await startControlPlane(["--data-dir", join(root, "cp")], {
+    cp = await startControlPlane(["--data-dir", join(root, "cp"), "--runtime", flags.runtime!], {
       SLIPWAY_GIT_ALLOW_HOSTS: "127.0.0.1",
       // A cache of its own, empty: the first deploy is cold.
       SLIPWAY_PACKAGE_CACHE: join(root, "package-cache"),

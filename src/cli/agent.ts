@@ -108,6 +108,8 @@ export function registerAgentCommand(program: CommandType): void {
           };
           process.once("SIGINT", shutdown);
           process.once("SIGTERM", shutdown);
+          // In a container (the Docker runtime) there is no IPC channel: SIGUSR2 asks it to drain.
+          process.on("SIGUSR2", () => server.drain());
           // Started by a control plane (an IPC channel): it may ask this revision to drain or
           // to stop (its signals would reach the sandbox, not this process), and when it goes
           // away (even killed), this process must not outlive it.

@@ -30,6 +30,12 @@ export function registerUpCommand(program: CommandType): void {
       `deployments a workspace may have; more are refused with 403 (env SLIPWAY_MAX_DEPLOYMENTS_PER_WORKSPACE; 0: no limit; default: ${defaults.maxDeploymentsPerWorkspace})`,
     )
     .option("--allow-unsandboxed", "serve several organizations although deployments cannot be sandboxed here: their code could then read each other's data (env SLIPWAY_ALLOW_UNSANDBOXED=1; see README, Isolation)")
+    .option("--runtime <runtime>", "what runs deployments: local (sandboxed processes) or docker (a container per replica; needs dockerd) (env SLIPWAY_RUNTIME; default: local)")
+    .option("--docker-host <url>", "where dockerd listens, for --runtime docker (env SLIPWAY_DOCKER_HOST; default: the docker CLI's)")
+    .option(
+      "--docker-base-image <image>",
+      "base of every revision's image, for --runtime docker: a local image with Node 20+ as `node` on its PATH (env SLIPWAY_DOCKER_BASE_IMAGE; default: one built here from this machine's node)",
+    )
     .option(
       "--build-env <names>",
       `comma-separated names from this environment that installs and build_commands also get (a trailing * for a prefix; env SLIPWAY_BUILD_ENV). They always get ${BUILD_ENV_PASSED.join(", ")}`,
@@ -57,6 +63,9 @@ interface UpFlags extends Record<string, unknown> {
   maxDeploymentsPerWorkspace?: string;
   allowUnsandboxed?: boolean;
   buildEnv?: string;
+  runtime?: string;
+  dockerHost?: string;
+  dockerBaseImage?: string;
   json?: boolean;
 }
 
@@ -94,12 +103,18 @@ async function serve(flags: UpFlags): Promise<void> {
     }
     const isolation = Isolation.probe();
     const allowUnsandboxed = flags.allowUnsandboxed === true || process.env.SLIPWAY_ALLOW_UNSANDBOXED === "1";
-    say(`Slipway: ${isolation.describe()}`, { event: "isolation", sandbox: isolation.sandbox.level, limits: isolation.limits.kind, reason: isolation.sandbox.reason ?? isolation.limits.reason });
+    const docker = await dockerSettings(flags, config.databaseUrl);
+    if (docker) {
+      // Builds still run in the local sandbox; what serves runs in containers.
+      say(`Slipway: deployments run in Docker containers (dockerd ${docker.version}); builds: ${isolation.describe()}`, { event: "isolation", runtime: "docker", docker: docker.version, sandbox: isolation.sandbox.level, limits: isolation.limits.kind });
+    } else {
+      say(`Slipway: ${isolation.describe()}`, { event: "isolation", runtime: "local", sandbox: isolation.sandbox.level, limits: isolation.limits.kind, reason: isolation.sandbox.reason ?? isolation.limits.reason });
+    }
     db = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.pgliteDir, schema: config.schema, component: "control" });
-    const refusal = await unsandboxedTenantsRefusal(db, isolation, allowUnsandboxed);
+    const refusal = docker ? undefined : await unsandboxedTenantsRefusal(db, isolation, allowUnsandboxed);
     if (refusal) throw new Error(refusal);
     await checkSecretsKey(db, secrets.key, new Date());
-    const deps: ControlPlaneDeps = { db, secretsKey: secrets.key, now: () => new Date(), newId: () => randomUUID(), publicUrl: config.publicUrl ?? "", dataDir: config.dataDir, pushQuietMs: settings.pushQuietMs, gitHosts: config.gitHosts, maxDeploymentsPerWorkspace: config.maxDeploymentsPerWorkspace };
+    const deps: ControlPlaneDeps = { db, secretsKey: secrets.key, now: () => new Date(), newId: () => randomUUID(), publicUrl: config.publicUrl ?? "", dataDir: config.dataDir, pushQuietMs: settings.pushQuietMs, gitHosts: config.gitHosts, maxDeploymentsPerWorkspace: config.maxDeploymentsPerWorkspace, containerRuntime: docker !== undefined };
 
     const created = await new TenancyService(deps).ensureDefaultTenant();
     if (created) {
@@ -140,6 +155,7 @@ async function serve(flags: UpFlags): Promise<void> {
       publicUrl: () => deps.publicUrl,
       isolation,
       allowUnsandboxed,
+      docker: docker?.settings,
     });
     await app.listen({ host: config.host, port: config.port });
     const address = app.server.address();
@@ -170,3 +186,28 @@ async function serve(flags: UpFlags): Promise<void> {
   }
 }
 
+/** The Docker runtime's settings when `--runtime docker` is asked for, once dockerd answers. */
+async function dockerSettings(flags: UpFlags, databaseUrl: string | undefined) {
+  const runtime = flags.runtime ?? process.env.SLIPWAY_RUNTIME ?? "local";
+  if (runtime === "local") return undefined;
+  if (runtime !== "docker") throw new Error(`--runtime must be local or docker, not ${JSON.stringify(runtime)}`);
+  // Containers get the deployment's role URL as it is: a loopback server is their own loopback, not this machine's.
+  if (databaseUrl && isLoopbackDatabase(databaseUrl)) {
+    throw new Error("--runtime docker needs a PostgreSQL server that containers can reach: give --database-url a host other than loopback, or use the embedded database");
+  }
+  const { DockerCli } = await import("../pipeline/runtime/docker/docker-cli.ts");
+  const cli = new DockerCli(flags.dockerHost ?? (process.env.SLIPWAY_DOCKER_HOST || undefined));
+  const version = await cli.serverVersion().catch((error: Error) => {
+    throw new Error(`--runtime docker: dockerd cannot be reached (${error.message}). Start it, or name its socket with --docker-host.`);
+  });
+  return { version, settings: { docker: cli, baseImage: flags.dockerBaseImage ?? (process.env.SLIPWAY_DOCKER_BASE_IMAGE || undefined) } };
+}
+
+function isLoopbackDatabase(databaseUrl: string): boolean {
+  try {
+    const { hostname } = new URL(databaseUrl);
+    return hostname === "" || hostname === "localhost" || hostname === "[::1]" || hostname.startsWith("127.");
+  } catch {
+    return false;
+  }
+}

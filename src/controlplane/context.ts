@@ -46,6 +46,8 @@ export interface ControlPlaneDeps {
   gitHosts?: AddressGuardPolicy;
   /** Deployments a workspace may have at once (`--max-deployments-per-workspace`); 0 or unset: no limit. */
   maxDeploymentsPerWorkspace?: number;
+  /** Deployments run as containers (`--runtime docker`): image sources (`external_docker`, `internal_docker`) are accepted. */
+  containerRuntime?: boolean;
 }
 
 /**

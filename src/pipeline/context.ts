@@ -1,5 +1,6 @@
 import type { AddressGuardPolicy } from "../net/address-guard.ts";
 import type { Database } from "../storage/database.ts";
+import type { DockerSettings } from "./runtime/docker/docker-runtime.ts";
 import type { Isolation } from "./runtime/isolation.ts";
 
 /**
@@ -33,6 +34,8 @@ export interface PipelineDeps {
   isolation?: Isolation;
   /** The operator accepts running several organizations' code unsandboxed (--allow-unsandboxed). */
   allowUnsandboxed?: boolean;
+  /** Run deployments as Docker containers (`slipway up --runtime docker`) instead of local processes. */
+  docker?: DockerSettings;
 }
 
 export interface PipelineSettings {

@@ -3,6 +3,7 @@ import { removeStaleSources } from "./build/stale-sources.ts";
 import { Deleter } from "./deleter.ts";
 import { JobRunner } from "./jobs/runner.ts";
 import { restoreDeployments } from "./restore.ts";
+import { DockerRuntime } from "./runtime/docker/docker-runtime.ts";
 import { DeploymentStorage } from "./runtime/deployment-storage.ts";
 import { Isolation } from "./runtime/isolation.ts";
 import { LocalRuntime } from "./runtime/local-runtime.ts";
@@ -26,7 +27,7 @@ export async function startPipeline(given: PipelineDeps): Promise<Pipeline> {
   const isolation = given.isolation ?? Isolation.probe();
   const deps = { ...given, isolation };
   const storage = new DeploymentStorage(deps, isolation);
-  const runtime = new LocalRuntime(deps, storage, isolation);
+  const runtime = deps.docker ? new DockerRuntime(deps, storage, deps.docker) : new LocalRuntime(deps, storage, isolation);
   const deleter = new Deleter(deps, runtime, storage);
   const runner = new JobRunner(deps, runtime);
   removeStaleSources(deps.dataDir);

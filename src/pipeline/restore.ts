@@ -21,14 +21,15 @@ export async function restoreDeployments(deps: PipelineDeps, runtime: Deployment
       deps.log.warn({ err: error, revision_id: served.revision_id }, "writing a revision log failed"),
     );
     const build = served.build_key ? await getBuild(deps.db, served.build_key) : undefined;
-    if (!build || !existsSync(build.directory)) {
+    const image = served.image_uri ?? undefined;
+    if (!image && (!build || !existsSync(build.directory))) {
       log.error("The control plane restarted but this revision's build is gone, so it cannot be served again. Redeploy a revision to serve the deployment.");
       deps.log.error({ deployment_id: served.deployment_id, revision_id: served.revision_id }, "active revision's build is missing; not served");
       await log.flush();
       continue;
     }
     log.info("The control plane restarted: starting this revision again.");
-    const group = await runtime.start({ ...target, build, secrets, resourceSpec: served.resource_spec as never, log });
+    const group = await runtime.start({ ...target, build: image ? undefined : build, image, secrets, resourceSpec: served.resource_spec as never, log });
     log.hide(group.internalKey);
     runtime.promote(served.workspace_id, group);
   }

@@ -156,7 +156,7 @@ describe.each(BACKENDS)("deployments on %s", (backend) => {
     expect((await t.call("DELETE", `/v2/deployments/${cp.deps.newId()}`)).statusCode).toBe(404);
   });
 
-  it("refuses image deployments with 422 at source: this platform has no container runtime", async () => {
+  it("refuses image deployments with 422 at source when deployments run as local processes (the Docker runtime is needed)", async () => {
     const t = await cp.tenant();
     for (const source of ["external_docker", "internal_docker"]) {
       const res = await t.call("POST", "/v2/deployments", {
@@ -168,7 +168,7 @@ describe.each(BACKENDS)("deployments on %s", (backend) => {
       });
       expect(res.statusCode).toBe(422);
       expect(res.json().detail[0].loc).toEqual(["body", "source"]);
-      expect(res.json().detail[0].msg).toMatch(/no container runtime/);
+      expect(res.json().detail[0].msg).toMatch(/needs the Docker runtime \(start the control plane with `slipway up --runtime docker`\)/);
     }
     expect((await t.call("GET", "/v2/deployments")).json().resources).toEqual([]);
   });

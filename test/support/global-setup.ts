@@ -4,6 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { TestProject } from "vitest/node";
 import { writePgliteTemplate } from "../../src/storage/pglite.ts";
+import { ensureDockerd } from "./dockerd.ts";
 import { ensurePythonTestEnv } from "./python-env.ts";
 
 /**
@@ -47,7 +48,11 @@ export default async function setup(project: TestProject) {
   process.env.SLIPWAY_TEST_REDIS_URL = redisUrl;
   project.provide("databaseUrl", databaseUrl!);
   project.provide("redisUrl", redisUrl!);
-  return () => {
+  // The Docker runtime's tests: dockerd, started here if docker is installed and none runs.
+  const dockerd = await ensureDockerd();
+  project.provide("dockerHost", dockerd.host);
+  return async () => {
+    await dockerd.stop();
     killLeftovers(runRoot);
     if (templateDir) rmSync(templateDir, { recursive: true, force: true });
     if (ownDir) {
@@ -82,5 +87,6 @@ declare module "vitest" {
     redisUrl: string;
     pgliteTemplate: string;
     pythonPath: string;
+    dockerHost: string;
   }
 }

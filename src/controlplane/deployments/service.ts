@@ -58,7 +58,7 @@ export class DeploymentService {
   async create(tenant: TenantContext, body: DeploymentCreateRequest): Promise<Deployment> {
     const { deps } = this;
     const workspaceId = tenant.workspaceId;
-    checkRuntimeFor(body.source);
+    checkRuntimeFor(body.source, deps.containerRuntime === true);
     const config = givenSourceConfig(body.source_config);
     const revisionConfig = givenRevisionConfig(body.source_revision_config);
     checkApplicable(body.source, config, revisionConfig, body.secret_references != null);
@@ -224,12 +224,13 @@ function checkSecrets(secrets: readonly { name: string }[], references: readonly
   });
 }
 
-/** Image sources need a container runtime, which this platform does not have (Kubernetes comes later). */
-function checkRuntimeFor(source: DeploymentSource): void {
-  if (source === "external_docker" || source === "internal_docker") {
+/** Image sources need the Docker runtime (`slipway up --runtime docker`). */
+function checkRuntimeFor(source: DeploymentSource, containerRuntime: boolean): void {
+  if ((source === "external_docker" || source === "internal_docker") && !containerRuntime) {
     throw invalidField(
       ["body", "source"],
-      `Source '${source}' runs a container image, and this platform has no container runtime: deploy from a git repository ('github') or an uploaded directory ('internal_source').`,
+      `Source '${source}' runs a container image, which needs the Docker runtime (start the control plane with \`slipway up --runtime docker\`); ` +
+        "this one runs deployments as local processes: deploy from a git repository ('github') or an uploaded directory ('internal_source').",
     );
   }
 }

@@ -72,6 +72,7 @@ export interface JobRevision {
     langgraph_config_path?: string | null;
     source_tarball_path?: string | null;
     repo_commit_sha?: string | null;
+    image_uri?: string | null;
   };
   resource_spec: Record<string, unknown> | null;
   secrets_sealed: Record<string, string>;

@@ -95,14 +95,15 @@ class Job {
         );
       }
       if (claim.job_attempts > 1) this.log().line("WARNING", `Resuming at ${this.status} (attempt ${claim.job_attempts}): the control plane stopped while it worked on this revision.`);
-      else this.buildLog.info(`Revision ${this.revision.id} (${describeSource(this.source())}).`);
+      else this.buildLog.info(`Revision ${this.revision.id} (${this.image() ? `image ${this.image()}` : describeSource(this.source())}).`);
       if (this.status === "CREATING") {
         await this.identify();
         await this.move("AWAITING_BUILD");
       }
       if (this.status === "AWAITING_BUILD") await this.move("BUILDING");
       if (this.status === "BUILDING") {
-        await this.ensureBuild();
+        if (this.image()) this.buildLog.info(`Image source: ${this.image()} runs as it is, nothing to build.`);
+        else await this.ensureBuild();
         await this.move("AWAITING_DEPLOY");
       }
       if (this.status === "AWAITING_DEPLOY") await this.move("DEPLOYING");
@@ -121,6 +122,7 @@ class Job {
 
   /** CREATING: what exactly will be built; the source only when no build of it exists. */
   private async identify(): Promise<void> {
+    if (this.image()) return;
     if (await this.existingBuild()) return;
     const source = this.source();
     this.sourceId = await identifySource(this.sourceDeps, source, this.logContext(this.buildLog));
@@ -166,15 +168,17 @@ class Job {
 
   /** DEPLOYING: the new processes beside the serving ones; DEPLOYED and the switch once all answer /ok. */
   private async deploy(): Promise<void> {
-    const build = this.build ?? (await this.existingBuild());
-    if (!build) this.deployLog.line("WARNING", "The build of this revision is gone: building it again.");
-    const ready = build ?? (await this.ensureBuild());
+    const image = this.image();
+    const build = image ? undefined : (this.build ?? (await this.existingBuild()));
+    if (!build && !image) this.deployLog.line("WARNING", "The build of this revision is gone: building it again.");
+    const ready = image ? undefined : (build ?? (await this.ensureBuild()));
     const { runtime, signal } = this.context;
-    this.deployLog.info(`Starting the agent server (build ${ready.key}).`);
+    this.deployLog.info(ready ? `Starting the agent server (build ${ready.key}).` : `Starting image ${image}.`);
     this.group = await runtime.launch(
       {
         ...this.target(),
         build: ready,
+        image,
         secrets: this.secrets,
         resourceSpec: this.revision.resource_spec as never,
         log: this.deployLog,
@@ -237,6 +241,13 @@ class Job {
       installCommand: this.revision.source_config.install_command ?? null,
       buildCommand: this.revision.source_config.build_command ?? null,
     };
+  }
+
+  /** The image an image source runs (external_docker, internal_docker). */
+  private image(): string | undefined {
+    const { revision } = this;
+    if (revision.source !== "external_docker" && revision.source !== "internal_docker") return undefined;
+    return revision.source_revision_config.image_uri ?? undefined;
   }
 
   private source(): RevisionSource {

@@ -1,15 +1,15 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { rmSync } from "node:fs";
-import { request } from "node:http";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import { corsConfigProblem, type CorsConfig } from "../../http/cors.ts";
 import { describeEndpoint, endpointOfListening, type AgentEndpoint } from "../../router/endpoint.ts";
 import type { LogWriter } from "../log-writer.ts";
+import { answersOk } from "./health-probe.ts";
 import type { ConfinedLaunch } from "./isolation.ts";
 
-const SLIPWAY_BIN = fileURLToPath(new URL("../../../bin/slipway.js", import.meta.url));
-const BACKOFF_MS = [1_000, 2_000, 4_000, 8_000, 15_000, 30_000];
+export const SLIPWAY_BIN = fileURLToPath(new URL("../../../bin/slipway.js", import.meta.url));
+export const BACKOFF_MS = [1_000, 2_000, 4_000, 8_000, 15_000, 30_000];
 
 export interface AgentProcessSpec {
   /** For logs: `<revision>#<n>`. */
@@ -103,20 +103,7 @@ export class AgentProcess {
 
   /** Answers 200 on /ok now. */
   healthy(timeoutMs = 1_000): Promise<boolean> {
-    const { endpoint } = this;
-    if (!endpoint) return Promise.resolve(false);
-    return new Promise((resolve) => {
-      const probe = request(
-        { socketPath: endpoint.socketPath, host: endpoint.host, port: endpoint.port, path: `${endpoint.basePath}/ok`, timeout: timeoutMs, agent: false },
-        (answer) => {
-          answer.resume();
-          resolve(answer.statusCode === 200);
-        },
-      );
-      probe.once("timeout", () => probe.destroy());
-      probe.once("error", () => resolve(false));
-      probe.end();
-    });
+    return answersOk(this.endpoint, timeoutMs);
   }
 
   /** Stops claiming new runs; requests and runs in progress go on. */
@@ -142,7 +129,8 @@ export class AgentProcess {
   }
 }
 
-function parseListening(line: string): { endpoint: AgentEndpoint; cors?: CorsConfig } | undefined {
+/** The agent server's `listening` line: where it listens, and its http.cors. */
+export function parseListening(line: string): { endpoint: AgentEndpoint; cors?: CorsConfig } | undefined {
   if (!line.startsWith("{")) return undefined;
   try {
     const parsed = JSON.parse(line) as { event?: string; socket?: unknown; base_path?: unknown; url?: unknown; cors?: unknown };

@@ -7,6 +7,8 @@ export interface ServedRevision {
   workspace_id: string;
   revision_id: string;
   build_key: string | null;
+  /** Set for image sources. */
+  image_uri: string | null;
   resource_spec: Record<string, unknown> | null;
   secrets_sealed: Record<string, string>;
 }
@@ -14,7 +16,9 @@ export interface ServedRevision {
 /** The active revision of every deployment not being deleted: what a start serves again. */
 export async function activeRevisions(q: Queryable): Promise<ServedRevision[]> {
   return q.query<ServedRevision>(
-    `SELECT d.id AS deployment_id, d.workspace_id, r.id AS revision_id, r.build_key, r.resource_spec, r.secrets_sealed
+    `SELECT d.id AS deployment_id, d.workspace_id, r.id AS revision_id, r.build_key,
+            CASE WHEN r.source IN ('external_docker', 'internal_docker') THEN r.source_revision_config->>'image_uri' END AS image_uri,
+            r.resource_spec, r.secrets_sealed
        FROM deployments d JOIN revisions r ON r.id = d.active_revision_id
       WHERE d.status <> 'AWAITING_DELETE' ORDER BY d.seq`,
   );

@@ -44,7 +44,9 @@ export interface LaunchSpec {
   workspaceId: string;
   deploymentId: string;
   revisionId: string;
-  build: { directory: string; config_file: string };
+  /** What it runs: a build of the project (git and upload sources) or, on a container runtime, an image (image sources). */
+  build?: { directory: string; config_file: string };
+  image?: string;
   /** Deployment secrets: the replicas' environment, and all they get of the control plane's. */
   secrets: Record<string, string>;
   /** Replicas (min_scale), memory per replica (memory_limit_mb, else memory_mb) and CPU. */

@@ -1,0 +1,42 @@
+import { deploymentPathUrl } from "../../controlplane/deployments/records.ts";
+import type { PipelineDeps } from "../context.ts";
+import type { LaunchSpec } from "./runtime.ts";
+
+/** At most this many replicas per revision, whatever resource_spec asks. */
+export const MAX_REPLICAS = 16;
+
+/** How many replicas and how much memory (MB) per replica resource_spec asks for. */
+export function replicaShape(spec: LaunchSpec): { count: number; memoryMb: number | undefined } {
+  const count = Math.min(MAX_REPLICAS, Math.max(1, spec.resourceSpec?.min_scale ?? 1));
+  return { count, memoryMb: spec.resourceSpec?.memory_limit_mb ?? spec.resourceSpec?.memory_mb ?? undefined };
+}
+
+/**
+ * What an agent server of a deployment gets as its environment, whatever runs it: the
+ * deployment's secrets, its storage, the key the router presents, and nothing of the
+ * control plane's own (docs/decisions/0030).
+ */
+export function agentEnvironment(
+  deps: PipelineDeps,
+  spec: LaunchSpec,
+  storageEnv: Record<string, string>,
+  internalKey: string,
+  memoryMb: number | undefined,
+  /** The project's own runtime settings from its build (a Python environment's interpreter). */
+  projectEnv: Record<string, string> = {},
+): Record<string, string | undefined> {
+  // The agent's own grace (runs in progress go on, then are handed back) fits inside ours.
+  const agentGrace = Math.max(1, Math.floor(deps.settings.stopGraceMs / 1000) - 3);
+  const publicUrl = deps.publicUrl?.();
+  return {
+    // Where graphs (and each run's metadata) find their deployment; a secret may say otherwise.
+    ...(publicUrl ? { LANGGRAPH_API_URL: deploymentPathUrl(publicUrl, spec.deploymentId) } : {}),
+    ...spec.secrets,
+    ...projectEnv,
+    ...storageEnv,
+    SLIPWAY_AGENT_API_KEY: internalKey,
+    SLIPWAY_SHUTDOWN_GRACE_SECONDS: String(agentGrace),
+    // resource_spec's memory bounds the heap; the author's own NODE_OPTIONS are kept.
+    NODE_OPTIONS: memoryMb ? [spec.secrets.NODE_OPTIONS, `--max-old-space-size=${memoryMb}`].filter(Boolean).join(" ") : spec.secrets.NODE_OPTIONS,
+  };
+}

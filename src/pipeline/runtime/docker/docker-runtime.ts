@@ -1,0 +1,220 @@
+import { createHash, randomBytes } from "node:crypto";
+import { chmodSync, chownSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, relative } from "node:path";
+import type { PipelineDeps } from "../../context.ts";
+import { StepFailure } from "../../failure.ts";
+import { agentEnvironment, replicaShape } from "../agent-env.ts";
+import type { DeploymentStorage } from "../deployment-storage.ts";
+import { chownTree, deploymentUid } from "../deployment-user.ts";
+import { RevisionGroup } from "../revision-group.ts";
+import { RevisionRotation } from "../revision-rotation.ts";
+import type { LaunchSpec } from "../runtime.ts";
+import { ContainerReplica } from "./container-replica.ts";
+import type { DockerCli } from "./docker-cli.ts";
+import { buildImage } from "./image-build.ts";
+import { ensureRuntimeImage, type RuntimeImage } from "./runtime-image.ts";
+
+/** A replica's private /tmp, and its limit of processes and threads (as the local sandbox's). */
+const TMP_BYTES = 256 << 20;
+const MAX_PIDS = 512;
+const DEFAULT_MEMORY_MB = 2048;
+/** Where a revision's build is in its image (its host path may lie under /tmp, a tmpfs in the container). */
+const BUILD_IN_IMAGE = "/srv/revision";
+/** Where an image source's agent server listens (the vendor's agent server images: PORT 8000). */
+const IMAGE_PORT = 8000;
+/** Labels every container of a control plane carries (restore and deletion find them by these). */
+const LABEL = { owner: "dev.slipway.owner", workspace: "dev.slipway.workspace", deployment: "dev.slipway.deployment", revision: "dev.slipway.revision", instance: "dev.slipway.instance" };
+
+export interface DockerSettings {
+  docker: DockerCli;
+  /** The operator's base image (`--docker-base-image`); else one made of the host's node. */
+  baseImage?: string;
+}
+
+/**
+ * Runs deployments as containers (docs/decisions/0030): a revision becomes an image (the
+ * runtime image, see runtime-image.ts, plus the revision's build), each replica a
+ * container with resource_spec's memory and CPU, a read-only root, a private /tmp, no
+ * capabilities, the deployment's own uid, and of the host only two directories: its
+ * agent server's socket directory (the router reaches it there, as a local process) and
+ * its storage socket's. Containers carry labels naming workspace, deployment and
+ * revision: a control plane that starts again (even after kill -9) removes what the
+ * previous one left and starts the active revisions anew.
+ */
+export class DockerRuntime extends RevisionRotation {
+  private runtimeImage: Promise<RuntimeImage> | undefined;
+  private socketDir: string | undefined;
+  private replicas = 0;
+  /** Tells this control plane's containers from those a previous one (killed) left. */
+  private readonly instance = randomBytes(6).toString("hex");
+  private readonly owner: string;
+
+  constructor(
+    deps: PipelineDeps,
+    storage: DeploymentStorage,
+    private readonly settings: DockerSettings,
+  ) {
+    super(deps, storage);
+    this.owner = createHash("sha256").update(deps.dataDir).digest("hex").slice(0, 16);
+  }
+
+  async start(spec: LaunchSpec): Promise<RevisionGroup> {
+    const { count, memoryMb } = replicaShape(spec);
+    const memory = memoryMb ?? DEFAULT_MEMORY_MB;
+    await this.removeLeftovers(spec.deploymentId);
+    const internalKey = randomBytes(32).toString("base64url");
+    const containers = spec.build ? await this.agentContainers(spec, spec.build, memory, internalKey) : await this.imageContainers(spec, memory, internalKey);
+    const replicas = Array.from({ length: count }, (_, index) => {
+      const file = `${++this.replicas}-${index + 1}`;
+      const container = `slipway-${this.owner.slice(0, 8)}-${spec.revisionId.slice(0, 8)}-${file}`;
+      const name = `${spec.revisionId.slice(0, 8)}#${index + 1}`;
+      return new ContainerReplica(this.settings.docker, { name, container, log: spec.log, serverLog: this.deps.log, ...containers(file) }, memory);
+    });
+    const group = new RevisionGroup(spec.deploymentId, spec.revisionId, replicas, internalKey, spec.log);
+    this.launched.add(group);
+    for (const replica of replicas) replica.start();
+    return group;
+  }
+
+  /** Containers of Slipway's agent server on the revision's build, as the deployment's uid, reached on a socket. */
+  private async agentContainers(spec: LaunchSpec, build: NonNullable<LaunchSpec["build"]>, memory: number, internalKey: string) {
+    const uid = this.uidOf(spec.deploymentId);
+    const image = await this.revisionImage(spec, build, uid);
+    const storage = await this.storage.attach(spec.deploymentId);
+    if (uid !== process.getuid?.()) for (const dir of storage.directories) await chownTree(dir, uid);
+    const env = definedOnly({ ...agentEnvironment(this.deps, spec, storage.env, internalKey, memory), HOME: "/tmp", TMPDIR: "/tmp" });
+    const sockets = this.socketDirectory(spec.deploymentId, uid);
+    const options = [
+      ...this.limits(spec, memory),
+      "--read-only",
+      "--user", `${uid}:${uid}`,
+      "--workdir", BUILD_IN_IMAGE,
+      ...[sockets, ...storage.directories].filter(Boolean).flatMap((dir) => ["--volume", `${dir}:${dir}`]),
+    ];
+    const config = join(BUILD_IN_IMAGE, relative(build.directory, build.config_file));
+    return (file: string) => {
+      const socketPath = join(sockets, `${file}.sock`);
+      const command = [image.node, image.slipway, "agent", "--socket", socketPath, "--config", config, ...storage.args];
+      return { options, image: image.tag, command, env, listen: { socketPath } };
+    };
+  }
+
+  /**
+   * Containers of an image source's image (external_docker, internal_docker), as it is:
+   * an agent server image in the vendor's contract, serving the agent API and /ok on
+   * port 8000 (its PORT), published on a loopback port. It gets the deployment's secrets
+   * as its environment (its storage, DATABASE_URI and REDIS_URI among them, is its own)
+   * and runs as its image's user, with the same limits.
+   */
+  private async imageContainers(spec: LaunchSpec, memory: number, internalKey: string) {
+    const { docker } = this.settings;
+    const image = spec.image ?? "";
+    if (!(await docker.hasImage(image))) {
+      spec.log.info(`Image ${image} is not on this machine: pulling it.`);
+      await docker.run(["pull", image], { timeoutMs: 600_000 }).catch((error: Error) => {
+        throw new StepFailure("DEPLOY_FAILED", `Image ${image} is neither on this machine nor could it be pulled: ${error.message}`);
+      });
+    }
+    const env = definedOnly({ ...agentEnvironment(this.deps, spec, {}, internalKey, undefined), PORT: String(IMAGE_PORT) });
+    const options = [...this.limits(spec, memory), "--publish", `127.0.0.1::${IMAGE_PORT}`];
+    return () => ({ options, image, command: [], env, listen: { containerPort: IMAGE_PORT } });
+  }
+
+  /**
+   * Stops every container of a deployment being deleted, those a previous control plane
+   * left included, and removes its revisions' images (its builds go too).
+   */
+  override async stopDeployment(deploymentId: string): Promise<void> {
+    await super.stopDeployment(deploymentId);
+    const { docker } = this.settings;
+    const labels = { [LABEL.owner]: this.owner, [LABEL.deployment]: deploymentId };
+    await docker.remove(await docker.containers(labels));
+    const images = await docker.images(labels);
+    if (images.length) await docker.run(["rmi", "--force", ...images]).catch((error: Error) => this.deps.log.warn({ err: error, deployment_id: deploymentId }, "removing a deployment's images failed"));
+  }
+
+  override async close(): Promise<void> {
+    await super.close();
+    if (this.socketDir) rmSync(this.socketDir, { recursive: true, force: true });
+    this.socketDir = undefined;
+  }
+
+  /** `docker run` options of every container of a revision: its limits, no capabilities, its labels. */
+  private limits(spec: LaunchSpec, memoryMb: number): string[] {
+    const cpus = spec.resourceSpec?.cpu;
+    const labels = {
+      [LABEL.owner]: this.owner,
+      [LABEL.instance]: this.instance,
+      [LABEL.workspace]: spec.workspaceId,
+      [LABEL.deployment]: spec.deploymentId,
+      [LABEL.revision]: spec.revisionId,
+    };
+    return [
+      "--init",
+      "--tmpfs", `/tmp:rw,nosuid,nodev,size=${TMP_BYTES},mode=1777`,
+      "--cap-drop", "ALL",
+      "--security-opt", "no-new-privileges",
+      "--pids-limit", String(MAX_PIDS),
+      "--memory", `${memoryMb}m`,
+      "--memory-swap", `${memoryMb}m`,
+      ...(cpus ? ["--cpus", String(cpus)] : []),
+      ...Object.entries(labels).flatMap(([key, value]) => ["--label", `${key}=${value}`]),
+    ];
+  }
+
+  /** The revision's image: the runtime image and its build (its files the deployment's uid's, as the builder left them); made once per build. */
+  private async revisionImage(spec: LaunchSpec, build: NonNullable<LaunchSpec["build"]>, uid: number): Promise<RuntimeImage> {
+    const { docker } = this.settings;
+    try {
+      this.runtimeImage ??= ensureRuntimeImage(docker, this.settings.baseImage);
+      this.runtimeImage.catch(() => (this.runtimeImage = undefined));
+      const runtime = await this.runtimeImage;
+      const tag = `slipway-revision:${createHash("sha256").update(`${runtime.tag}\0${build.directory}\0${uid}`).digest("hex").slice(0, 24)}`;
+      if (!(await docker.hasImage(tag))) {
+        spec.log.info(`Building the revision's image ${tag} (${runtime.tag} and the build).`);
+        await buildImage(docker, {
+          tag,
+          from: runtime.tag,
+          sources: [{ host: build.directory, inside: BUILD_IN_IMAGE }],
+          // Its own kind: a commit would keep the runtime image's label.
+          changes: [`LABEL dev.slipway.kind=revision ${LABEL.owner}=${this.owner} ${LABEL.deployment}=${spec.deploymentId}`],
+        });
+      }
+      return { ...runtime, tag };
+    } catch (error) {
+      throw new StepFailure("DEPLOY_FAILED", `Building the revision's container image failed: ${(error as Error).message}`);
+    }
+  }
+
+  /** Containers of this deployment that a previous control plane of this data directory left. */
+  private async removeLeftovers(deploymentId: string): Promise<void> {
+    const { docker } = this.settings;
+    const ids = await docker.containers({ [LABEL.owner]: this.owner, [LABEL.deployment]: deploymentId });
+    if (!ids.length) return;
+    const current = new Set(await docker.containers({ [LABEL.owner]: this.owner, [LABEL.deployment]: deploymentId, [LABEL.instance]: this.instance }));
+    await docker.remove(ids.filter((id) => !current.has(id)));
+  }
+
+  /** The deployment's own uid when the control plane is root (it can give it files); else its own. */
+  private uidOf(deploymentId: string): number {
+    const own = process.getuid?.() ?? 0;
+    return own === 0 ? deploymentUid(deploymentId) : own;
+  }
+
+  /** Where a deployment's agent servers listen: a directory of its own, shared with its containers only. */
+  private socketDirectory(deploymentId: string, uid: number): string {
+    if (!this.socketDir) {
+      this.socketDir = mkdtempSync(join(tmpdir(), "slipway-containers-"));
+      chmodSync(this.socketDir, 0o700);
+    }
+    const dir = join(this.socketDir, deploymentId.replace(/-/g, "").slice(0, 16));
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    if (uid !== process.getuid?.()) chownSync(dir, uid, uid);
+    return dir;
+  }
+}
+
+function definedOnly(env: Record<string, string | undefined>): Record<string, string> {
+  return Object.fromEntries(Object.entries(env).filter((entry): entry is [string, string] => entry[1] !== undefined));
+}
