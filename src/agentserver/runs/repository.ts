@@ -259,14 +259,14 @@ export async function enqueueRunFast(
     assistantStamp?: { version: number; updatedAt: string };
   },
 ): Promise<{ run: RunRow; startsEmpty: boolean } | undefined> {
-  // starts_empty: claimed here, on a thread with no root checkpoint. No other writer can
-  // add one before the run starts (state updates are refused while it is active), so
-  // its first read of the thread needs no statement (run-tail.ts, StartingPoint). A scalar
-  // subquery, not EXISTS: that would become a join over all checkpoints (the function is
-  // estimated at 1000 rows), an index probe is what one row needs.
+  // starts_empty: claimed here, on a thread this statement created, which has no
+  // checkpoint: its first read of the thread needs no statement (run-tail.ts,
+  // StartingPoint). Only a new thread: for an existing one, a look at its checkpoints here
+  // would read this statement's snapshot, taken before enqueue_run waited for the thread's
+  // lock, and miss the checkpoint of a run that ended meanwhile (on a PostgreSQL server the
+  // next run then started from an empty thread).
   const rows = await db.query<RunRow & { starts_empty: boolean }>(
-    `SELECT ${RUN_COLUMNS},
-            r.status = 'running' AND (SELECT true FROM checkpoints c WHERE c.thread_id = r.thread_id::text AND c.checkpoint_ns = '' LIMIT 1) IS NULL AS starts_empty
+    `SELECT ${RUN_COLUMNS}, r.status = 'running' AND $3::boolean AS starts_empty
      FROM enqueue_run($1, $2, $3, $4, $5::json, $6, $7::json, $8::json, $9, $10, $11::json, $12, $13, $14, $15::integer, $16::timestamptz) r`,
     [
       run.run_id,
