@@ -259,14 +259,8 @@ export async function enqueueRunFast(
     assistantStamp?: { version: number; updatedAt: string };
   },
 ): Promise<{ run: RunRow; startsEmpty: boolean } | undefined> {
-  // starts_empty: claimed here, on a thread this statement created, which has no
-  // checkpoint: its first read of the thread needs no statement (run-tail.ts,
-  // StartingPoint). Only a new thread: for an existing one, a look at its checkpoints here
-  // would read this statement's snapshot, taken before enqueue_run waited for the thread's
-  // lock, and miss the checkpoint of a run that ended meanwhile (on a PostgreSQL server the
-  // next run then started from an empty thread).
-  const rows = await db.query<RunRow & { starts_empty: boolean }>(
-    `SELECT ${RUN_COLUMNS}, r.status = 'running' AND $3::boolean AS starts_empty
+  const rows = await db.query<RunRow>(
+    `SELECT ${RUN_COLUMNS}
      FROM enqueue_run($1, $2, $3, $4, $5::json, $6, $7::json, $8::json, $9, $10, $11::json, $12, $13, $14, $15::integer, $16::timestamptz) r`,
     [
       run.run_id,
@@ -287,9 +281,26 @@ export async function enqueueRunFast(
       run.assistantStamp?.updatedAt ?? null,
     ],
   );
-  if (!rows[0]) return undefined;
-  const { starts_empty: startsEmpty, ...row } = rows[0];
+  const row = rows[0];
+  if (!row) return undefined;
+  // Claimed here on a thread with no root checkpoint: no other writer can add one before
+  // the run starts (state updates are refused while it is active), so its first read of
+  // the thread needs no statement (run-tail.ts, StartingPoint). A thread this statement
+  // created has none. For another, the look is a statement of its own: inside the queueing
+  // statement it would read that statement's snapshot, older than the thread's lock
+  // enqueue_run waited for, and miss the checkpoint of a run that ended meanwhile (on a
+  // PostgreSQL server the next run then started from an empty thread).
+  const startsEmpty = row.status === "running" && (run.newThread || !(await hasRootCheckpoint(db, row.thread_id)));
   return { run: row, startsEmpty };
+}
+
+/** Whether the thread has a root checkpoint (an index probe, not a read of it). */
+async function hasRootCheckpoint(db: Queryable, threadId: string): Promise<boolean> {
+  const rows = await db.query<{ found: boolean }>(
+    "SELECT (SELECT true FROM checkpoints WHERE thread_id = $1 AND checkpoint_ns = '' LIMIT 1) IS NOT NULL AS found",
+    [threadId],
+  );
+  return rows[0]?.found === true;
 }
 
 /** The queueing statement found the run's assistant changed or gone since it was read (migration 0024). */
