@@ -88,7 +88,8 @@ describe("slipway agent --check", () => {
     const range = await check(">=20");
     expect(range.code).toBe(1);
     expect(range.stderr).toContain('node_version: must be a major version such as "20"');
-  });
+    // Five `slipway agent --check` processes one after another: about 12 s each under CI's load.
+  }, 180_000);
 });
 
 describe("slipway agent (a start) checks node_version", () => {
