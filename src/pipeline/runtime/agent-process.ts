@@ -7,9 +7,9 @@ import { describeEndpoint, endpointOfListening, type AgentEndpoint } from "../..
 import type { LogWriter } from "../log-writer.ts";
 import { answersOk } from "./health-probe.ts";
 import type { ConfinedLaunch } from "./isolation.ts";
+import { RestartBackoff } from "./restart-backoff.ts";
 
 export const SLIPWAY_BIN = fileURLToPath(new URL("../../../bin/slipway.js", import.meta.url));
-export const BACKOFF_MS = [1_000, 2_000, 4_000, 8_000, 15_000, 30_000];
 
 export interface AgentProcessSpec {
   /** For logs: `<revision>#<n>`. */
@@ -40,8 +40,7 @@ export class AgentProcess {
   cors: CorsConfig | undefined;
   private child: ChildProcess | undefined;
   private stopping = false;
-  private crashes = 0;
-  private restartTimer: NodeJS.Timeout | undefined;
+  private readonly restarts = new RestartBackoff();
   private exited: Promise<void> = Promise.resolve();
 
   constructor(private readonly spec: AgentProcessSpec) {}
@@ -87,16 +86,13 @@ export class AgentProcess {
           spec.log.info(`[${spec.name}] stopped.`);
           return;
         }
-        const delay = BACKOFF_MS[Math.min(this.crashes, BACKOFF_MS.length - 1)];
-        this.crashes++;
+        const delay = this.restarts.next();
         const how = signal ? `was killed by ${signal}` : `exited with code ${code}`;
         spec.log.error(`[${spec.name}] ${how}; restarting in ${delay / 1000} s.`);
         spec.serverLog.warn({ process: spec.name, code, signal, limited, restart_in_ms: delay }, "agent process died; restarting");
-        this.restartTimer = setTimeout(() => {
-          this.restartTimer = undefined;
+        this.restarts.schedule(delay, () => {
           if (!this.stopping) this.start();
-        }, delay);
-        this.restartTimer.unref();
+        });
       });
     });
   }
@@ -114,7 +110,7 @@ export class AgentProcess {
   /** Asks it to stop (its SIGTERM path), then SIGKILL after `graceMs`; resolves once the process is gone. */
   async stop(graceMs: number): Promise<void> {
     this.stopping = true;
-    if (this.restartTimer) clearTimeout(this.restartTimer);
+    this.restarts.cancel();
     const child = this.child;
     if (!child) return;
     // Through the IPC channel: a signal would reach the sandbox (bubblewrap), which does not pass it on.

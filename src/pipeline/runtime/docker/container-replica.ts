@@ -4,7 +4,8 @@ import { createInterface } from "node:readline";
 import type { CorsConfig } from "../../../http/cors.ts";
 import { describeEndpoint, type AgentEndpoint } from "../../../router/endpoint.ts";
 import type { LogWriter } from "../../log-writer.ts";
-import { BACKOFF_MS, parseListening } from "../agent-process.ts";
+import { parseListening } from "../agent-process.ts";
+import { RestartBackoff } from "../restart-backoff.ts";
 import { answersOk } from "../health-probe.ts";
 import type { Replica } from "../runtime.ts";
 import type { DockerCli } from "./docker-cli.ts";
@@ -43,8 +44,7 @@ export class ContainerReplica implements Replica {
   cors: CorsConfig | undefined;
   private child: ChildProcess | undefined;
   private stopping = false;
-  private crashes = 0;
-  private restartTimer: NodeJS.Timeout | undefined;
+  private readonly restarts = new RestartBackoff();
   private exited: Promise<void> = Promise.resolve();
   private starting: Promise<void> = Promise.resolve();
 
@@ -109,15 +109,12 @@ export class ContainerReplica implements Replica {
       spec.log.info(`[${spec.name}] stopped.`);
       return;
     }
-    const delay = BACKOFF_MS[Math.min(this.crashes, BACKOFF_MS.length - 1)];
-    this.crashes++;
+    const delay = this.restarts.next();
     spec.log.error(`[${spec.name}] exited with code ${exitCode ?? code}; restarting in ${delay / 1000} s.`);
     spec.serverLog.warn({ container: spec.container, code: exitCode ?? code, oom: oom === "true", restart_in_ms: delay }, "agent container stopped; restarting");
-    this.restartTimer = setTimeout(() => {
-      this.restartTimer = undefined;
+    this.restarts.schedule(delay, () => {
       if (!this.stopping) this.start();
-    }, delay);
-    this.restartTimer.unref();
+    });
   }
 
   healthy(timeoutMs = 1_000): Promise<boolean> {
@@ -132,7 +129,7 @@ export class ContainerReplica implements Replica {
   /** SIGTERM (docker stop), SIGKILL after `graceMs`; resolves once the container is gone. */
   async stop(graceMs: number): Promise<void> {
     this.stopping = true;
-    if (this.restartTimer) clearTimeout(this.restartTimer);
+    this.restarts.cancel();
     await this.starting;
     if (!this.child) return;
     await this.docker.run(["stop", "--time", String(Math.max(1, Math.ceil(graceMs / 1000))), this.spec.container]).catch(() => undefined);
