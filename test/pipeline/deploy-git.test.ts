@@ -8,6 +8,7 @@ import type { ControlPlaneProcess } from "../support/control-plane-process.ts";
 import { startPipelineControlPlane } from "./control-plane.ts";
 import { startGitDaemon, TestRepository, type GitServer } from "../support/git-server.ts";
 import { callSocket, listeningSockets } from "./agent-socket.ts";
+import { keepCalling } from "./keep-calling.ts";
 import { api, type Api } from "./api.ts";
 import { sampleFiles, writeSampleProject } from "./sample-project.ts";
 
@@ -106,24 +107,7 @@ describe.each(BACKENDS)("a deployment from git, on %s", (backend) => {
         }
         return last as { ticks: number[] };
       };
-      const statuses = new Map<number, number>();
-      const versions = new Set<string>();
-      let stop = false;
-      const loop = (async () => {
-        while (!stop) {
-          const answer = await fetch(`${deployment.url}/runs/wait`, {
-            method: "POST",
-            headers: { "x-api-key": cp.apiKey!, "content-type": "application/json" },
-            body: JSON.stringify({ assistant_id: "whoami", input: {} }),
-          }).catch((error: Error) => ({ status: 0, json: async () => ({ error: error.message }) }));
-          statuses.set(answer.status, (statuses.get(answer.status) ?? 0) + 1);
-          const body = (await answer.json()) as { version?: string };
-          if (body.version) versions.add(body.version);
-          const read = await fetch(`${deployment.url}/threads/${thread.thread_id}`, { headers: { "x-api-key": cp.apiKey! } }).catch(() => ({ status: 0, text: async () => "" }));
-          statuses.set(read.status, (statuses.get(read.status) ?? 0) + 1);
-          await read.text();
-        }
-      })();
+      const calls = keepCalling(deployment.url, cp.apiKey!, thread.thread_id);
       await new Promise((resolve) => setTimeout(resolve, 1_000));
       const patched = await cpApi.call("PATCH", `/v2/deployments/${deployment.id}`, { source_revision_config: { repo_ref: "main" } });
       expect(patched.status).toBe(200);
@@ -150,10 +134,9 @@ describe.each(BACKENDS)("a deployment from git, on %s", (backend) => {
       // A new commit with the same lock file and package.json: no second install.
       expect((await cpApi.logs(deployment.id, next.id, "build")).join("\n")).toMatch(/Installing dependencies: linked the tree that `npm ci` installed before/);
       await new Promise((resolve) => setTimeout(resolve, 2_000));
-      stop = true;
-      await loop;
-      expect(Object.fromEntries(statuses)).toEqual({ 200: expect.any(Number) });
-      expect([...versions].sort()).toEqual(["v1", "v2"]);
+      await calls.stop();
+      expect(Object.fromEntries(calls.statuses)).toEqual({ 200: expect.any(Number) });
+      expect([...calls.versions].sort()).toEqual(["v1", "v2"]);
       const ticks = (await longRun).ticks;
       expect(ticks.length).toBeGreaterThan(3);
       expect((await resumed).ticks).toEqual(ticks);

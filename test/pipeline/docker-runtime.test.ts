@@ -8,6 +8,7 @@ import { buildImage } from "../../src/pipeline/runtime/docker/image-build.ts";
 import type { ControlPlaneProcess } from "../support/control-plane-process.ts";
 import { startGitDaemon, TestRepository, type GitServer } from "../support/git-server.ts";
 import { freePort } from "../support/ports.ts";
+import { keepCalling } from "./keep-calling.ts";
 import { api, type Api } from "./api.ts";
 import { startPipelineControlPlane } from "./control-plane.ts";
 import { containersLabelled, docker, dockerHost, removeImagesOf } from "./docker.ts";
@@ -98,30 +99,15 @@ describe("a deployment on the Docker runtime, on pglite", () => {
 
       // ── a new commit, deployed while clients keep calling ─────────────────────────
       repo.commit({ "src/version.ts": sampleFiles("v2")["src/version.ts"] }, "v2");
-      const statuses = new Map<number, number>();
-      const versions = new Set<string>();
-      let stop = false;
-      const loop = (async () => {
-        while (!stop) {
-          const answer = await fetch(`${deployment.url}/runs/wait`, {
-            method: "POST",
-            headers: { "x-api-key": first.apiKey!, "content-type": "application/json" },
-            body: JSON.stringify({ assistant_id: "whoami", input: {} }),
-          }).catch((error: Error) => ({ status: 0, json: async () => ({ error: error.message }) }));
-          statuses.set(answer.status, (statuses.get(answer.status) ?? 0) + 1);
-          const body = (await answer.json()) as { version?: string };
-          if (body.version) versions.add(body.version);
-        }
-      })();
+      const calls = keepCalling(deployment.url, first.apiKey!);
       const patched = await cpApi.call("PATCH", `/v2/deployments/${deployment.id}`, { source_revision_config: { repo_ref: "main" } });
       expect(patched.status).toBe(200);
       const v2 = await cpApi.waitForRevision(deployment.id, patched.body.latest_revision_id, { timeoutMs: 600_000 });
       expect(v2.status).toBe("DEPLOYED");
       await new Promise((resolve) => setTimeout(resolve, 1_500));
-      stop = true;
-      await loop;
-      expect(Object.fromEntries(statuses)).toEqual({ 200: expect.any(Number) });
-      expect([...versions].sort()).toEqual(["v1", "v2"]);
+      await calls.stop();
+      expect(Object.fromEntries(calls.statuses)).toEqual({ 200: expect.any(Number) });
+      expect([...calls.versions].sort()).toEqual(["v1", "v2"]);
       // The replaced revision's container is stopped once drained.
       for (let i = 0; i < 80 && containersLabelled("dev.slipway.revision", v1.id).length; i++) await new Promise((resolve) => setTimeout(resolve, 250));
       expect(containersLabelled("dev.slipway.revision", v1.id)).toEqual([]);
