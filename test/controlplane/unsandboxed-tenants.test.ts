@@ -29,7 +29,7 @@ describe("slipway up without a sandbox", () => {
     dir = mkdtempSync(join(tmpdir(), "slipway-unsandboxed-"));
     const dataDir = join(dir, "data");
     cp = await startControlPlane(["--data-dir", dataDir], UNSANDBOXED);
-    expect(cp.output()).toMatch(/"event":"isolation","sandbox":"none".*"reason":"SLIPWAY_SANDBOX=off"/);
+    expect(cp.output()).toMatch(/"event":"isolation","runtime":"local","sandbox":"none".*"reason":"SLIPWAY_SANDBOX=off"/);
     await cp.kill();
     cp = undefined;
 
