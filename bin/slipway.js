@@ -1,12 +1,16 @@
 #!/usr/bin/env node
-// Slipway ships TypeScript sources and runs them through tsx's loader, so users'
-// graphs written in TypeScript load the same way without a build step. Both of tsx's
-// hooks: a TypeScript file in a project without "type": "module" is CommonJS, and
-// with the ES module hook alone Node fails it with "Cannot require() ES Module ... in
-// a cycle", a message that hides the graph's own errors too.
-import { register as registerCommonJs } from "tsx/cjs/api";
-import { register } from "tsx/esm/api";
+// Slipway's own code runs from a prebuilt bundle of its sources when there is a current
+// one (bin/bundle.js), else from the TypeScript sources through tsx's loader. Users'
+// graphs written in TypeScript always load through tsx, which the graph loader registers
+// (src/cli/support/typescript-loader.mjs), registered by `slipway agent`.
+import { freshBundle } from "./bundle.js";
+import { registerTypeScriptLoader } from "../src/cli/support/typescript-loader.mjs";
 
-registerCommonJs();
-register();
-await import("../src/cli/index.ts");
+const bundle = await freshBundle();
+if (bundle) {
+  process.setSourceMapsEnabled(true);
+  await import(bundle);
+} else {
+  registerTypeScriptLoader();
+  await import("../src/cli/index.ts");
+}

@@ -1,6 +1,7 @@
 import { Command, InvalidArgumentError, type Command as CommandType } from "commander";
 import { addRateLimitFlags } from "../ratelimit/cli-options.ts";
 import { agentOptionsFromEnv, AGENT_DEFAULTS } from "../config/agent.ts";
+import { registerTypeScriptLoader } from "./support/typescript-loader.mjs";
 
 const positiveInt = (name: string) => (value: string) => {
   const n = Number(value);
@@ -80,6 +81,8 @@ export function registerAgentCommand(program: CommandType): void {
             process.exit(1);
           }
           const { describeLoadFailure } = await import("../agentserver/graphs/load-error.ts");
+          // After Slipway's own modules (loaded without it, fast), before the project's.
+          registerTypeScriptLoader();
           const server = await startAgentServer(options).catch((error: Error) => {
             // Configuration mistakes (langgraph.json, graphs that fail to load, storage) end here.
             if ((error as NodeJS.ErrnoException).code === "EADDRINUSE" && options.socketPath) {
@@ -141,6 +144,7 @@ function agentRateLimitEnabled(flags: { rateLimit?: boolean; rateLimitPolicy?: s
 async function runCheck(configPath: string): Promise<never> {
   const { checkProject } = await import("../agentserver/check.ts");
   const { describeLoadFailure, GraphLoadError } = await import("../agentserver/graphs/load-error.ts");
+  registerTypeScriptLoader();
   try {
     const graphs = await checkProject(configPath);
     console.log(JSON.stringify({ event: "check", ok: true, graphs }));

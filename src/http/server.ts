@@ -9,6 +9,7 @@ import { installErrorHandler, type ValidationStyle } from "./error-handler.ts";
 import { installInputGuard } from "./input-guard.ts";
 import { installJsonBodyParser } from "./json-body.ts";
 import { installValidator } from "./validator.ts";
+import { lazySerializers } from "./serializer.ts";
 
 /**
  * A Fastify app whose handlers take their request and reply types from the routes'
@@ -55,6 +56,7 @@ export async function createHttpServer(options: HttpServerOptions): Promise<Http
     logger: { level: options.logLevel ?? process.env.SLIPWAY_LOG_LEVEL ?? "warn" },
     bodyLimit: options.bodyLimit ?? 10 * 1024 * 1024,
     rewriteUrl: (request) => canonicalUrl(request.url ?? "/", aliases),
+    schemaController: { compilersFactory: { buildSerializer: lazySerializers() } },
     ...(options.serverFactory ? { serverFactory: options.serverFactory } : {}),
   });
   installErrorHandler(app, options.validationStyle);

@@ -55,9 +55,12 @@ export function installValidator(app: FastifyInstance): void {
     }
     const ajv = httpPart === "body" ? strict : lenient;
     const id = (schema as { $id?: string }).$id;
-    const validate: ValidateFunction = (id && ajv.getSchema(id)) || ajv.compile(schema as object);
+    // Compiled at the first request that needs it: compiling every route's schemas at
+    // start took over a second of each agent process's start, most for routes never called.
+    let compiled: ValidateFunction | undefined;
     const part = FASTAPI_PART[httpPart ?? "body"] ?? httpPart ?? "body";
     return (data: unknown) => {
+      const validate = (compiled ??= (id && ajv.getSchema(id)) || ajv.compile(schema as object));
       if (validate(data)) return true;
       const issues = collapseUnions((validate.errors ?? []) as ErrorObject[]);
       const error = Object.assign(new Error(issues.map((i) => `${i.instancePath || part} ${i.message}`).join("; ")), {

@@ -7,7 +7,6 @@ import type { CallerIdentity, RateLimitOptions } from "./plugin.ts";
 import { loadPolicyFile } from "./policy-file.ts";
 import { FailoverStore } from "./stores/failover.ts";
 import { MemoryStore } from "./stores/memory.ts";
-import { RedisStore } from "./stores/redis.ts";
 import { systemClock, type Clock, type RateLimitStore } from "./stores/store.ts";
 
 const REDIS_STARTUP_WAIT_MS = 2_000;
@@ -45,6 +44,8 @@ export async function rateLimitOptionsFromFlags(flags: RateLimitFlags, deps: Rat
 
 async function createStore(flags: RateLimitFlags, deps: RateLimitDeps): Promise<RateLimitStore> {
   if (!flags.redisUrl) return new MemoryStore();
+  // Loaded only when Redis is asked for: the client library alone is a fifth of a second of every start.
+  const { RedisStore } = await import("./stores/redis.ts");
   const redis = new RedisStore({ url: flags.redisUrl });
   // Give Redis a moment so the first requests use it, but never refuse to start:
   // until it answers, the failure mode applies.

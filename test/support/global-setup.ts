@@ -18,6 +18,8 @@ export default async function setup(project: TestProject) {
   // under it, in the test workers and in the processes they start, which inherit TMPDIR.
   // A suite that forgets to clean up then leaks nothing past the run.
   const systemTmp = tmpdir();
+  // Slipway's bundle (decision 0041), built once here rather than by the first processes the suites start together.
+  execFileSync(process.execPath, ["bin/slipway.js", "--version"], { stdio: "ignore" });
   const runRoot = mkdtempSync(join(systemTmp, "slipway-run-"));
   process.env.TMPDIR = runRoot;
   let ownDir: string | undefined;

@@ -106,7 +106,7 @@ export class Sandbox {
     for (const dir of SYSTEM_DIRS) mount.path(dir);
     for (const file of ETC_FILES) mount.path(join("/etc", file));
     mount.path(nodePrefix());
-    for (const entry of ["bin", "src", "package.json", "node_modules"]) mount.path(join(SLIPWAY_ROOT, entry));
+    for (const entry of ["bin", "dist", "src", "package.json", "node_modules"]) mount.path(join(SLIPWAY_ROOT, entry));
     const fds: number[] = [];
     const passDirectory = (path: string, flag: string) => {
       fds.push(openSync(path, constants.O_RDONLY | constants.O_DIRECTORY));

@@ -8,7 +8,7 @@ import { buildImage } from "./image-build.ts";
 
 const SLIPWAY_ROOT = realpathSync(fileURLToPath(new URL("../../../../", import.meta.url)));
 /** What of Slipway an agent server needs (what the local sandbox shows too). */
-const SLIPWAY_ENTRIES = ["bin", "src", "package.json", "node_modules"];
+const SLIPWAY_ENTRIES = ["bin", "dist", "src", "package.json", "node_modules"];
 /** Where Slipway is in the image: not its host path, which may lie under /tmp (a private tmpfs in a container). */
 const SLIPWAY_IN_IMAGE = "/opt/slipway";
 const SLIPWAY_BIN_IN_IMAGE = `${SLIPWAY_IN_IMAGE}/bin/slipway.js`;
