@@ -18,6 +18,7 @@ import { loadGraphs } from "./graphs/registry.ts";
 import { bindLoopbackFetch } from "./http-app/loopback.ts";
 import { prepareProjectHttp } from "./http-app/project-http.ts";
 import { registerMetaRoutes } from "./meta/routes.ts";
+import { registerMetricsRoute } from "./meta/metrics-route.ts";
 import { streamChannel } from "./runs/announcements.ts";
 import { RunCompletion } from "./runs/completion.ts";
 import { RunLifecycle } from "./runs/lifecycle.ts";
@@ -213,6 +214,13 @@ async function assemble(db: Database, project: PreparedProject, options: AgentSe
   }
   projectHttp.registerHooks(app);
   registerMetaRoutes(app, { version: SLIPWAY_VERSION, graphIds: graphs.ids(), storage: db.kind });
+  registerMetricsRoute(app, {
+    db,
+    lifecycle,
+    workers: () => pool.workerStats(),
+    streamReaders: () => broker.readerCount(),
+    labels: { project_id: options.deploymentId ?? "", revision_id: options.revisionId ?? "" },
+  });
   // langgraph.json's http.disable_<group> turns a group of routes off.
   const enabled = (group: "assistants" | "threads" | "runs" | "store") => !config.http.disabled.has(group);
   // DELETE /assistants/{id}?delete_threads=true removes the threads that ran it.

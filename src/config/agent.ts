@@ -4,6 +4,9 @@ import type { RateLimitOptions } from "../ratelimit/plugin.ts";
 export interface AgentServerOptions {
   /** Path to langgraph.json. */
   configPath: string;
+  /** The deployment and revision this server runs for (set by the control plane): `/metrics` labels. */
+  deploymentId?: string;
+  revisionId?: string;
   port?: number;
   host?: string;
   /**
@@ -78,6 +81,8 @@ export function agentOptionsFromEnv(options: AgentServerOptions, env: NodeJS.Pro
     leaseSeconds: options.leaseSeconds ?? numberOrUndefined(env.SLIPWAY_RUN_LEASE_SECONDS),
     shutdownGraceMs: options.shutdownGraceMs ?? secondsAsMs(env.SLIPWAY_SHUTDOWN_GRACE_SECONDS),
     webhookAllowHosts: options.webhookAllowHosts ?? list(env.SLIPWAY_WEBHOOK_ALLOW_HOSTS),
+    deploymentId: options.deploymentId ?? (env.SLIPWAY_DEPLOYMENT_ID || undefined),
+    revisionId: options.revisionId ?? (env.SLIPWAY_REVISION_ID || undefined),
   };
 }
 

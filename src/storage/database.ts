@@ -31,6 +31,8 @@ export interface Database extends Queryable {
   onReconnect(handler: () => void): void;
   /** Called when the database is gone for good (a shared embedded database's host stopped). */
   onLost?(handler: (error: Error) => void): void;
+  /** A server's connection pool: its bound, connections open, idle, and requests waiting for one. */
+  poolStats?(): { max: number; size: number; available: number; waiting: number };
   close(): Promise<void>;
 }
 

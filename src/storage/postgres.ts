@@ -131,6 +131,9 @@ export async function openPostgres(url: string, schema: string, poolSize = 20): 
     onReconnect(handler) {
       reconnectHandlers.add(handler);
     },
+    poolStats() {
+      return { max: pool.options.max ?? 10, size: pool.totalCount, available: pool.idleCount, waiting: pool.waitingCount };
+    },
     async close() {
       closed = true;
       await listenClient?.end().catch(() => undefined);

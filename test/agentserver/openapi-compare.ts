@@ -20,7 +20,6 @@ const METHODS = ["get", "put", "post", "delete", "patch", "head", "options"] as 
 const OUT_OF_SCOPE: RegExp[] = [
   /^\/a2a(\/|$)/,
   /^\/mcp(\/|$)/,
-  /^\/metrics$/,
   /^\/threads\/\{thread_id\}\/stream\/events$/,
   /^\/threads\/\{thread_id\}\/commands$/,
 ];

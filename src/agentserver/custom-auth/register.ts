@@ -9,7 +9,7 @@ import { ROUTE_GUARDS } from "./route-guards.ts";
 const OPEN_PATHS = new Set(["/ok", "/info", "/openapi.json"]);
 
 /** Routes of no resource: any authenticated user may call them, as on the vendor's server, whose `on` handlers cover no ui action. */
-const AUTHENTICATED_ONLY = new Set(["POST /ui/:graph_id"]);
+const AUTHENTICATED_ONLY = new Set(["POST /ui/:graph_id", "GET /metrics"]);
 
 interface CustomAuthDeps {
   db: Queryable;

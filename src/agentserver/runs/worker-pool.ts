@@ -187,6 +187,12 @@ export class WorkerPool {
     this.launch(run, false, start);
   }
 
+  /** Workers as `/metrics` counts them: the most runs executed here at once, and how many are taken. */
+  workerStats(): { max: number; active: number; available: number } {
+    const active = Math.min(this.options.workers, this.active.size + this.reserved);
+    return { max: this.options.workers, active, available: this.options.workers - active };
+  }
+
   /** Aborts a run executing in this process, if it is here. */
   abortLocal(runId: string): void {
     this.active.get(runId)?.abort();

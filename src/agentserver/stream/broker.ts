@@ -345,6 +345,14 @@ export class StreamBroker implements RunStreamWriter, RunChannels {
     return queue;
   }
 
+  /** Open readers of run and thread streams, for `/metrics`. */
+  readerCount(): number {
+    let count = 0;
+    for (const channel of this.runs.values()) count += channel.listeners.size;
+    for (const listeners of this.threadListeners.values()) count += listeners.size;
+    return count;
+  }
+
   /** Live events of every run of a thread, until unsubscribed. */
   subscribeThread(threadId: string, listener: (runId: string, event: RunEvent | "end") => void): () => void {
     let set = this.threadListeners.get(threadId);

@@ -35,6 +35,8 @@ export function agentEnvironment(
     ...projectEnv,
     ...storageEnv,
     SLIPWAY_AGENT_API_KEY: internalKey,
+    SLIPWAY_DEPLOYMENT_ID: spec.deploymentId,
+    SLIPWAY_REVISION_ID: spec.revisionId,
     SLIPWAY_SHUTDOWN_GRACE_SECONDS: String(agentGrace),
     // resource_spec's memory bounds the heap; the author's own NODE_OPTIONS are kept.
     NODE_OPTIONS: memoryMb ? [spec.secrets.NODE_OPTIONS, `--max-old-space-size=${memoryMb}`].filter(Boolean).join(" ") : spec.secrets.NODE_OPTIONS,
