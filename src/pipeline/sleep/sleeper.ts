@@ -144,11 +144,6 @@ export class DeploymentSleeper {
   private fallAsleep(deploymentId: string, group: RevisionGroup, minutes: number, wakeAt: Date | null): void {
     const sleep: Sleep = { phase: "falling", settled: Promise.resolve() };
     this.sleeps.set(deploymentId, sleep);
-    group.log.info(
-      `No requests, no run underway and no cron due for ${minutes} min: sleeping (its processes stop; the next request` +
-        (wakeAt ? `, or its scheduled work at ${wakeAt.toISOString()},` : "") +
-        " starts them again).",
-    );
     // Called at once, not after an await: from here on the router finds nothing serving and wakes it.
     const stopping = this.runtime.sleep(deploymentId);
     sleep.settled = (async () => {
@@ -158,6 +153,11 @@ export class DeploymentSleeper {
         return;
       }
       await markSleeping(this.deps.db, deploymentId, this.deps.now(), wakeAt);
+      group.log.info(
+        `No requests, no run underway and no cron due for ${minutes} min: asleep, its processes stopped; the next request` +
+          (wakeAt ? `, or its scheduled work at ${wakeAt.toISOString()},` : "") +
+          " starts them again.",
+      );
       await group.log.flush();
       this.busyAt.delete(deploymentId);
       if (this.sleeps.get(deploymentId) !== sleep || sleep.phase !== "falling") return;
