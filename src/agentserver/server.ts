@@ -17,6 +17,7 @@ import { prepareProject, type PreparedProject } from "./graphs/project.ts";
 import { loadGraphs } from "./graphs/registry.ts";
 import { bindLoopbackFetch } from "./http-app/loopback.ts";
 import { prepareProjectHttp } from "./http-app/project-http.ts";
+import { agentActivity, type AgentActivity } from "./meta/activity.ts";
 import { registerMetaRoutes } from "./meta/routes.ts";
 import { registerMetricsRoute } from "./meta/metrics-route.ts";
 import { streamChannel } from "./runs/announcements.ts";
@@ -56,6 +57,8 @@ export interface RunningAgentServer {
   db: Database;
   /** Claims no new runs; runs in progress and requests go on (a replaced revision draining). */
   drain(): void;
+  /** Runs underway and the next scheduled work: what a control plane asks before letting the deployment sleep. */
+  activity(): Promise<AgentActivity>;
   close(): Promise<void>;
 }
 
@@ -284,6 +287,9 @@ async function assemble(db: Database, project: PreparedProject, options: AgentSe
     db,
     drain() {
       pool.cordon();
+    },
+    activity() {
+      return agentActivity(db);
     },
     async close() {
       if (closed) return;

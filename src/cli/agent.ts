@@ -117,9 +117,16 @@ export function registerAgentCommand(program: CommandType): void {
           // to stop (its signals would reach the sandbox, not this process), and when it goes
           // away (even killed), this process must not outlive it.
           if (process.send) {
-            process.on("message", (message: { type?: string }) => {
+            process.on("message", (message: { type?: string; id?: number }) => {
               if (message?.type === "drain") server.drain();
               if (message?.type === "stop") void shutdown();
+              // Before letting the deployment sleep (docs/decisions/0039); no answer reads as busy.
+              if (message?.type === "activity") {
+                server
+                  .activity()
+                  .then((activity) => process.send?.({ type: "activity", id: message.id, ...activity }, () => undefined))
+                  .catch(() => undefined);
+              }
             });
             process.once("disconnect", () => void shutdown());
           }

@@ -28,7 +28,7 @@ export function registerDeploymentsCommand(program: CommandType): void {
           if (json) return printJson(deployments);
           printTable(
             ["NAME", "ID", "STATUS", "SOURCE", "ACTIVE REVISION", "URL"],
-            deployments.map((d) => [d.name, d.id, d.status, d.source_config.repo_url ?? d.source, d.active_revision_id, d.url]),
+            deployments.map((d) => [d.name, d.id, d.slipway_sleeping ? `${d.status} (sleeping)` : d.status, d.source_config.repo_url ?? d.source, d.active_revision_id, d.url]),
           );
         }),
       ),

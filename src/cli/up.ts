@@ -40,6 +40,10 @@ export function registerUpCommand(program: CommandType): void {
       "--build-env <names>",
       `comma-separated names from this environment that installs and build_commands also get (a trailing * for a prefix; env SLIPWAY_BUILD_ENV). They always get ${BUILD_ENV_PASSED.join(", ")}`,
     )
+    .option(
+      "--sleep-after <minutes>",
+      "deployments without a setting of their own (slipway_sleep_after_minutes) stop their processes after this many minutes without requests, runs or a cron due, and start again on the next one (env SLIPWAY_SLEEP_AFTER_MINUTES; default: 0, never; local runtime only)",
+    )
     .option("--json", "print machine-readable JSON lines instead of text");
   // --rate-limit-policy, --redis-url, --no-rate-limit, ... (our --region above is shared).
   addRateLimitFlags(up).action(async (flags) => {
@@ -66,6 +70,7 @@ interface UpFlags extends Record<string, unknown> {
   runtime?: string;
   dockerHost?: string;
   dockerBaseImage?: string;
+  sleepAfter?: string;
   json?: boolean;
 }
 
@@ -94,7 +99,7 @@ async function serve(flags: UpFlags): Promise<void> {
   let db: Awaited<ReturnType<typeof openDatabase>> | undefined;
   let pipeline: Awaited<ReturnType<typeof startPipeline>> | undefined;
   try {
-    const settings = pipelineSettingsFromEnv(process.env, { buildEnv: flags.buildEnv });
+    const settings = pipelineSettingsFromEnv(process.env, { buildEnv: flags.buildEnv, sleepAfter: flags.sleepAfter });
     const secrets = loadSecretsKey(config.dataDir);
     if (secrets.source === "generated") {
       say(`Slipway: generated a secrets key in ${secrets.path} (keep it: sealed secrets need it)`, { event: "secrets_key_generated", path: secrets.path });
@@ -104,6 +109,7 @@ async function serve(flags: UpFlags): Promise<void> {
     const isolation = Isolation.probe();
     const allowUnsandboxed = flags.allowUnsandboxed === true || process.env.SLIPWAY_ALLOW_UNSANDBOXED === "1";
     const docker = await dockerSettings(flags, config.databaseUrl);
+    if (docker && settings.sleepAfterMinutes > 0) throw new Error("--sleep-after: deployments do not sleep on the Docker runtime; leave it out, or use the local runtime");
     if (docker) {
       // Builds still run in the local sandbox; what serves runs in containers.
       say(`Slipway: deployments run in Docker containers (dockerd ${docker.version}); builds: ${isolation.describe()}`, { event: "isolation", runtime: "docker", docker: docker.version, sandbox: isolation.sandbox.level, limits: isolation.limits.kind });
@@ -136,7 +142,7 @@ async function serve(flags: UpFlags): Promise<void> {
       log: { warn: (object, message) => console.error(JSON.stringify({ level: "warn", msg: message, ...object })) },
     });
     // Deployments are served on this port too, by the router in front of the control plane's routes.
-    const router = createDeploymentRouter({ db, authenticator, target: (id) => pipeline?.runtime.target(id) });
+    const router = createDeploymentRouter({ db, authenticator, target: (id) => pipeline?.runtime.target(id), wake: (id) => pipeline?.wake(id) ?? false });
     deps.onDeploymentsDeleted = (ids) => router.forget(ids);
     const app = await buildControlPlaneApp({ deps, authenticator, rateLimit, router });
     const urlOf = (port: number) => `http://${config.host.includes(":") ? `[${config.host}]` : config.host}:${port}`;

@@ -1,4 +1,5 @@
 import { PIPELINE_DEFAULTS, type PipelineSettings } from "../pipeline/context.ts";
+import { MAX_SLEEP_AFTER_MINUTES } from "../controlplane/deployments/schemas.ts";
 import { parseBuildEnvNames } from "./build-env.ts";
 
 type Env = Record<string, string | undefined>;
@@ -14,11 +15,13 @@ type Env = Record<string, string | undefined>;
  * | SLIPWAY_STOP_GRACE_SECONDS           | 10      | between SIGTERM and SIGKILL |
  * | SLIPWAY_PUSH_QUIET_SECONDS           | 3       | a push waits this long for a newer push before it builds |
  * | SLIPWAY_JOB_LEASE_SECONDS            | 30      | a revision job without a heartbeat for this long is taken over |
+ * | SLIPWAY_SLEEP_AFTER_MINUTES          | 0 (off) | deployments without a setting of their own sleep after this many idle minutes (`--sleep-after`) |
+ * | SLIPWAY_SLEEP_MINUTE_MS              | 60000   | for tests only: how long a "minute" of the sleep rules lasts |
  *
  * and `--build-env` (SLIPWAY_BUILD_ENV): names that installs and build_commands get
  * besides the package managers' settings (config/build-env.ts).
  */
-export function pipelineSettingsFromEnv(env: Env = process.env, flags: { buildEnv?: string } = {}): PipelineSettings {
+export function pipelineSettingsFromEnv(env: Env = process.env, flags: { buildEnv?: string; sleepAfter?: string } = {}): PipelineSettings {
   const seconds = (name: string, fallbackMs: number) => {
     const raw = env[name];
     if (raw === undefined || raw === "") return fallbackMs;
@@ -35,5 +38,14 @@ export function pipelineSettingsFromEnv(env: Env = process.env, flags: { buildEn
     pushQuietMs: seconds("SLIPWAY_PUSH_QUIET_SECONDS", PIPELINE_DEFAULTS.pushQuietMs),
     jobLeaseMs: seconds("SLIPWAY_JOB_LEASE_SECONDS", PIPELINE_DEFAULTS.jobLeaseMs),
     buildEnv: parseBuildEnvNames(flags.buildEnv ?? env.SLIPWAY_BUILD_ENV),
+    sleepAfterMinutes: wholeNumber("--sleep-after (SLIPWAY_SLEEP_AFTER_MINUTES)", flags.sleepAfter ?? env.SLIPWAY_SLEEP_AFTER_MINUTES, PIPELINE_DEFAULTS.sleepAfterMinutes, MAX_SLEEP_AFTER_MINUTES),
+    sleepMinuteMs: wholeNumber("SLIPWAY_SLEEP_MINUTE_MS", env.SLIPWAY_SLEEP_MINUTE_MS, PIPELINE_DEFAULTS.sleepMinuteMs, 60_000, 1),
   };
+}
+
+function wholeNumber(name: string, raw: string | undefined, fallback: number, max: number, min = 0): number {
+  if (raw === undefined || raw === "") return fallback;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value < min || value > max) throw new Error(`${name} must be a whole number from ${min} to ${max}, not '${raw}'`);
+  return value;
 }

@@ -55,6 +55,10 @@ export interface PipelineSettings {
   maxUploadBytes: number;
   /** Names (a trailing `*`: a prefix) of the control plane's environment that installs and build_commands get besides config/build-env.ts's list. */
   buildEnv: string[];
+  /** Minutes idle before a deployment without a setting of its own sleeps (`--sleep-after`); 0: never (docs/decisions/0039). */
+  sleepAfterMinutes: number;
+  /** How long a "minute" of the sleep rules lasts: 60 000 ms, shorter only in tests. */
+  sleepMinuteMs: number;
 }
 
 export const PIPELINE_DEFAULTS: PipelineSettings = {
@@ -66,6 +70,8 @@ export const PIPELINE_DEFAULTS: PipelineSettings = {
   pushQuietMs: 3_000,
   maxUploadBytes: 200 * 1024 * 1024,
   buildEnv: [],
+  sleepAfterMinutes: 0,
+  sleepMinuteMs: 60_000,
 };
 
 /** The pipeline's own log: the server log, where crashes of agent processes show too. */

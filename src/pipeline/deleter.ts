@@ -6,6 +6,7 @@ import { buildDirectories } from "./build/repository.ts";
 import type { PipelineDeps } from "./context.ts";
 import type { DeploymentStorage } from "./runtime/deployment-storage.ts";
 import type { DeploymentRuntime } from "./runtime/runtime.ts";
+import type { DeploymentSleeper } from "./sleep/sleeper.ts";
 
 /**
  * Finishes deletions: for each deployment marked AWAITING_DELETE, stops its processes,
@@ -22,6 +23,8 @@ export class Deleter {
     private readonly deps: PipelineDeps,
     private readonly runtime: DeploymentRuntime,
     private readonly storage: DeploymentStorage,
+    /** Deployments that sleep: a wake under way ends before the processes are stopped, and none follows. */
+    private readonly sleeper?: Pick<DeploymentSleeper, "forget">,
   ) {}
 
   async start(): Promise<void> {
@@ -52,6 +55,7 @@ export class Deleter {
 
   private async sweep(): Promise<void> {
     for (const { id } of await deploymentsAwaitingDelete(this.deps.db)) {
+      await this.sleeper?.forget(id);
       await this.runtime.stopDeployment(id);
       await this.storage.remove(id);
       for (const directory of await buildDirectories(this.deps.db, id)) rmSync(directory, { recursive: true, force: true });

@@ -8,6 +8,7 @@ import { DeploymentStorage } from "./runtime/deployment-storage.ts";
 import { Isolation } from "./runtime/isolation.ts";
 import { LocalRuntime } from "./runtime/local-runtime.ts";
 import type { DeploymentRuntime } from "./runtime/runtime.ts";
+import { DeploymentSleeper } from "./sleep/sleeper.ts";
 
 export type { PipelineDeps, PipelineSettings } from "./context.ts";
 export { PIPELINE_DEFAULTS } from "./context.ts";
@@ -16,6 +17,8 @@ export { PIPELINE_DEFAULTS } from "./context.ts";
 interface Pipeline {
   runtime: DeploymentRuntime;
   runner: JobRunner;
+  /** Starts a sleeping deployment (the router holds a request for it); false when it does not sleep. */
+  wake(deploymentId: string): boolean;
   stop(): Promise<void>;
 }
 
@@ -28,10 +31,13 @@ export async function startPipeline(given: PipelineDeps): Promise<Pipeline> {
   const deps = { ...given, isolation };
   const storage = new DeploymentStorage(deps, isolation);
   const runtime = deps.docker ? new DockerRuntime(deps, storage, deps.docker) : new LocalRuntime(deps, storage, isolation);
-  const deleter = new Deleter(deps, runtime, storage);
+  // Sleeping needs an agent that can say what keeps it awake: local processes only (docs/decisions/0039).
+  const sleeper = deps.docker ? undefined : new DeploymentSleeper(deps, runtime);
+  const deleter = new Deleter(deps, runtime, storage, sleeper);
   const runner = new JobRunner(deps, runtime);
   removeStaleSources(deps.dataDir);
   await restoreDeployments(deps, runtime);
+  await sleeper?.start();
   await deleter.start();
   await runner.start();
   const sweep = setInterval(() => deleter.poke(), 5_000);
@@ -40,9 +46,11 @@ export async function startPipeline(given: PipelineDeps): Promise<Pipeline> {
   return {
     runtime,
     runner,
+    wake: (deploymentId) => sleeper?.wake(deploymentId) ?? false,
     stop() {
       stopped ??= (async () => {
         clearInterval(sweep);
+        await sleeper?.stop();
         await runner.stop();
         await deleter.stop();
         await runtime.close();

@@ -31,6 +31,13 @@ export interface RouterDeps {
   target(deploymentId: string): RevisionGroup | undefined;
   /** How long a request waits for a process that is starting before 503. */
   holdMs?: number;
+  /**
+   * Starts a sleeping deployment's processes: true when it sleeps (or is waking), and the
+   * request is then held until they listen, up to `wakeHoldMs` (docs/decisions/0039).
+   */
+  wake?(deploymentId: string): boolean;
+  /** How long a request waits for a sleeping deployment to wake before 503 (default 60 s). */
+  wakeHoldMs?: number;
 }
 
 const PATH = /^\/deployments\/([0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})(\/.*)?$/;
@@ -140,11 +147,17 @@ export function createDeploymentRouter(deps: RouterDeps): DeploymentRouter {
 
     async function serving(id: string, row: RoutedDeployment): Promise<RevisionGroup | undefined> {
       // A process that is starting (after a restart, or restarting after a crash) is waited for briefly.
-      const deadline = Date.now() + (deps.holdMs ?? 10_000);
+      let deadline = Date.now() + (deps.holdMs ?? 10_000);
+      let waking = false;
       for (;;) {
         const group = deps.target(id);
         if (group?.pick()) return group;
-        if (!group && !row.active_revision_id) {
+        // A sleeping deployment is woken by the request, which waits for it (a start takes seconds).
+        if (!group && !waking && deps.wake?.(id)) {
+          waking = true;
+          deadline = Date.now() + (deps.wakeHoldMs ?? 60_000);
+        }
+        if (!group && !waking && !row.active_revision_id) {
           const latest = row.latest_revision_id ? ` Its latest revision ${row.latest_revision_id} is ${row.latest_status}.` : "";
           unavailable(`Deployment ${id} has no deployed revision yet.${latest}`);
           return undefined;
@@ -153,7 +166,8 @@ export function createDeploymentRouter(deps: RouterDeps): DeploymentRouter {
           unavailable(`Deployment ${id} is starting: try again in a moment.`);
           return undefined;
         }
-        await new Promise((resolve) => setTimeout(resolve, 100));
+        // Looked at more often while it wakes: the request goes out soon after a process listens.
+        await new Promise((resolve) => setTimeout(resolve, waking ? 20 : 100));
       }
     }
   }

@@ -7,6 +7,7 @@ import { BACKENDS } from "../support/backends.ts";
 import { startControlPlane, type ControlPlaneProcess } from "../support/control-plane-process.ts";
 import { startGitDaemon, TestRepository, type GitServer } from "../support/git-server.ts";
 import { freePort } from "../support/ports.ts";
+import { alive, startedPids } from "./agent-pids.ts";
 import { api } from "./api.ts";
 import { writeSampleProject } from "./sample-project.ts";
 
@@ -16,15 +17,6 @@ import { writeSampleProject } from "./sample-project.ts";
  * again, and no agent process of the killed control plane is left running.
  */
 const SLOW = 900_000;
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 describe.each(BACKENDS)("a control plane killed and restarted, on %s", (backend) => {
   let root: string;
@@ -87,7 +79,7 @@ describe.each(BACKENDS)("a control plane killed and restarted, on %s", (backend)
       await client.runs.wait(thread.thread_id, "agent", { input: { messages: [{ role: "human", content: "before the crash" }] } });
 
       // kill -9 while DEPLOYED: its agent processes go with it, the restart serves it again.
-      const pids = [...(await again.logs(deployment.id, revision.id, "deploy")).join("\n").matchAll(/started \(pid (\d+)\)/g)].map((m) => Number(m[1]));
+      const pids = startedPids((await again.logs(deployment.id, revision.id, "deploy")).join("\n"));
       expect(pids.length).toBeGreaterThan(0);
       expect(pids.some(alive)).toBe(true);
       await cp.kill("SIGKILL");

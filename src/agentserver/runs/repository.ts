@@ -395,6 +395,14 @@ export async function deleteOldRunResults(db: Queryable): Promise<void> {
   await db.query(`DELETE FROM run_results WHERE created_at < now() - interval '10 minutes'`);
 }
 
+/** Whether a run executes, or waits to be claimed now (not a delayed one). */
+export async function anyRunUnderway(db: Queryable): Promise<boolean> {
+  const rows = await db.query<{ underway: boolean }>(
+    `SELECT EXISTS (SELECT 1 FROM runs WHERE status = 'running' OR (status = 'pending' AND available_at <= now())) AS underway`,
+  );
+  return rows[0]?.underway === true;
+}
+
 /** Seconds until the next delayed run becomes due, if any. */
 export async function secondsUntilNextDueRun(db: Queryable): Promise<number | undefined> {
   const rows = await db.query<{ wait: number | null }>(

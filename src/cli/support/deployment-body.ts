@@ -16,6 +16,7 @@ export function settingsOptions(command: Command): Command {
     .option("--memory-mb <n>", "heap of each agent process, in MB (resource_spec.memory_mb)")
     .option("--install-command <command>", "instead of the package manager's install")
     .option("--build-command <command>", "run after the install")
+    .option("--sleep-after <minutes>", "stop its processes after this many idle minutes, start them on the next request (0: never; default: the control plane's)")
     .option("--body <json>", "more of the request body, as JSON or @file (the flags win over it)");
 }
 
@@ -38,8 +39,14 @@ export function sourceConfigFrom(flags: Record<string, any>): SourceConfigReques
   return Object.keys(config).length > 0 ? config : undefined;
 }
 
-/** `--body`: a JSON object, inline or from @file. */
-export function bodyFrom(flags: { body?: string }): Record<string, any> {
+/** `--body`: a JSON object, inline or from @file; `--sleep-after` goes on top of it. */
+export function bodyFrom(flags: { body?: string; sleepAfter?: string }): Record<string, any> {
+  const sleep = count(flags.sleepAfter, "--sleep-after");
+  const body = bodyText(flags);
+  return sleep === undefined ? body : { ...body, slipway_sleep_after_minutes: sleep };
+}
+
+function bodyText(flags: { body?: string }): Record<string, any> {
   if (flags.body === undefined) return {};
   const text = flags.body.startsWith("@") ? readText(flags.body.slice(1)) : flags.body;
   let value: unknown;
@@ -79,11 +86,20 @@ export function printDeployment(deployment: Deployment): void {
     ["source", source],
     ["config", deployment.source_revision_config.langgraph_config_path],
     ["build on push", deployment.source_config.build_on_push ?? false],
+    ["sleep", sleepLine(deployment)],
     ["latest revision", deployment.latest_revision_id],
     ["active revision", deployment.active_revision_id],
     ["secrets", deployment.secrets.map((s) => s.name).join(", ")],
     ["created", deployment.created_at],
   ]);
+}
+
+/** Whether it sleeps now, and its setting (docs/decisions/0039). */
+function sleepLine(deployment: Deployment): string {
+  const minutes = deployment.slipway_sleep_after_minutes;
+  const setting = minutes === null ? "as the control plane's default says" : minutes === 0 ? "never" : `after ${minutes} min idle`;
+  if (deployment.slipway_sleeping) return `sleeping since ${deployment.slipway_sleeping_since}; the next request wakes it`;
+  return `awake; sleeps ${setting}`;
 }
 
 export function printRevision(revision: Revision): void {

@@ -48,5 +48,8 @@ export function toDeployment(view: DeploymentView, publicUrl: string): Deploymen
     active_revision_id: view.active_revision_id,
     image_version: view.image_version,
     url,
+    slipway_sleep_after_minutes: view.sleep_after_minutes,
+    slipway_sleeping: view.sleeping_since !== null,
+    slipway_sleeping_since: view.sleeping_since === null ? null : new Date(view.sleeping_since).toISOString(),
   };
 }

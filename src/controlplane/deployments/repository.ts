@@ -26,6 +26,9 @@ export interface DeploymentRow {
   image_version: string | null;
   created_at: Date | string;
   updated_at: Date | string;
+  /** Slipway's sleep setting (null: the control plane's default) and state (docs/decisions/0039). */
+  sleep_after_minutes: number | null;
+  sleeping_since: Date | string | null;
 }
 
 /** A deployment with what its record shows of the latest revision. */
@@ -37,20 +40,29 @@ export interface DeploymentView extends DeploymentRow {
 }
 
 const VIEW = `SELECT d.id, d.workspace_id, d.name, d.source, d.source_config, d.status, d.latest_revision_id,
-    d.active_revision_id, d.image_version, d.created_at, d.updated_at,
+    d.active_revision_id, d.image_version, d.created_at, d.updated_at, d.sleep_after_minutes, d.sleeping_since,
     r.source_revision_config, r.resource_spec, r.secret_names, r.secret_references
   FROM deployments d LEFT JOIN revisions r ON r.id = d.latest_revision_id`;
 
 /** Inserts a deployment; false when the workspace already has one of that name. */
 export async function insertDeployment(
   q: Queryable,
-  d: { id: string; workspaceId: string; name: string; source: DeploymentSource; sourceConfig: StoredSourceConfig; status: DeploymentStatus; now: string },
+  d: {
+    id: string;
+    workspaceId: string;
+    name: string;
+    source: DeploymentSource;
+    sourceConfig: StoredSourceConfig;
+    status: DeploymentStatus;
+    sleepAfterMinutes?: number | null;
+    now: string;
+  },
 ): Promise<boolean> {
   const rows = await q.query(
-    `INSERT INTO deployments (id, workspace_id, name, source, source_config, status, created_at, updated_at)
-     VALUES ($1, $2, $3, $4, $5::jsonb, $6, $7, $7)
+    `INSERT INTO deployments (id, workspace_id, name, source, source_config, status, sleep_after_minutes, created_at, updated_at)
+     VALUES ($1, $2, $3, $4, $5::jsonb, $6, $7, $8, $8)
      ON CONFLICT (workspace_id, name) WHERE status <> 'AWAITING_DELETE' DO NOTHING RETURNING id`,
-    [d.id, d.workspaceId, d.name, d.source, JSON.stringify(d.sourceConfig), d.status, d.now],
+    [d.id, d.workspaceId, d.name, d.source, JSON.stringify(d.sourceConfig), d.status, d.sleepAfterMinutes ?? null, d.now],
   );
   return rows.length === 1;
 }
@@ -72,7 +84,7 @@ export async function getDeploymentView(q: Queryable, workspaceId: string, id: s
 }
 
 const ROW = `SELECT id, workspace_id, name, source, source_config, status, latest_revision_id, active_revision_id,
-    image_version, created_at, updated_at FROM deployments`;
+    image_version, created_at, updated_at, sleep_after_minutes, sleeping_since FROM deployments`;
 
 export async function findDeployment(q: Queryable, workspaceId: string, id: string): Promise<DeploymentRow | undefined> {
   const rows = await q.query<DeploymentRow>(`${ROW} WHERE workspace_id = $1 AND id = $2`, [workspaceId, id]);
@@ -131,13 +143,14 @@ export async function updateDeployment(
   q: Queryable,
   workspaceId: string,
   id: string,
-  change: { sourceConfig?: StoredSourceConfig; latestRevisionId?: string; activeRevisionId?: string | null; now: string },
+  change: { sourceConfig?: StoredSourceConfig; latestRevisionId?: string; activeRevisionId?: string | null; sleepAfterMinutes?: number | null; now: string },
 ): Promise<void> {
   await q.query(
     `UPDATE deployments SET
         source_config = COALESCE($3::jsonb, source_config),
         latest_revision_id = COALESCE($4::uuid, latest_revision_id),
         active_revision_id = CASE WHEN $5::boolean THEN $6::uuid ELSE active_revision_id END,
+        sleep_after_minutes = CASE WHEN $8::boolean THEN $9::integer ELSE sleep_after_minutes END,
         updated_at = $7
       WHERE workspace_id = $1 AND id = $2`,
     [
@@ -148,6 +161,8 @@ export async function updateDeployment(
       change.activeRevisionId !== undefined,
       change.activeRevisionId ?? null,
       change.now,
+      change.sleepAfterMinutes !== undefined,
+      change.sleepAfterMinutes ?? null,
     ],
   );
 }

@@ -6,6 +6,7 @@ import {
   checkBuildOnPush,
   checkImmutable,
   checkRequiredOnCreate,
+  checkSleepSetting,
   checkSourceFields,
   givenRevisionConfig,
   givenSourceConfig,
@@ -242,6 +243,8 @@ describe("checkImmutable", () => {
     image_version: null,
     created_at: "2026-01-01T00:00:00Z",
     updated_at: "2026-01-01T00:00:00Z",
+    sleep_after_minutes: null,
+    sleeping_since: null,
   };
 
   it("accepts a patch that sends the current values back", () => {
@@ -322,5 +325,18 @@ describe("wantsNewRevision", () => {
     expect(wantsNewRevision({}, {})).toBe(false);
     expect(wantsNewRevision({ source_config: { build_on_push: true, custom_url: "https://x.example.com" } }, {})).toBe(false);
     expect(wantsNewRevision({ secrets: null, secret_references: null, source_config: { resource_spec: null } }, {})).toBe(false);
+  });
+});
+
+describe("checkSleepSetting", () => {
+  const loc = ["body", "slipway_sleep_after_minutes"];
+
+  it("accepts any setting on the local runtime, and never (0) or the default (null) on Docker", () => {
+    for (const minutes of [undefined, null, 0, 1, 15]) expect(() => checkSleepSetting(minutes, false)).not.toThrow();
+    for (const minutes of [undefined, null, 0]) expect(() => checkSleepSetting(minutes, true)).not.toThrow();
+  });
+
+  it("refuses a deployment that would sleep on the Docker runtime, at the field", () => {
+    expect(expect422(() => checkSleepSetting(5, true), loc).message).toMatch(/do not sleep on the Docker runtime/);
   });
 });

@@ -185,3 +185,17 @@ function canonical(key: string, value: unknown): string {
   }
   return JSON.stringify(value ?? null);
 }
+
+/**
+ * Sleeping stops a deployment's local processes and starts them again on demand; the
+ * Docker runtime does not do it (yet): a setting that would make it sleep is refused
+ * there rather than stored and ignored. 0 (never) is accepted everywhere.
+ */
+export function checkSleepSetting(minutes: number | null | undefined, containerRuntime: boolean): void {
+  if (minutes && containerRuntime) {
+    throw invalidField(
+      ["body", "slipway_sleep_after_minutes"],
+      "Deployments do not sleep on the Docker runtime (`slipway up --runtime docker`): give 0 or null, or run the control plane with the local runtime.",
+    );
+  }
+}

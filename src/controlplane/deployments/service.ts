@@ -14,6 +14,7 @@ import {
   checkBuildOnPush,
   checkImmutable,
   checkRequiredOnCreate,
+  checkSleepSetting,
   checkSourceFields,
   givenRevisionConfig,
   givenSourceConfig,
@@ -73,6 +74,7 @@ export class DeploymentService {
     }
     checkBuildOnPush(config.build_on_push, revisionConfig.repo_ref, ["body", "source_config", "build_on_push"]);
     checkSecrets(body.secrets ?? [], body.secret_references ?? []);
+    checkSleepSetting(body.slipway_sleep_after_minutes, deps.containerRuntime === true);
     await checkListener(deps.db, workspaceId, config);
     await checkIntegration(deps.db, workspaceId, config);
 
@@ -88,6 +90,7 @@ export class DeploymentService {
         sourceConfig: storedSourceConfig(undefined, config),
         // Nothing serves until a revision is DEPLOYED (refreshDeploymentStatus moves it on).
         status: "UNUSED",
+        sleepAfterMinutes: body.slipway_sleep_after_minutes ?? null,
         now,
       });
       if (!inserted) throw conflict(`A deployment named '${body.name}' already exists in workspace ID '${workspaceId}'.`);
@@ -143,6 +146,7 @@ export class DeploymentService {
       if (patch.secrets != null || patch.secret_references != null) {
         checkSecrets(patch.secrets ?? [], patch.secret_references ?? []);
       }
+      checkSleepSetting(patch.slipway_sleep_after_minutes, deps.containerRuntime === true);
       const latest = current.latest_revision_id
         ? await revisions.getRevision(tx, workspaceId, id, current.latest_revision_id)
         : undefined;
@@ -172,8 +176,12 @@ export class DeploymentService {
           now,
         );
       }
-      if (JSON.stringify(nextConfig) !== JSON.stringify(storedSourceConfig(current.source_config, {}))) {
-        await repo.updateDeployment(tx, workspaceId, id, { sourceConfig: nextConfig, now });
+      const sleepAfterMinutes = patch.slipway_sleep_after_minutes;
+      const configChanged = JSON.stringify(nextConfig) !== JSON.stringify(storedSourceConfig(current.source_config, {}));
+      // null puts the deployment back on the control plane's default; absent leaves it as it is.
+      const sleepChanged = sleepAfterMinutes !== undefined && sleepAfterMinutes !== current.sleep_after_minutes;
+      if (configChanged || sleepChanged) {
+        await repo.updateDeployment(tx, workspaceId, id, { sourceConfig: configChanged ? nextConfig : undefined, sleepAfterMinutes: sleepChanged ? sleepAfterMinutes : undefined, now });
       }
     });
     return this.get(workspaceId, id);

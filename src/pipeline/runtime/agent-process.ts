@@ -8,6 +8,7 @@ import type { LogWriter } from "../log-writer.ts";
 import { answersOk } from "./health-probe.ts";
 import type { ConfinedLaunch } from "./isolation.ts";
 import { RestartBackoff } from "./restart-backoff.ts";
+import type { ReplicaActivity } from "./runtime.ts";
 
 export const SLIPWAY_BIN = fileURLToPath(new URL("../../../bin/slipway.js", import.meta.url));
 
@@ -42,6 +43,7 @@ export class AgentProcess {
   private stopping = false;
   private readonly restarts = new RestartBackoff();
   private exited: Promise<void> = Promise.resolve();
+  private asked = 0;
 
   constructor(private readonly spec: AgentProcessSpec) {}
 
@@ -105,6 +107,34 @@ export class AgentProcess {
   /** Stops claiming new runs; requests and runs in progress go on. */
   drain(): void {
     if (this.child?.connected) this.child.send({ type: "drain" }, () => undefined);
+  }
+
+  /**
+   * Asks it, over its IPC channel, what keeps its deployment awake: runs underway and its
+   * next scheduled work. Undefined when it cannot answer within `timeoutMs` (starting,
+   * stopping, stuck): the caller then leaves the deployment awake.
+   */
+  activity(timeoutMs: number): Promise<ReplicaActivity | undefined> {
+    const child = this.child;
+    if (!child?.connected || !this.endpoint) return Promise.resolve(undefined);
+    const id = ++this.asked;
+    return new Promise((resolve) => {
+      const finish = (answer: ReplicaActivity | undefined) => {
+        clearTimeout(timer);
+        child.off("message", onMessage);
+        resolve(answer);
+      };
+      const onMessage = (message: { type?: string; id?: number; busy?: unknown; next_due_in_seconds?: unknown }) => {
+        if (message?.type !== "activity" || message.id !== id) return;
+        const due = message.next_due_in_seconds;
+        finish({ busy: message.busy !== false, next_due_in_seconds: typeof due === "number" ? due : null });
+      };
+      const timer = setTimeout(() => finish(undefined), timeoutMs);
+      child.on("message", onMessage);
+      child.send({ type: "activity", id }, (error) => {
+        if (error) finish(undefined);
+      });
+    });
   }
 
   /** Asks it to stop (its SIGTERM path), then SIGKILL after `graceMs`; resolves once the process is gone. */

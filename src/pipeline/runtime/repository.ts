@@ -13,15 +13,20 @@ export interface ServedRevision {
   secrets_sealed: Record<string, string>;
 }
 
-/** The active revision of every deployment not being deleted: what a start serves again. */
-export async function activeRevisions(q: Queryable): Promise<ServedRevision[]> {
-  return q.query<ServedRevision>(
-    `SELECT d.id AS deployment_id, d.workspace_id, r.id AS revision_id, r.build_key,
+const SERVED = `SELECT d.id AS deployment_id, d.workspace_id, r.id AS revision_id, r.build_key,
             CASE WHEN r.source IN ('external_docker', 'internal_docker') THEN r.source_revision_config->>'image_uri' END AS image_uri,
             r.resource_spec, r.secrets_sealed
        FROM deployments d JOIN revisions r ON r.id = d.active_revision_id
-      WHERE d.status <> 'AWAITING_DELETE' ORDER BY d.seq`,
-  );
+      WHERE d.status <> 'AWAITING_DELETE'`;
+
+/** The active revision of every deployment not being deleted nor asleep: what a start serves again. */
+export async function activeRevisions(q: Queryable): Promise<ServedRevision[]> {
+  return q.query<ServedRevision>(`${SERVED} AND d.sleeping_since IS NULL ORDER BY d.seq`);
+}
+
+/** The active revision of one deployment, unless it is being deleted: what a wake serves again. */
+export async function activeRevisionOf(q: Queryable, deploymentId: string): Promise<ServedRevision | undefined> {
+  return (await q.query<ServedRevision>(`${SERVED} AND d.id = $1`, [deploymentId]))[0];
 }
 
 /** The sealed password of a deployment's PostgreSQL role, created on first use (the first writer wins). */

@@ -10,6 +10,8 @@ import type { Replica } from "./runtime.ts";
  */
 export class RevisionGroup {
   inFlight = 0;
+  /** When a request through the router last began or ended (its start, before any): how long it has been idle. */
+  lastActiveAt = Date.now();
   private next = 0;
   private idleWaiters: Array<() => void> = [];
 
@@ -41,10 +43,12 @@ export class RevisionGroup {
 
   begin(): void {
     this.inFlight++;
+    this.lastActiveAt = Date.now();
   }
 
   end(): void {
     this.inFlight--;
+    this.lastActiveAt = Date.now();
     if (this.inFlight === 0) for (const wake of this.idleWaiters.splice(0)) wake();
   }
 

@@ -19,6 +19,7 @@ export abstract class RevisionRotation implements DeploymentRuntime {
   private readonly serving = new Map<string, Serving>();
   private readonly retiring = new Set<Promise<void>>();
   protected readonly launched = new Set<RevisionGroup>();
+  private readonly promoted = new Set<(group: RevisionGroup) => void>();
 
   constructor(
     protected readonly deps: PipelineDeps,
@@ -54,6 +55,27 @@ export abstract class RevisionRotation implements DeploymentRuntime {
     serving.active = group;
     this.serving.set(group.deploymentId, serving);
     if (previous && previous !== group) this.retire(previous);
+    for (const listener of this.promoted) listener(group);
+  }
+
+  /** Calls `listener` each time a group starts serving its deployment (a deploy, a restore, a wake). */
+  onPromote(listener: (group: RevisionGroup) => void): void {
+    this.promoted.add(listener);
+  }
+
+  /**
+   * Stops what serves a deployment, and closes its embedded database (the files stay),
+   * only if that group is all that runs of it: not while a new revision starts or an old
+   * one drains. From the call on, `target` answers undefined. Answers whether it slept.
+   */
+  async sleep(deploymentId: string): Promise<boolean> {
+    const serving = this.serving.get(deploymentId);
+    const group = serving?.active;
+    if (!group || [...this.launched].some((other) => other.deploymentId === deploymentId && other !== group)) return false;
+    serving.active = undefined;
+    await this.stopGroup(group);
+    await this.releaseStorageIfIdle(deploymentId);
+    return true;
   }
 
   /** What serves a deployment now, if anything. */

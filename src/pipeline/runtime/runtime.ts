@@ -19,6 +19,10 @@ export interface DeploymentRuntime {
   promote(workspaceId: string, group: RevisionGroup): void;
   /** What serves a deployment now (the router asks). */
   target(deploymentId: string): RevisionGroup | undefined;
+  /** Stops what serves a deployment that is idle, and its storage (docs/decisions/0039); false when something else of it runs. */
+  sleep(deploymentId: string): Promise<boolean>;
+  /** Calls `listener` each time a group starts serving its deployment. */
+  onPromote(listener: (group: RevisionGroup) => void): void;
   /** Stops a group that never served. */
   stopGroup(group: RevisionGroup): Promise<void>;
   /** Stops every replica of a deployment being deleted. */
@@ -36,8 +40,17 @@ export interface Replica {
   healthy(timeoutMs?: number): Promise<boolean>;
   /** Stops claiming new runs; requests in progress go on. */
   drain(): void;
+  /** Its runs underway and next scheduled work, if it can say (docs/decisions/0039); undefined: unknown, so it stays awake. */
+  activity(timeoutMs: number): Promise<ReplicaActivity | undefined>;
   /** Asks it to stop, kills it after `graceMs`. */
   stop(graceMs: number): Promise<void>;
+}
+
+/** What an agent server says keeps its deployment awake (the agent's AgentActivity, as sent over IPC). */
+export interface ReplicaActivity {
+  busy: boolean;
+  /** Seconds until its next cron firing or delayed run; null: nothing scheduled. */
+  next_due_in_seconds: number | null;
 }
 
 export interface LaunchSpec {

@@ -126,6 +126,11 @@ export class ContainerReplica implements Replica {
     if (this.child) void this.docker.run(["kill", "--signal", "SIGUSR2", this.spec.container]).catch(() => undefined);
   }
 
+  /** A container has no IPC channel to ask: unknown, so deployments on this runtime never sleep (docs/decisions/0039). */
+  activity(): Promise<undefined> {
+    return Promise.resolve(undefined);
+  }
+
   /** SIGTERM (docker stop), SIGKILL after `graceMs`; resolves once the container is gone. */
   async stop(graceMs: number): Promise<void> {
     this.stopping = true;
