@@ -119,6 +119,12 @@ export class TenancyService {
     return (await repo.listWorkspaces(this.deps.db, organizationId)).map((w) => ({ id: w.id, name: w.name, created_at: w.created_at.toISOString() }));
   }
 
+  /** The workspaces a credential reaches: every one of its organization, or its own only. */
+  async workspacesOf(caller: { organizationId: string; workspaceId: string | null }) {
+    const all = await this.listWorkspaces(caller.organizationId);
+    return caller.workspaceId === null ? all : all.filter((workspace) => workspace.id === caller.workspaceId);
+  }
+
   private async createKey(q: Queryable, organizationId: string, workspaceId: string | null, description: string): Promise<NewApiKey> {
     const { now, newId } = this.deps;
     const generated = generateApiKey();
