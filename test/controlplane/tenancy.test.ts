@@ -77,6 +77,19 @@ describe.each(BACKENDS)("tenancy and authentication on %s", (backend) => {
     }
   });
 
+  it("lists the workspaces a credential reaches, without X-Tenant-Id (the console's sign-in)", async () => {
+    const org = await get({ "x-api-key": orgA.api_key }, "/v2/workspaces");
+    expect(org.statusCode).toBe(200);
+    expect(json(org)).toMatchObject({ organization_id: orgA.organization_id, scope: "organization", offset: null });
+    expect(json(org).resources.map((w: { id: string }) => w.id).sort()).toEqual([orgA.workspace_id, siblingWorkspace].sort());
+    // A workspace key sees its own only; the same path under /api-host; a token of org B sees B's.
+    const own = await get({ "x-api-key": workspaceKey }, "/api-host/v2/workspaces");
+    expect(json(own)).toMatchObject({ scope: "workspace", resources: [{ id: siblingWorkspace, name: "A-second" }] });
+    const token = await bearer({ org_id: orgB.organization_id });
+    expect(json(await get({ authorization: `Bearer ${token}` }, "/v2/workspaces")).resources.map((w: { id: string }) => w.id)).toEqual([orgB.workspace_id]);
+    for (const headers of [{}, { "x-api-key": "nonsense" }] as Record<string, string>[]) expect((await get(headers, "/v2/workspaces")).statusCode).toBe(401);
+  });
+
   it("confines a workspace key to its workspace", async () => {
     expect((await get(as(workspaceKey))).statusCode).toBe(200);
     expect((await get(as(workspaceKey, siblingWorkspace))).statusCode).toBe(200);
