@@ -72,7 +72,7 @@ describe("the web console, in Chromium", () => {
     mkdirSync(LEAD_SHOTS, { recursive: true });
     // Screenshots are for people to look at: a few go where the lead reads them.
     for (const file of readdirSync(shots)) {
-      if (/(signed-in|deployed|chat|stopped|failed|phone)\.png$/.test(file)) copyFileSync(join(shots, file), join(LEAD_SHOTS, file));
+      if (/(signed-in|api-keys|deployed|chat|stopped|failed|phone)\.png$/.test(file)) copyFileSync(join(shots, file), join(LEAD_SHOTS, file));
     }
     rmSync(root, { recursive: true, force: true });
   });
@@ -122,6 +122,23 @@ describe("the web console, in Chromium", () => {
       bytes += Number(response.headers.get("content-length"));
     }
     expect(bytes).toBeLessThan(300 * 1024);
+  });
+
+  it("creates an API key (shown once) and revokes it while up runs", async () => {
+    await page.getByRole("link", { name: "API keys" }).click();
+    await page.locator("main[data-ready=true]").waitFor();
+    await page.getByLabel("Description").fill(`ci ${XSS}`);
+    await page.getByRole("button", { name: "Create key" }).click();
+    const key = (await page.locator("#new-key code.secret").textContent())!;
+    expect(key).toMatch(/^slw_/);
+    expect((await fetch(`${cp.url}/v2/workspaces`, { headers: { "x-api-key": key } })).status).toBe(200);
+    const row = page.locator("#keys tr", { hasText: `ci ${XSS}` });
+    await row.getByRole("button", { name: "Revoke" }).click();
+    await row.getByRole("button", { name: "Confirm revoke" }).click();
+    await expect.poll(() => page.locator("#keys tr", { hasText: `ci ${XSS}` }).textContent()).toContain("revoked");
+    expect((await fetch(`${cp.url}/v2/workspaces`, { headers: { "x-api-key": key } })).status).toBe(401);
+    await shot("api-keys");
+    await expectNoInjection();
   });
 
   it("creates a deployment by uploading a folder, and shows it DEPLOYED with its logs", async () => {

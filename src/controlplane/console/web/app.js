@@ -9,9 +9,11 @@ import { renderDeployments } from "./views/deployments.js";
 import { renderCreate } from "./views/create.js";
 import { renderDeployment } from "./views/deployment.js";
 import { renderAgent } from "./views/agent.js";
+import { renderKeys } from "./views/keys.js";
 
 const ROUTES = [
   [/^#\/new$/, renderCreate],
+  [/^#\/keys$/, renderKeys],
   [/^#\/d\/([0-9a-f-]{36})\/agent$/, renderAgent],
   [/^#\/d\/([0-9a-f-]{36})$/, renderDeployment],
   [/^#\/?$/, renderDeployments],
@@ -26,6 +28,7 @@ function navigation(current) {
     nav,
     h("a", { href: "#/" }, "Deployments"),
     h("a", { href: "#/new" }, "New deployment"),
+    h("a", { href: "#/keys" }, "API keys"),
     h("span", { class: "workspace", title: current.workspaceId ?? "" }, current.workspaceName ?? ""),
     h("button", { type: "button", class: "link", onclick: () => { signOut(); route(); } }, "Sign out"),
   );
