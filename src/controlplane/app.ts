@@ -97,7 +97,12 @@ export async function buildControlPlaneApp(options: ControlPlaneAppOptions): Pro
   const services = buildServices(options.deps);
   await app.register(async (scope) => {
     scope.addHook("onRequest", async (request) => {
-      if (request.routeOptions.config.public) return;
+      const { public: open, anyWorkspace } = request.routeOptions.config;
+      if (open) return;
+      if (anyWorkspace) {
+        request.caller = await options.authenticator.caller(request.headers);
+        return;
+      }
       request.tenant = await options.authenticator.authenticate(request.headers);
     });
     for (const register of modules) await register(scope, services);

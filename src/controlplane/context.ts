@@ -3,6 +3,7 @@ import type { AddressGuardPolicy } from "../net/address-guard.ts";
 import type { Database } from "../storage/database.ts";
 import type { HttpApp } from "../http/server.ts";
 import type { ControlPlaneServices } from "./services.ts";
+import type { Caller } from "./tenancy/authenticate.ts";
 
 /** Organisation plans; listeners are only for `self_hosted_enterprise`. */
 export type Plan = "free" | "plus" | "enterprise" | "self_hosted_enterprise";
@@ -78,9 +79,13 @@ export function requireTenant(request: FastifyRequest): TenantContext {
 declare module "fastify" {
   interface FastifyRequest {
     tenant?: TenantContext;
+    /** Set instead of `tenant` on routes with `config.anyWorkspace`. */
+    caller?: Caller;
   }
   interface FastifyContextConfig {
     /** Serve without credentials (health, docs, OAuth redirects from a provider). */
     public?: boolean;
+    /** Needs a valid credential but no workspace (X-Tenant-Id is not read): `request.caller` is set. */
+    anyWorkspace?: boolean;
   }
 }

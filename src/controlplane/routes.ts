@@ -1,10 +1,12 @@
 import { registerAuthServiceRoutes } from "./authservice/routes.ts";
+import { registerConsoleRoutes } from "./console/routes.ts";
 import type { RegisterRoutes, StartService } from "./context.ts";
 import { registerDeploymentRoutes } from "./deployments/routes.ts";
 import { registerIntegrationRoutes } from "./integrations/routes.ts";
 import { registerListenerRoutes } from "./listeners/routes.ts";
 import { registerLogRoutes } from "./logs/routes.ts";
 import { registerRevisionRoutes } from "./revisions/routes.ts";
+import { registerTenancyRoutes } from "./tenancy/routes.ts";
 import { registerUploadRoutes } from "./uploads/routes.ts";
 import { registerWebhookRoutes } from "./webhooks/routes.ts";
 
@@ -27,6 +29,8 @@ export const routeModules: RegisterRoutes[] = [
   registerUploadRoutes,
   registerLogRoutes,
   registerWebhookRoutes,
+  registerTenancyRoutes,
+  registerConsoleRoutes,
 ];
 
 /** Background services started once when the app is ready and stopped when it closes (see StartService). */

@@ -5,6 +5,7 @@ import { IntegrationService } from "./integrations/service.ts";
 import { ListenerService } from "./listeners/service.ts";
 import { LogService } from "./logs/service.ts";
 import { RevisionService } from "./revisions/service.ts";
+import { TenancyService } from "./tenancy/service.ts";
 import { UploadService } from "./uploads/service.ts";
 import { WebhookService } from "./webhooks/service.ts";
 
@@ -18,6 +19,7 @@ export interface ControlPlaneServices {
   webhooks: WebhookService;
   integrations: IntegrationService;
   oauthProviders: OAuthProviderService;
+  tenancy: TenancyService;
 }
 
 /**
@@ -39,5 +41,6 @@ export function buildServices(deps: ControlPlaneDeps): ControlPlaneServices {
     webhooks: new WebhookService(deps, revisions),
     integrations: new IntegrationService(deps),
     oauthProviders: new OAuthProviderService(deps),
+    tenancy: new TenancyService(deps),
   };
 }

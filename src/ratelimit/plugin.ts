@@ -57,6 +57,16 @@ export function registerRateLimit(app: FastifyInstance, options: RateLimitOption
 
 type Done = (error?: Error) => void;
 
+declare module "fastify" {
+  interface FastifyContextConfig {
+    /**
+     * Not counted: static files that are no API call (the web console's page and scripts,
+     * a dozen per page load, would otherwise spend the IP catch-all's 100 a minute).
+     */
+    rateLimitExempt?: boolean;
+  }
+}
+
 /**
  * The onRequest hook. Written callback-style, with no closure made per request, so
  * that with a synchronous identity and store (the in-memory store) a request costs
@@ -70,6 +80,7 @@ class LimitHook {
   ) {}
 
   onRequest(request: FastifyRequest, reply: FastifyReply, done: Done): void {
+    if (request.routeOptions.config.rateLimitExempt) return done();
     let identity: CallerIdentity | Promise<CallerIdentity>;
     try {
       identity = this.resolveIdentity(request);

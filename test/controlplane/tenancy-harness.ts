@@ -1,3 +1,4 @@
+import { registerTenancyRoutes } from "../../src/controlplane/tenancy/routes.ts";
 import { randomUUID } from "node:crypto";
 import type { FastifyInstance, LightMyRequestResponse } from "fastify";
 import { createBearerVerifier, type BearerConfig } from "../../src/auth/bearer.ts";
@@ -27,7 +28,7 @@ export interface Harness {
   close(): Promise<void>;
 }
 
-export const OWN_MODULES: RegisterRoutes[] = [registerIntegrationRoutes, registerAuthServiceRoutes];
+export const OWN_MODULES: RegisterRoutes[] = [registerIntegrationRoutes, registerAuthServiceRoutes, registerTenancyRoutes];
 
 export async function openHarness(
   backend: BackendName,

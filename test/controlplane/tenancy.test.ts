@@ -77,6 +77,45 @@ describe.each(BACKENDS)("tenancy and authentication on %s", (backend) => {
     }
   });
 
+  it("lists the workspaces a credential reaches, without X-Tenant-Id (the console's sign-in)", async () => {
+    const org = await get({ "x-api-key": orgA.api_key }, "/v2/workspaces");
+    expect(org.statusCode).toBe(200);
+    expect(json(org)).toMatchObject({ organization_id: orgA.organization_id, scope: "organization", offset: null });
+    expect(json(org).resources.map((w: { id: string }) => w.id).sort()).toEqual([orgA.workspace_id, siblingWorkspace].sort());
+    // A workspace key sees its own only; the same path under /api-host; a token of org B sees B's.
+    const own = await get({ "x-api-key": workspaceKey }, "/api-host/v2/workspaces");
+    expect(json(own)).toMatchObject({ scope: "workspace", resources: [{ id: siblingWorkspace, name: "A-second" }] });
+    const token = await bearer({ org_id: orgB.organization_id });
+    expect(json(await get({ authorization: `Bearer ${token}` }, "/v2/workspaces")).resources.map((w: { id: string }) => w.id)).toEqual([orgB.workspace_id]);
+    for (const headers of [{}, { "x-api-key": "nonsense" }] as Record<string, string>[]) expect((await get(headers, "/v2/workspaces")).statusCode).toBe(401);
+  });
+
+  it("creates, lists and revokes API keys over HTTP, each credential within its own reach", async () => {
+    const call = (key: string, method: "GET" | "POST" | "DELETE", url: string, payload?: unknown) =>
+      h.app.inject({ method, url, headers: { "x-api-key": key }, ...(payload === undefined ? {} : { payload: payload as object }) });
+    const made = await call(orgA.api_key, "POST", "/v2/api-keys", { description: "from the console", workspace_id: siblingWorkspace });
+    expect(made.statusCode).toBe(201);
+    const fresh = json(made);
+    expect(fresh).toMatchObject({ organization_id: orgA.organization_id, workspace_id: siblingWorkspace });
+    expect((await get(as(fresh.api_key, siblingWorkspace))).statusCode).toBe(200);
+    const listed = json(await call(orgA.api_key, "GET", "/v2/api-keys")).resources;
+    expect(listed.find((key: { id: string }) => key.id === fresh.api_key_id)).toMatchObject({ description: "from the console", revoked: false });
+    expect(JSON.stringify(listed)).not.toContain(fresh.api_key);
+    // A workspace key sees and makes keys of its workspace only.
+    const seen = json(await call(workspaceKey, "GET", "/v2/api-keys")).resources;
+    expect(seen.every((key: { workspace_id: string }) => key.workspace_id === siblingWorkspace)).toBe(true);
+    expect((await call(workspaceKey, "POST", "/v2/api-keys", { workspace_id: orgA.workspace_id })).statusCode).toBe(403);
+    expect((await call(workspaceKey, "POST", "/v2/api-keys", { workspace_id: null })).statusCode).toBe(403);
+    const foreign = await call(orgA.api_key, "POST", "/v2/api-keys", { workspace_id: orgB.workspace_id });
+    expect(foreign.statusCode).toBe(422);
+    expect(json(foreign).detail[0].loc).toEqual(["body", "workspace_id"]);
+    // Another organization's key is not found; revoking works once, and the key stops working.
+    expect((await call(orgB.api_key, "DELETE", `/v2/api-keys/${fresh.api_key_id}`)).statusCode).toBe(404);
+    expect((await call(orgA.api_key, "DELETE", `/v2/api-keys/${fresh.api_key_id}`)).statusCode).toBe(204);
+    expect((await get(as(fresh.api_key, siblingWorkspace))).statusCode).toBe(401);
+    expect((await call(orgA.api_key, "DELETE", `/v2/api-keys/${randomUUID()}`)).statusCode).toBe(404);
+  });
+
   it("confines a workspace key to its workspace", async () => {
     expect((await get(as(workspaceKey))).statusCode).toBe(200);
     expect((await get(as(workspaceKey, siblingWorkspace))).statusCode).toBe(200);

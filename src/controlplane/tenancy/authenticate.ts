@@ -45,6 +45,12 @@ export interface Authenticator {
    * Ids, never secrets, so counters in Redis hold nothing worth stealing.
    */
   callerIdentity(headers: IncomingHttpHeaders): Promise<{ apiKey?: string; userId?: string }>;
+  /**
+   * Whose credential this is, before any workspace is chosen (401 for none or a bad one):
+   * what routes that serve every workspace of an organization key need (the console's
+   * workspace list).
+   */
+  caller(headers: IncomingHttpHeaders): Promise<Caller>;
 }
 
 export function createAuthenticator(deps: { db: Queryable; bearer?: BearerVerifier }): Authenticator {
@@ -82,7 +88,7 @@ export function createAuthenticator(deps: { db: Queryable; bearer?: BearerVerifi
     return pending;
   }
 
-  async function fromBearer(headers: IncomingHttpHeaders): Promise<Credential> {
+  async function fromBearer(headers: IncomingHttpHeaders): Promise<Caller> {
     if (!/^Bearer[ \t]+([^\s]+)[ \t]*$/i.test(single(headers.authorization) ?? "")) {
       throw unauthorized("unsupported Authorization scheme: send X-Api-Key, or Authorization: Bearer <token>");
     }
@@ -107,7 +113,7 @@ export function createAuthenticator(deps: { db: Queryable; bearer?: BearerVerifi
     };
   }
 
-  async function credentialOf(headers: IncomingHttpHeaders): Promise<Credential> {
+  async function credentialOf(headers: IncomingHttpHeaders): Promise<Caller> {
     const presented = single(headers["x-api-key"]);
     if (presented) {
       const identity = await apiKeyIdentity(headers);
@@ -120,6 +126,7 @@ export function createAuthenticator(deps: { db: Queryable; bearer?: BearerVerifi
 
   return {
     apiKeyIdentity,
+    caller: credentialOf,
     async callerIdentity(headers) {
       if (single(headers["x-api-key"])) {
         const identity = await apiKeyIdentity(headers);
@@ -155,14 +162,15 @@ export function createAuthenticator(deps: { db: Queryable; bearer?: BearerVerifi
   };
 }
 
-interface Credential {
+/** A verified credential: its organization, and its workspace unless it serves the whole organization. */
+export interface Caller {
   organizationId: string;
   workspaceId: string | null;
   plan: Plan;
   principal: TenantContext["principal"];
 }
 
-function tenant(credential: Credential, workspaceId: string): TenantContext {
+function tenant(credential: Caller, workspaceId: string): TenantContext {
   return { organizationId: credential.organizationId, workspaceId, plan: credential.plan, principal: credential.principal };
 }
 

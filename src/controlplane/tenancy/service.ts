@@ -1,5 +1,5 @@
 import { generateApiKey, parseApiKey } from "../../auth/api-key.ts";
-import { badRequest, notFound } from "../../http/errors.ts";
+import { badRequest, forbidden, invalidField, notFound } from "../../http/errors.ts";
 import type { Queryable } from "../../storage/database.ts";
 import type { ControlPlaneDeps, Plan } from "../context.ts";
 import { isUuid } from "../deployments/wire.ts";
@@ -30,6 +30,12 @@ interface BootstrapOptions {
   workspaceName?: string;
   /** Whom the new key serves: the whole organization (default; needs X-Tenant-Id) or the new workspace only. */
   keyScope?: "organization" | "workspace";
+}
+
+/** Whose keys a caller manages: its organization's, or one workspace's. */
+interface Scope {
+  organizationId: string;
+  workspaceId: string | null;
 }
 
 function isPlan(value: string): value is Plan {
@@ -117,6 +123,41 @@ export class TenancyService {
   async listWorkspaces(organizationId: string) {
     if (!isUuid(organizationId)) return [];
     return (await repo.listWorkspaces(this.deps.db, organizationId)).map((w) => ({ id: w.id, name: w.name, created_at: w.created_at.toISOString() }));
+  }
+
+  /** The workspaces a credential reaches: every one of its organization, or its own only. */
+  async workspacesOf(caller: { organizationId: string; workspaceId: string | null }) {
+    const all = await this.listWorkspaces(caller.organizationId);
+    return caller.workspaceId === null ? all : all.filter((workspace) => workspace.id === caller.workspaceId);
+  }
+
+  /** The keys a credential may manage: every key of its organization, or its workspace's only. Never a secret. */
+  async apiKeysOf(caller: Scope) {
+    const all = await this.listApiKeys(caller.organizationId);
+    return caller.workspaceId === null ? all : all.filter((key) => key.workspace_id === caller.workspaceId);
+  }
+
+  /**
+   * A new key made over HTTP while `up` runs. A workspace credential makes keys of its own
+   * workspace only (never one that reaches the whole organization).
+   */
+  async createApiKeyFor(caller: Scope, request: { description?: string; workspace_id?: string | null }): Promise<NewApiKey> {
+    // Absent: the caller's own reach. null: the whole organization (refused to a workspace key).
+    const workspaceId = request.workspace_id === undefined ? caller.workspaceId : request.workspace_id;
+    if (caller.workspaceId !== null && workspaceId !== caller.workspaceId) {
+      throw forbidden("a workspace's API key can only make keys of its own workspace");
+    }
+    if (workspaceId !== null && !(await this.workspacesOf(caller)).some((workspace) => workspace.id === workspaceId)) {
+      throw invalidField(["body", "workspace_id"], `workspace '${workspaceId}' is not one of this organization's`);
+    }
+    return this.createApiKey(caller.organizationId, workspaceId, request.description ?? "");
+  }
+
+  /** Revokes a key the credential may manage; 404 for any other (another organization's look the same as none). */
+  async revokeApiKeyFor(caller: Scope, keyId: string): Promise<void> {
+    const key = (await this.apiKeysOf(caller)).find((candidate) => candidate.id === keyId);
+    if (!key) throw notFound(`API key '${keyId}' not found`);
+    await repo.revokeApiKey(this.deps.db, key.id, this.deps.now());
   }
 
   private async createKey(q: Queryable, organizationId: string, workspaceId: string | null, description: string): Promise<NewApiKey> {

@@ -1,0 +1,32 @@
+import { h } from "../dom.js";
+
+/** Asks for the deployment's name before deleting it; resolves true only when it was typed exactly. */
+export function confirmDelete(name) {
+  return new Promise((resolve) => {
+    const input = h("input", { id: "confirm-name", autocomplete: "off", spellcheck: "false" });
+    const confirm = h("button", { type: "submit", class: "destructive", disabled: true }, "Delete");
+    const dialog = h(
+      "dialog",
+      { "aria-labelledby": "confirm-title", class: "card" },
+      h(
+        "form",
+        { method: "dialog", onsubmit: (event) => { event.preventDefault(); close(input.value === name); } },
+        h("h2", { id: "confirm-title" }, "Delete this deployment?"),
+        h("p", {}, "Type its name to confirm: ", h("strong", { class: "confirm-name" }, name)),
+        h("label", { for: "confirm-name" }, "Deployment name"),
+        input,
+        h("div", { class: "row" }, h("button", { type: "button", onclick: () => close(false) }, "Cancel"), confirm),
+      ),
+    );
+    input.addEventListener("input", () => (confirm.disabled = input.value !== name));
+    dialog.addEventListener("cancel", () => close(false));
+    document.body.append(dialog);
+    dialog.showModal();
+    input.focus();
+    function close(result) {
+      dialog.close();
+      dialog.remove();
+      resolve(result);
+    }
+  });
+}

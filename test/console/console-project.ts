@@ -1,0 +1,61 @@
+import { cpSync, mkdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { EXAMPLE_AGENT } from "../pipeline/sample-project.ts";
+
+/** Markup that would run if any of the console's text ever became HTML. */
+export const XSS = `<img src=x onerror="window.__xss='html'">`;
+export const JS_URL = "javascript:window.__xss='url'";
+
+/**
+ * The project the console test uploads: the example echo agent, plus `slow` (a chat model
+ * that streams a word every 100 ms for a minute, to be stopped) and `boom` (fails with
+ * markup in its error, and prints markup to its log when loaded).
+ */
+export function writeConsoleProject(dir: string): void {
+  mkdirSync(join(dir, "src"), { recursive: true });
+  cpSync(EXAMPLE_AGENT, dir, { recursive: true, filter: (source) => !source.includes("node_modules") });
+  const files: Record<string, string> = {
+    "langgraph.json": JSON.stringify({ node_version: "20", graphs: { agent: "./src/agent.ts:graph", slow: "./src/slow.ts:graph", boom: "./src/boom.ts:graph" }, env: {} }, null, 2),
+    "src/slow.ts": [
+      'import { END, MessagesAnnotation, START, StateGraph } from "@langchain/langgraph";',
+      'import { AIMessageChunk } from "@langchain/core/messages";',
+      'import { ChatGenerationChunk } from "@langchain/core/outputs";',
+      'import { EchoChatModel } from "./echo-model.ts";',
+      "class SlowModel extends EchoChatModel {",
+      "  async *_streamResponseChunks(_messages: unknown, _options: unknown, runManager?: { handleLLMNewToken(token: string): Promise<void> }) {",
+      "    for (let i = 1; i <= 600; i++) {",
+      "      const word = `word${i} `;",
+      "      yield new ChatGenerationChunk({ text: word, message: new AIMessageChunk({ content: word }) });",
+      "      await runManager?.handleLLMNewToken(word);",
+      "      await new Promise((resolve) => setTimeout(resolve, 100));",
+      "    }",
+      "  }",
+      "}",
+      "const model = new SlowModel({});",
+      "export const graph = new StateGraph(MessagesAnnotation)",
+      '  .addNode("agent", async (state) => ({ messages: [await model.invoke(state.messages)] }))',
+      '  .addEdge(START, "agent")',
+      '  .addEdge("agent", END)',
+      "  .compile();",
+      "",
+    ].join("\n"),
+    "src/boom.ts": [
+      'import { END, MessagesAnnotation, START, StateGraph } from "@langchain/langgraph";',
+      `console.log(${JSON.stringify(`loaded boom ${XSS} ${JS_URL}`)});`,
+      "export const graph = new StateGraph(MessagesAnnotation)",
+      `  .addNode("agent", async () => { throw new Error(${JSON.stringify(`boom ${XSS}`)}); })`,
+      '  .addEdge(START, "agent")',
+      '  .addEdge("agent", END)',
+      "  .compile();",
+      "",
+    ].join("\n"),
+  };
+  for (const [path, content] of Object.entries(files)) writeFileSync(join(dir, path), content);
+}
+
+/** A project whose build fails at once: its langgraph.json names a graph file that is not there. */
+export function writeBrokenProject(dir: string): void {
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(join(dir, "langgraph.json"), JSON.stringify({ node_version: "20", graphs: { agent: `./src/${XSS}.ts:graph` } }));
+  writeFileSync(join(dir, "package.json"), JSON.stringify({ name: "broken", version: "1.0.0", type: "module" }));
+}

@@ -1,0 +1,290 @@
+import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { createRequire } from "node:module";
+import { Client } from "@langchain/langgraph-sdk";
+import { chromium, type Browser, type Page } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { ControlPlaneProcess } from "../support/control-plane-process.ts";
+import { startPipelineControlPlane } from "../pipeline/control-plane.ts";
+import { api, type Api } from "../pipeline/api.ts";
+import { JS_URL, XSS, writeBrokenProject, writeConsoleProject } from "./console-project.ts";
+
+/**
+ * The web console in a real Chromium (Debian's, driven by playwright-core) against a real
+ * `slipway up`: sign in, upload a folder, watch it deploy with its logs, chat with a
+ * streamed answer, find the thread, stop a long run (interrupted on the server), redeploy,
+ * delete; markup in a name, a log line, a message and an error stays text; axe finds no
+ * serious violation. Screenshots of each step go to <tmp>/shots (a few to /work/console-shots).
+ */
+const CHROMIUM = "/usr/bin/chromium";
+const LEAD_SHOTS = "/work/console-shots";
+const NAME = `${XSS} ${JS_URL}`;
+
+describe("the web console, in Chromium", () => {
+  let root: string;
+  let shots: string;
+  let cp: ControlPlaneProcess;
+  let cpApi: Api;
+  let browser: Browser;
+  let page: Page;
+  let deploymentId: string;
+  let step = 0;
+  const dialogs: string[] = [];
+
+  async function shot(name: string, target = page): Promise<void> {
+    const file = join(shots, `${String(++step).padStart(2, "0")}-${name}.png`);
+    await target.screenshot({ path: file, fullPage: true });
+  }
+
+  /** Nothing the page shows ran as markup: no dialog, no flag, no element made from a payload. */
+  async function expectNoInjection(target = page): Promise<void> {
+    expect(dialogs).toEqual([]);
+    expect(await target.evaluate(() => (window as unknown as { __xss?: string }).__xss)).toBeUndefined();
+    expect(await target.locator('img[src="x"]').count()).toBe(0);
+    expect(await target.locator('a[href^="javascript:"]').count()).toBe(0);
+  }
+
+  beforeAll(async () => {
+    root = mkdtempSync(join(tmpdir(), "slipway-console-"));
+    shots = join(root, "shots");
+    mkdirSync(shots);
+    cp = await startPipelineControlPlane(root);
+    cpApi = api(cp);
+    browser = await chromium.launch({ executablePath: CHROMIUM, args: ["--no-sandbox"] });
+    const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+    await context.grantPermissions(["clipboard-read", "clipboard-write"], { origin: cp.url });
+    // CSP violations are recorded by the page itself (an init script is not subject to the policy).
+    await context.addInitScript(() => {
+      const seen: string[] = ((window as unknown as { __csp: string[] }).__csp = []);
+      document.addEventListener("securitypolicyviolation", (event) => seen.push(`${event.violatedDirective} ${event.blockedURI}`));
+    });
+    page = await context.newPage();
+    page.on("dialog", (dialog) => {
+      dialogs.push(dialog.message());
+      void dialog.dismiss();
+    });
+  }, 180_000);
+
+  afterAll(async () => {
+    await browser?.close();
+    await cp?.kill("SIGTERM");
+    mkdirSync(LEAD_SHOTS, { recursive: true });
+    // Screenshots are for people to look at: a few go where the lead reads them.
+    for (const file of readdirSync(shots)) {
+      if (/(signed-in|api-keys|deployed|chat|stopped|failed|phone)\.png$/.test(file)) copyFileSync(join(shots, file), join(LEAD_SHOTS, file));
+    }
+    rmSync(root, { recursive: true, force: true });
+  });
+
+  it("serves the page at / and /api-host/ with a strict policy, small, and outside the rate-limit table", async () => {
+    const response = await fetch(`${cp.url}/`);
+    expect(response.status).toBe(200);
+    expect(response.headers.get("content-type")).toContain("text/html");
+    const csp = response.headers.get("content-security-policy") ?? "";
+    expect(csp).toContain("script-src 'self'");
+    expect(csp).not.toContain("unsafe-inline");
+    expect(csp).toContain("frame-ancestors 'none'");
+    const html = await response.text();
+    expect(html).not.toMatch(/<script(?![^>]*\bsrc=)[^>]*>/);
+    expect((await fetch(`${cp.url}/api-host/`)).status).toBe(200);
+    // The API keeps its own answers: the console takes no vendor path.
+    expect((await fetch(`${cp.url}/v2/deployments`)).status).toBe(401);
+    expect((await fetch(`${cp.url}/console/../package.json`)).status).toBe(404);
+    // A dozen files per load: 150 fetches in a row are not refused by the IP catch-all (100 a minute).
+    const statuses = await Promise.all(Array.from({ length: 150 }, () => fetch(`${cp.url}/console/app.js`).then((r) => r.status)));
+    expect(statuses.filter((status) => status !== 200)).toEqual([]);
+  });
+
+  it("signs in: a wrong key is told so, the right one lists deployments; the key stays in the tab", async () => {
+    await page.goto(`${cp.url}/`);
+    await page.getByLabel("API key").fill("slw_not-a-key");
+    await page.getByRole("button", { name: "Sign in" }).click();
+    await expect.poll(() => page.locator("[role=alert]").first().textContent()).toContain("That API key was not accepted");
+    await shot("wrong-key");
+    await page.getByLabel("API key").fill(cp.apiKey!);
+    await page.getByRole("button", { name: "Sign in" }).click();
+    await page.locator("main[data-ready=true]").waitFor();
+    // Signed in (the key is in the tab's storage): a fresh load shows the list.
+    await page.reload();
+    await page.locator("main[data-ready=true]").waitFor();
+    console.log(`deployments list ready ${Math.round(await page.evaluate(() => performance.now()))} ms after the page load began`);
+    expect(await page.evaluate(() => Object.keys(sessionStorage))).toEqual(["slipway.console.session"]);
+    expect(await page.evaluate(() => Object.keys(localStorage))).toEqual([]);
+    await shot("signed-in");
+    // First load: every script the page fetched, as sent gzipped, is under 300 KB together.
+    const scripts = await page.evaluate(() => performance.getEntriesByType("resource").map((entry) => entry.name).filter((name) => name.endsWith(".js")));
+    expect(scripts.length).toBeGreaterThan(3);
+    let bytes = 0;
+    for (const url of scripts) {
+      const response = await fetch(url, { headers: { "accept-encoding": "gzip" } });
+      expect(response.headers.get("content-encoding")).toBe("gzip");
+      bytes += Number(response.headers.get("content-length"));
+    }
+    expect(bytes).toBeLessThan(300 * 1024);
+  });
+
+  it("creates an API key (shown once) and revokes it while up runs", async () => {
+    await page.getByRole("link", { name: "API keys" }).click();
+    await page.locator("main[data-ready=true]").waitFor();
+    await page.getByLabel("Description").fill(`ci ${XSS}`);
+    await page.getByRole("button", { name: "Create key" }).click();
+    const key = (await page.locator("#new-key code.secret").textContent())!;
+    expect(key).toMatch(/^slw_/);
+    expect((await fetch(`${cp.url}/v2/workspaces`, { headers: { "x-api-key": key } })).status).toBe(200);
+    const row = page.locator("#keys tr", { hasText: `ci ${XSS}` });
+    await row.getByRole("button", { name: "Revoke" }).click();
+    await row.getByRole("button", { name: "Confirm revoke" }).click();
+    await expect.poll(() => page.locator("#keys tr", { hasText: `ci ${XSS}` }).textContent()).toContain("revoked");
+    expect((await fetch(`${cp.url}/v2/workspaces`, { headers: { "x-api-key": key } })).status).toBe(401);
+    await shot("api-keys");
+    await expectNoInjection();
+  });
+
+  it("creates a deployment by uploading a folder, and shows it DEPLOYED with its logs", async () => {
+    const project = join(root, "project");
+    writeConsoleProject(project);
+    await page.getByRole("link", { name: "New deployment" }).first().click();
+    await page.getByLabel("Name").fill(NAME);
+    await page.locator("#folder").setInputFiles(project);
+    await page.getByRole("button", { name: "Add variable" }).click();
+    await page.locator(".secret-name").fill("GREETING");
+    await page.locator(".secret-value").fill("hush");
+    await shot("create-form");
+    await page.getByRole("button", { name: "Create deployment" }).click();
+    await page.waitForURL(/#\/d\/[0-9a-f-]{36}$/);
+    deploymentId = /#\/d\/([0-9a-f-]{36})$/.exec(page.url())![1];
+    await page.locator('#revisions li[data-status="DEPLOYED"]').waitFor({ timeout: 240_000 });
+    expect(await page.locator("#deployment-name").textContent()).toBe(NAME);
+    // The deploy log follows the running process; the graph printed markup when loaded.
+    await page.locator("#log-type").selectOption("deploy");
+    await expect.poll(() => page.locator("#log-lines").textContent(), { timeout: 30_000 }).toContain(`loaded boom ${XSS}`);
+    await page.locator("#log-search").fill("loaded boom");
+    await expect.poll(() => page.locator("#log-lines .line:not([hidden])").count()).toBe(1);
+    await shot("deployed");
+    await expectNoInjection();
+    // Secret values are never shown back.
+    expect(await page.content()).not.toContain("hush");
+    const server = await cpApi.call("GET", `/v2/deployments/${deploymentId}`);
+    expect(server.body).toMatchObject({ name: NAME, secrets: [{ name: "GREETING" }] });
+  }, 300_000);
+
+  it("lists it with its status, URL and latest revision, and shows a lost connection", async () => {
+    await page.getByRole("link", { name: "Deployments" }).click();
+    const row = page.locator(`#deployments tr[data-id="${deploymentId}"]`);
+    await row.waitFor();
+    expect(await row.locator(".name").textContent()).toBe(NAME);
+    await expect.poll(() => row.textContent()).toContain("DEPLOYED");
+    expect(await row.locator("time").getAttribute("title")).toBeTruthy();
+    await row.getByRole("button", { name: /Copy URL/ }).click();
+    expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(`${cp.url}/deployments/${deploymentId}`);
+    await page.context().setOffline(true);
+    await expect.poll(() => page.locator("#connection").textContent(), { timeout: 10_000 }).toContain("reconnecting");
+    await shot("offline");
+    await page.context().setOffline(false);
+    await expect.poll(() => page.locator("#connection").isHidden(), { timeout: 10_000 }).toBe(true);
+    await expectNoInjection();
+  });
+
+  it("chats with the agent: the answer streams in, markup stays text, and the thread is listed", async () => {
+    await page.goto(`${cp.url}/#/d/${deploymentId}/agent`);
+    await page.locator("main[data-ready=true]").waitFor();
+    await page.locator("#chat-assistant").selectOption({ label: "agent (agent)" });
+    await page.getByLabel("Message").fill(`hello ${XSS} ${JS_URL}`);
+    await page.getByRole("button", { name: "Send" }).click();
+    const answer = page.locator("#transcript .message.ai .text").last();
+    await expect.poll(() => answer.textContent(), { timeout: 30_000 }).toBe(`You said: hello ${XSS} ${JS_URL}`);
+    // Streamed: the answer arrived as several chunks (one text node each).
+    expect(await answer.evaluate((el) => el.childNodes.length)).toBeGreaterThan(3);
+    const threadId = /Thread ([0-9a-f-]{36})/.exec((await page.locator("#chat-thread").textContent())!)![1];
+    await page.getByRole("button", { name: "Refresh" }).click();
+    await page.locator(`#threads tr[data-id="${threadId}"]`).waitFor();
+    await page.locator(`#threads tr[data-id="${threadId}"]`).getByRole("button", { name: "State" }).click();
+    await expect.poll(() => page.locator("#thread-state").textContent()).toContain("You said: hello");
+    await shot("chat");
+    await expectNoInjection();
+
+    // A failing graph: its error, with markup, is shown as text.
+    await page.getByRole("button", { name: "New thread" }).click();
+    await page.locator("#chat-assistant").selectOption({ label: "boom (boom)" });
+    await page.getByLabel("Message").fill("fail please");
+    await page.getByRole("button", { name: "Send" }).click();
+    await expect.poll(() => page.locator("#transcript .message.error").textContent(), { timeout: 30_000 }).toContain(`boom ${XSS}`);
+    await shot("error");
+    await expectNoInjection();
+  });
+
+  it("stops a long run: the run is interrupted on the server", async () => {
+    await page.getByRole("button", { name: "New thread" }).click();
+    await page.locator("#chat-assistant").selectOption({ label: "slow (slow)" });
+    await page.getByLabel("Message").fill("take your time");
+    await page.getByRole("button", { name: "Send" }).click();
+    await expect.poll(() => page.locator("#transcript .message.ai .text").textContent(), { timeout: 30_000 }).toContain("word3");
+    await page.getByRole("button", { name: "Stop" }).click();
+    await expect.poll(() => page.locator("#run-status").textContent()).toBe("interrupted");
+    const threadId = /Thread ([0-9a-f-]{36})/.exec((await page.locator("#chat-thread").textContent())!)![1];
+    const client = new Client({ apiUrl: `${cp.url}/deployments/${deploymentId}`, apiKey: cp.apiKey });
+    await expect.poll(async () => (await client.runs.list(threadId)).map((run) => run.status), { timeout: 15_000 }).toEqual(["interrupted"]);
+    const shown = (await page.locator("#transcript .message.ai .text").textContent())!;
+    expect(shown).not.toContain("word600");
+    await shot("stopped");
+  });
+
+  it("has no serious accessibility violations, and fits a phone", async () => {
+    const axeSource = readFileSync(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8");
+    const serious = async () => {
+      await page.evaluate(axeSource);
+      const results = await page.evaluate(() => (window as unknown as { axe: { run(): Promise<{ violations: { id: string; impact: string; nodes: unknown[] }[] }> } }).axe.run());
+      return results.violations.filter((v) => v.impact === "serious" || v.impact === "critical").map((v) => `${v.id} (${v.nodes.length})`);
+    };
+    expect(await serious()).toEqual([]);
+    await page.goto(`${cp.url}/#/d/${deploymentId}`);
+    await page.locator("main[data-ready=true]").waitFor();
+    expect(await serious()).toEqual([]);
+    await page.goto(`${cp.url}/#/`);
+    await page.locator("main[data-ready=true]").waitFor();
+    expect(await serious()).toEqual([]);
+    await page.setViewportSize({ width: 390, height: 844 });
+    expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
+    await shot("phone");
+    await page.setViewportSize({ width: 1280, height: 800 });
+    expect(await page.evaluate(() => (window as unknown as { __csp: string[] }).__csp)).toEqual([]);
+  });
+
+  it("shows a failed deployment's reason and log tail", async () => {
+    const broken = join(root, "broken");
+    writeBrokenProject(broken);
+    await page.goto(`${cp.url}/#/new`);
+    await page.getByLabel("Name").fill("broken");
+    await page.locator("#folder").setInputFiles(broken);
+    await page.getByRole("button", { name: "Create deployment" }).click();
+    await page.waitForURL(/#\/d\/[0-9a-f-]{36}$/);
+    await page.locator("#failure:not([hidden]) .log.tail").waitFor({ timeout: 120_000 });
+    const reason = await page.locator("#failure .message").textContent();
+    expect(reason?.length).toBeGreaterThan(0);
+    await shot("failed");
+    await expectNoInjection();
+  });
+
+  it("redeploys, then deletes only after the name is typed", async () => {
+    await page.goto(`${cp.url}/#/d/${deploymentId}`);
+    await page.locator("main[data-ready=true]").waitFor();
+    const before = await page.locator("#revisions li").count();
+    await page.locator("#revisions li").first().getByRole("button", { name: "Redeploy" }).click();
+    await expect.poll(() => page.locator("#revisions li").count(), { timeout: 15_000 }).toBe(before + 1);
+    await page.getByRole("button", { name: "Delete deployment…" }).click();
+    const dialog = page.locator("dialog");
+    await dialog.getByLabel("Deployment name").fill("not its name");
+    expect(await dialog.getByRole("button", { name: "Delete" }).isDisabled()).toBe(true);
+    await dialog.getByLabel("Deployment name").fill(NAME);
+    await shot("delete-confirm");
+    await dialog.getByRole("button", { name: "Delete" }).click();
+    await page.waitForURL(/#\/$/);
+    await expect.poll(async () => (await cpApi.call("GET", `/v2/deployments/${deploymentId}`)).status, { timeout: 60_000 }).toBe(404);
+    await expect.poll(() => page.locator(`#deployments tr[data-id="${deploymentId}"]`).count()).toBe(0);
+    await page.getByRole("button", { name: "Sign out" }).click();
+    await page.getByLabel("API key").waitFor();
+    expect(await page.evaluate(() => sessionStorage.length)).toBe(0);
+    await expectNoInjection();
+  });
+});
