@@ -14,6 +14,7 @@ from langgraph.types import Command, Send
 
 from . import PROTOCOL_VERSION, WORKER_VERSION
 from .frames import FrameWriter, open_channel, read_frame
+from . import auth as custom_auth
 from .graphs import GraphLoadError, import_export, is_factory, produce
 from .remote_saver import RemoteSaver
 from .remote_store import RemoteStore
@@ -90,6 +91,7 @@ class Worker:
         self.frames = frames
         self.sources: dict[str, Any] = {}
         self.compiled: dict[str, Any] = {}
+        self.auth: Any = None
         self.tasks: dict[int, asyncio.Task[Any]] = {}
         self.callbacks: dict[int, asyncio.Future[Any]] = {}
         self.next_callback = 0
@@ -168,6 +170,21 @@ class Worker:
             loaded[graph_id] = {"factory": factory}
         return loaded
 
+    async def op_load_auth(self, message: dict[str, Any]) -> dict[str, Any]:
+        self.auth = custom_auth.load_auth(message)
+        return custom_auth.describe(self.auth)
+
+    async def op_authenticate(self, message: dict[str, Any]) -> dict[str, Any]:
+        return await custom_auth.authenticate(self._loaded_auth(), message)
+
+    async def op_authorize(self, message: dict[str, Any]) -> dict[str, Any]:
+        return await custom_auth.authorize(self._loaded_auth(), message)
+
+    def _loaded_auth(self) -> Any:
+        if self.auth is None:
+            raise GraphLoadError("auth.path is not loaded")
+        return self.auth
+
     async def op_run(self, message: dict[str, Any]) -> None:
         request_id = message["id"]
         graph = await self.graph_for(message)
@@ -175,7 +192,7 @@ class Worker:
         for key in ("interrupt_before", "interrupt_after", "durability", "context"):
             if message.get(key) is not None:
                 options[key] = message[key]
-        config = message.get("config") or {}
+        config = custom_auth.with_auth_user(message.get("config") or {})
         if message.get("events"):
             # streamEvents v2, for the API's `events` and `messages` modes: the run's own
             # events carry the server's run id, which is how the server finds its chunks.
