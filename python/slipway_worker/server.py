@@ -232,6 +232,14 @@ class Worker:
         graph = await self.graph_for(message)
         return _json_schemas(graph)
 
+    async def op_subgraphs(self, message: dict[str, Any]) -> dict[str, Any]:
+        """The schemas of the graph's subgraphs by namespace (`child|grandchild` when recursing), as the vendor's server lists them."""
+        graph = await self.graph_for(message)
+        found: dict[str, Any] = {}
+        async for namespace, subgraph in graph.aget_subgraphs(namespace=message.get("namespace"), recurse=bool(message.get("recurse"))):
+            found[namespace] = _json_schemas(subgraph)
+        return found
+
     async def op_ping(self, message: dict[str, Any]) -> dict[str, Any]:
         # Answered by the event loop itself: a loop held up by a node goes unanswered.
         return {"rss_bytes": _resident_bytes()}

@@ -122,6 +122,24 @@ describe.each(BACKENDS)("Python graphs (%s)", (backend) => {
     expect(Object.fromEntries(Object.entries(approveState.properties).map(([name, field]) => [name, field.type]))).toEqual({ request: "string", approved: "boolean" });
   });
 
+  it("lists a graph's subgraphs with their schemas, by namespace and recursing, as a JS graph's (assistants suite)", async () => {
+    expect(Object.keys(await agent.client.assistants.getSubgraphs("typed"))).toEqual(["sub"]);
+    const all = await agent.client.assistants.getSubgraphs("typed", { recurse: true });
+    expect(Object.keys(all).sort()).toEqual(["sub", "sub|deep"]);
+    expect(all["sub|deep"]!.state_schema).toMatchObject({ properties: { topic: { type: "string" }, count: { type: "integer" } } });
+    // Under the JS server's names as well, as a JS graph's subgraphs answer.
+    expect((all["sub|deep"] as unknown as Record<string, unknown>).state).toEqual(all["sub|deep"]!.state_schema);
+    expect(Object.keys(await agent.client.assistants.getSubgraphs("typed", { namespace: "sub|deep", recurse: true }))).toEqual(["sub|deep"]);
+    expect(Object.keys(await agent.client.assistants.getSubgraphs("typed", { namespace: "sub" }))).toEqual(["sub"]);
+    expect(await agent.client.assistants.getSubgraphs("typed", { namespace: "elsewhere" })).toEqual({});
+    expect(Object.keys(await agent.client.assistants.getSubgraphs("nested"))).toEqual(["child"]);
+    expect(await agent.client.assistants.getSubgraphs("echo")).toEqual({});
+    // The parent's own schemas: its state's fields and its context's defaults.
+    const schemas = await agent.client.assistants.getSchemas("typed");
+    expect(Object.keys((schemas.state_schema as { properties: object }).properties)).toEqual(["topic", "count", "items"]);
+    expect(schemas.context_schema).toMatchObject({ properties: { model: { type: "string", default: "stand-in" } } });
+  });
+
   it("gives a graph with a context schema its defaults when the run sends no context, and the run's context when it does", async () => {
     expect(await agent.client.runs.wait(null, "context", { input: {} })).toEqual({ model: "stand-in/default" });
     expect(await agent.client.runs.wait(null, "context", { input: {}, context: { model: "stand-in/chosen" } })).toEqual({ model: "stand-in/chosen" });

@@ -1,4 +1,4 @@
-import type { GraphSchemas, JsonSchema } from "../assistants/graph-info.ts";
+import type { GraphSchemas, JsonSchema, SubgraphSchemas } from "../assistants/graph-info.ts";
 import type { GraphLike, StateSnapshotLike } from "../graphs/registry.ts";
 import { answerCheckpointCallback, type CallbackSaver } from "./checkpoint-callbacks.ts";
 import { answerStoreCallback, type CallbackStore } from "./store-callbacks.ts";
@@ -8,6 +8,19 @@ import type { PythonWorker } from "./worker.ts";
 const LENT_CHECKPOINTER = "__pregel_checkpointer";
 
 type Config = Record<string, unknown> & { configurable?: Record<string, unknown>; signal?: AbortSignal };
+
+/** What the worker's `schemas` answers: pydantic's JSON Schemas, `null` where one cannot be made. */
+type WorkerSchemas = Record<"input" | "output" | "state" | "config" | "context", JsonSchema | null>;
+
+function toGraphSchemas(found: WorkerSchemas): GraphSchemas {
+  return {
+    input_schema: found.input ?? found.state ?? { type: "object" },
+    output_schema: found.output ?? found.state ?? { type: "object" },
+    state_schema: found.state ?? { type: "object" },
+    ...(found.config ? { config_schema: found.config } : {}),
+    ...(found.context ? { context_schema: found.context } : {}),
+  };
+}
 
 /** The part of a JS RunnableConfig that means something to Python, as JSON. */
 function pythonConfig(config: Config | undefined): Record<string, unknown> {
@@ -131,14 +144,22 @@ export class PythonGraph implements GraphLike {
 
   /** Its JSON Schemas, read by the worker as the vendor's Python server reads them. */
   async jsonSchemas(): Promise<GraphSchemas> {
-    const found = (await this.call("schemas", undefined)) as Record<"input" | "output" | "state" | "config" | "context", JsonSchema | null>;
-    return {
-      input_schema: found.input ?? found.state ?? { type: "object" },
-      output_schema: found.output ?? found.state ?? { type: "object" },
-      state_schema: found.state ?? { type: "object" },
-      ...(found.config ? { config_schema: found.config } : {}),
-      ...(found.context ? { context_schema: found.context } : {}),
-    };
+    return toGraphSchemas((await this.call("schemas", undefined)) as WorkerSchemas);
+  }
+
+  /**
+   * Its subgraphs' schemas by namespace (`child|grandchild` when recursing), under both the
+   * Python server's names and the JS server's (`state`, `input`, ...), as JS graphs answer.
+   */
+  async subgraphSchemas(namespace: string | undefined, recurse: boolean, config?: Config): Promise<Record<string, SubgraphSchemas>> {
+    const found = (await this.call("subgraphs", config, { namespace: namespace ?? null, recurse })) as Record<string, WorkerSchemas>;
+    return Object.fromEntries(
+      Object.entries(found).map(([ns, schemas]) => {
+        const named = toGraphSchemas(schemas);
+        const js = { state: named.state_schema, input: named.input_schema, output: named.output_schema, ...(named.config_schema ? { config: named.config_schema } : {}) };
+        return [ns, { ...js, ...named }];
+      }),
+    );
   }
 
   async invoke(input: unknown, config: Config = {}): Promise<unknown> {
