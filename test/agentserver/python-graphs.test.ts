@@ -1,19 +1,39 @@
 import { readdirSync, readFileSync } from "node:fs";
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { BACKENDS } from "../support/backends.ts";
 import { collectWithin, startTestAgentServer, type TestAgentServer } from "../support/agent-server.ts";
+import { parseSseFrames } from "../support/sse-frames.ts";
 
 const PYTHON_PROJECT = fileURLToPath(new URL("../fixtures/python-agent/langgraph.json", import.meta.url));
 
 /** Python graphs served by `slipway agent` through its worker (decision 0036), seen through the official JS SDK. */
 describe.each(BACKENDS)("Python graphs (%s)", (backend) => {
   let agent: TestAgentServer;
+  // Webhooks of runs land here (loopback, allowed for this server).
+  let hooks: Server;
+  let hookUrl = "";
+  const received: Array<Record<string, unknown>> = [];
   beforeAll(async () => {
     process.env.SLIPWAY_PYTHON = inject("pythonPath");
-    agent = await startTestAgentServer(backend, { configPath: PYTHON_PROJECT });
+    hooks = createServer((req, res) => {
+      let body = "";
+      req.on("data", (chunk) => (body += chunk));
+      req.on("end", () => {
+        received.push(JSON.parse(body));
+        res.end("ok");
+      });
+    });
+    await new Promise<void>((resolve) => hooks.listen(0, "127.0.0.1", () => resolve()));
+    hookUrl = `http://127.0.0.1:${(hooks.address() as AddressInfo).port}/hook`;
+    agent = await startTestAgentServer(backend, { configPath: PYTHON_PROJECT, webhookAllowHosts: ["127.0.0.1"] });
   });
-  afterAll(async () => agent?.close());
+  afterAll(async () => {
+    await agent?.close();
+    await new Promise((resolve) => hooks?.close(resolve));
+  });
 
   it("answers runs.wait with the graph's values, content blocks included", async () => {
     const thread = await agent.client.threads.create({ graphId: "echo" });
@@ -138,6 +158,29 @@ describe.each(BACKENDS)("Python graphs (%s)", (backend) => {
     const schemas = await agent.client.assistants.getSchemas("typed");
     expect(Object.keys((schemas.state_schema as { properties: object }).properties)).toEqual(["topic", "count", "items"]);
     expect(schemas.context_schema).toMatchObject({ properties: { model: { type: "string", default: "stand-in" } } });
+  });
+
+  it("posts the run's record, with the thread's values, to its webhook when it ends (as the JS suite's run options)", async () => {
+    const thread = await agent.client.threads.create();
+    const run = await agent.client.runs.create(thread.thread_id, "echo", { input: { messages: [{ role: "user", content: "hook" }] }, webhook: hookUrl });
+    await agent.client.runs.join(thread.thread_id, run.run_id);
+    await until(async () => received.some((r) => r.run_id === run.run_id));
+    const record = received.find((r) => r.run_id === run.run_id)!;
+    expect(record).toMatchObject({ run_id: run.run_id, thread_id: thread.thread_id, status: "success" });
+    expect((record.values as { messages: { content: string }[] }).messages.map((m) => m.content)).toEqual(["hook", "You said: hook"]);
+  });
+
+  it("replays a resumable run's stream after Last-Event-ID (as the JS suite's runs)", async () => {
+    const thread = await agent.client.threads.create();
+    const run = await agent.client.runs.create(thread.thread_id, "slow", { input: { pause: 0 }, streamMode: ["values"], streamResumable: true });
+    await agent.client.runs.join(thread.thread_id, run.run_id);
+    const streamUrl = `${agent.url}/threads/${thread.thread_id}/runs/${run.run_id}/stream`;
+    const replay = async (lastEventId: string) => parseSseFrames(await (await fetch(streamUrl, { headers: { "Last-Event-ID": lastEventId } })).text());
+    const all = await replay("-1");
+    expect(all.map((frame) => frame.event)).toEqual(["metadata", "values", "values", "values"]);
+    expect(JSON.parse(all.at(-1)!.data)).toEqual({ pause: 0, steps: ["first", "second"] });
+    const rest = await replay(all[1].id!);
+    expect(rest.map((frame) => frame.id)).toEqual(all.slice(2).map((frame) => frame.id));
   });
 
   it("gives a graph with a context schema its defaults when the run sends no context, and the run's context when it does", async () => {
