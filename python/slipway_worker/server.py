@@ -16,7 +16,7 @@ from . import PROTOCOL_VERSION, WORKER_VERSION
 from .frames import FrameWriter, open_channel, read_frame
 from . import auth as custom_auth
 from .graphs import GraphLoadError, import_export, is_factory, produce
-from .remote_saver import RemoteSaver
+from .remote_saver import RUN_SAVES, RemoteSaver, RunSaves
 from .remote_store import RemoteStore
 from .wire import to_wire
 
@@ -197,13 +197,17 @@ class Worker:
             # streamEvents v2, for the API's `events` and `messages` modes: the run's own
             # events carry the server's run id, which is how the server finds its chunks.
             config = {**config, "run_id": uuid.UUID(message["run_id"])}
+            saves = RunSaves()
+            RUN_SAVES.set(saves)
             async for event in graph.astream_events(_input(message), config, version="v2", **options):
                 await self.frames.send({"id": request_id, "chunk": to_wire(event)})
-            return None
+            return await _final_state(graph, config, saves)
+        saves = RunSaves()
+        RUN_SAVES.set(saves)
         async for chunk in graph.astream(_input(message), config, **options):
             namespace, mode, data = chunk if options["subgraphs"] else ((), *chunk)
             await self.frames.send({"id": request_id, "chunk": [list(namespace), mode, to_wire(data)]})
-        return None
+        return await _final_state(graph, config, saves)
 
     async def op_state(self, message: dict[str, Any]) -> dict[str, Any]:
         graph = await self.graph_for(message)
@@ -243,6 +247,16 @@ class Worker:
     async def op_ping(self, message: dict[str, Any]) -> dict[str, Any]:
         # Answered by the event loop itself: a loop held up by a node goes unanswered.
         return {"rss_bytes": _resident_bytes()}
+
+
+async def _final_state(graph: Any, config: dict[str, Any], saves: RunSaves) -> dict[str, Any] | None:
+    """The thread's state at the run's end, read from the run's own last save: the server writes it with the run's end
+    (decision 0021) without asking for it again. `None` when the run saved nothing here to read it from."""
+    if saves.latest is None:
+        return None
+    saves.serving = True
+    snapshot = await graph.aget_state({"configurable": {"thread_id": saves.thread_id}})
+    return {"state": _snapshot(snapshot)}
 
 
 def _json_schemas(graph: Any) -> dict[str, Any]:

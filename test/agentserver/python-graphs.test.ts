@@ -2,7 +2,8 @@ import { readdirSync, readFileSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { fileURLToPath } from "node:url";
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, inject, it, vi } from "vitest";
+import { PythonWorker } from "../../src/agentserver/python/worker.ts";
 import { BACKENDS } from "../support/backends.ts";
 import { collectWithin, startTestAgentServer, type TestAgentServer } from "../support/agent-server.ts";
 import { parseSseFrames } from "../support/sse-frames.ts";
@@ -181,6 +182,28 @@ describe.each(BACKENDS)("Python graphs (%s)", (backend) => {
     expect(JSON.parse(all.at(-1)!.data)).toEqual({ pause: 0, steps: ["first", "second"] });
     const rest = await replay(all[1].id!);
     expect(rest.map((frame) => frame.id)).toEqual(all.slice(2).map((frame) => frame.id));
+  });
+
+  it("ends a run on the state the worker sent with it, without asking the worker for the thread's state again", async () => {
+    const requests = vi.spyOn(PythonWorker.prototype, "request");
+    try {
+      const thread = await agent.client.threads.create();
+      await agent.client.runs.wait(thread.thread_id, "echo", { input: { messages: [{ role: "user", content: "once" }] } });
+      const ended = await agent.client.threads.get(thread.thread_id);
+      expect(ended.status).toBe("idle");
+      expect((ended.values as { messages: { content: string }[] }).messages.map((m) => m.content)).toEqual(["once", "You said: once"]);
+      // An interrupt's end too: the thread's interrupts and status come from that state.
+      const paused = await agent.client.threads.create();
+      await agent.client.runs.wait(paused.thread_id, "approve", { input: { request: "ship" } });
+      const waiting = await agent.client.threads.get(paused.thread_id);
+      expect(waiting.status).toBe("interrupted");
+      expect(Object.values(waiting.interrupts).flat().map((i) => (i as { value: unknown }).value)).toEqual([{ question: "approve ship?" }]);
+      const ops = requests.mock.calls.map(([op]) => op);
+      expect(ops.filter((op) => op === "run")).toHaveLength(2);
+      expect(ops).not.toContain("state");
+    } finally {
+      requests.mockRestore();
+    }
   });
 
   it("gives a graph with a context schema its defaults when the run sends no context, and the run's context when it does", async () => {

@@ -1,6 +1,7 @@
 import type { GraphSchemas, JsonSchema, SubgraphSchemas } from "../assistants/graph-info.ts";
 import type { GraphLike, StateSnapshotLike } from "../graphs/registry.ts";
 import { answerCheckpointCallback, type CallbackSaver } from "./checkpoint-callbacks.ts";
+import { RunEndStates } from "./run-end-states.ts";
 import { answerStoreCallback, type CallbackStore } from "./store-callbacks.ts";
 import type { PythonWorker } from "./worker.ts";
 
@@ -57,6 +58,8 @@ function commandOf(value: unknown): Record<string, unknown> | undefined {
 export class PythonGraph implements GraphLike {
   checkpointer?: unknown;
   store?: unknown;
+  /** States the worker sent with each run's end; shared by the registry's copies of this graph. */
+  private readonly runEnds = new RunEndStates();
 
   constructor(
     private readonly worker: PythonWorker,
@@ -123,10 +126,15 @@ export class PythonGraph implements GraphLike {
         wake?.();
       },
     };
+    const threadId = config.configurable?.thread_id;
     this.worker
       .request("run", { graph_id: this.name, config: pythonConfig(config), ...args }, handlers, config.signal)
       .then(
-        () => (finished = true),
+        (answer) => {
+          const state = (answer as { state?: StateSnapshotLike } | null)?.state;
+          if (state && typeof threadId === "string") this.runEnds.keep(threadId, state);
+          finished = true;
+        },
         (error: Error) => ((failure = error), (finished = true)),
       )
       .finally(() => wake?.());
@@ -169,6 +177,8 @@ export class PythonGraph implements GraphLike {
   }
 
   async getState(config: Config, options?: { subgraphs?: boolean }): Promise<StateSnapshotLike> {
+    const ended = options?.subgraphs ? undefined : await this.runEnds.answer(config);
+    if (ended) return ended;
     return (await this.call("state", config, { subgraphs: options?.subgraphs ?? false })) as StateSnapshotLike;
   }
 
