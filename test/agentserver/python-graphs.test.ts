@@ -1,12 +1,11 @@
 import { readdirSync, readFileSync } from "node:fs";
-import { createServer, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, inject, it, vi } from "vitest";
 import { PythonWorker } from "../../src/agentserver/python/worker.ts";
 import { BACKENDS } from "../support/backends.ts";
 import { collectWithin, startTestAgentServer, type TestAgentServer } from "../support/agent-server.ts";
 import { parseSseFrames } from "../support/sse-frames.ts";
+import { startWebhookReceiver } from "../support/webhook-receiver.ts";
 
 const PYTHON_PROJECT = fileURLToPath(new URL("../fixtures/python-agent/langgraph.json", import.meta.url));
 
@@ -14,26 +13,15 @@ const PYTHON_PROJECT = fileURLToPath(new URL("../fixtures/python-agent/langgraph
 describe.each(BACKENDS)("Python graphs (%s)", (backend) => {
   let agent: TestAgentServer;
   // Webhooks of runs land here (loopback, allowed for this server).
-  let hooks: Server;
-  let hookUrl = "";
-  const received: Array<Record<string, unknown>> = [];
+  let hooks: Awaited<ReturnType<typeof startWebhookReceiver>>;
   beforeAll(async () => {
     process.env.SLIPWAY_PYTHON = inject("pythonPath");
-    hooks = createServer((req, res) => {
-      let body = "";
-      req.on("data", (chunk) => (body += chunk));
-      req.on("end", () => {
-        received.push(JSON.parse(body));
-        res.end("ok");
-      });
-    });
-    await new Promise<void>((resolve) => hooks.listen(0, "127.0.0.1", () => resolve()));
-    hookUrl = `http://127.0.0.1:${(hooks.address() as AddressInfo).port}/hook`;
+    hooks = await startWebhookReceiver();
     agent = await startTestAgentServer(backend, { configPath: PYTHON_PROJECT, webhookAllowHosts: ["127.0.0.1"] });
   });
   afterAll(async () => {
     await agent?.close();
-    await new Promise((resolve) => hooks?.close(resolve));
+    await hooks?.close();
   });
 
   it("answers runs.wait with the graph's values, content blocks included", async () => {
@@ -163,10 +151,10 @@ describe.each(BACKENDS)("Python graphs (%s)", (backend) => {
 
   it("posts the run's record, with the thread's values, to its webhook when it ends (as the JS suite's run options)", async () => {
     const thread = await agent.client.threads.create();
-    const run = await agent.client.runs.create(thread.thread_id, "echo", { input: { messages: [{ role: "user", content: "hook" }] }, webhook: hookUrl });
+    const run = await agent.client.runs.create(thread.thread_id, "echo", { input: { messages: [{ role: "user", content: "hook" }] }, webhook: hooks.url });
     await agent.client.runs.join(thread.thread_id, run.run_id);
-    await until(async () => received.some((r) => r.run_id === run.run_id));
-    const record = received.find((r) => r.run_id === run.run_id)!;
+    await until(async () => hooks.received.some((r) => r.run_id === run.run_id));
+    const record = hooks.received.find((r) => r.run_id === run.run_id)!;
     expect(record).toMatchObject({ run_id: run.run_id, thread_id: thread.thread_id, status: "success" });
     expect((record.values as { messages: { content: string }[] }).messages.map((m) => m.content)).toEqual(["hook", "You said: hook"]);
   });
