@@ -5,11 +5,12 @@ Python graph's checkpoints share its statements, its run tails and its crash rul
 Channel values are serialized here, by LangGraph's serializer, and stored as they are.
 """
 
+import contextvars
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from typing import Any
 
 from langchain_core.runnables import RunnableConfig
-from langgraph.checkpoint.base import BaseCheckpointSaver, ChannelVersions, Checkpoint, CheckpointMetadata, CheckpointTuple
+from langgraph.checkpoint.base import WRITES_IDX_MAP, BaseCheckpointSaver, ChannelVersions, Checkpoint, CheckpointMetadata, CheckpointTuple
 
 from .wire import dump_blob, load_blob, to_wire
 
@@ -22,6 +23,63 @@ def _plain_config(config: RunnableConfig | None) -> dict[str, Any] | None:
         return None
     configurable = {k: v for k, v in (config.get("configurable") or {}).items() if not k.startswith("__")}
     return {"configurable": to_wire(configurable), "metadata": to_wire(config.get("metadata") or {})}
+
+
+class RunSaves:
+    """A run's newest root checkpoint and its writes, as the server stored them: what its end reads back without a callback.
+
+    Saves and writes reach the server concurrently (a checkpoint's writes may be stored
+    before the checkpoint's own put answers), so writes are kept by checkpoint id, and
+    checkpoint ids, which LangGraph makes in increasing order, decide which is newest.
+    """
+
+    def __init__(self) -> None:
+        self.thread_id: Any = None
+        self.latest: CheckpointTuple | None = None
+        self.writes: dict[str, dict[tuple[str, int], tuple[str, str, Any]]] = {}
+        # Answers reads only once the run is over: during it, every read goes to the server as before.
+        self.serving = False
+
+    def saved(self, config: RunnableConfig, stored: RunnableConfig, checkpoint: Checkpoint, metadata: CheckpointMetadata) -> None:
+        configurable = config.get("configurable") or {}
+        if configurable.get("checkpoint_ns", "") != "":
+            return
+        if self.latest is not None and checkpoint["id"] <= self.latest.checkpoint["id"]:
+            return
+        parent = configurable.get("checkpoint_id")
+        self.thread_id = configurable.get("thread_id")
+        parent_config = {"configurable": {"thread_id": self.thread_id, "checkpoint_ns": "", "checkpoint_id": parent}} if parent else None
+        self.latest = CheckpointTuple(config=stored, checkpoint=checkpoint, metadata=metadata, parent_config=parent_config, pending_writes=[])
+        # Writes of older checkpoints are no longer read.
+        self.writes = {cid: kept for cid, kept in self.writes.items() if cid >= checkpoint["id"]}
+
+    def wrote(self, config: RunnableConfig, writes: Sequence[tuple[str, Any]], task_id: str) -> None:
+        configurable = config.get("configurable") or {}
+        checkpoint_id = configurable.get("checkpoint_id")
+        if configurable.get("checkpoint_ns", "") != "" or not checkpoint_id:
+            return
+        if self.latest is not None and checkpoint_id < self.latest.checkpoint["id"]:
+            return
+        kept = self.writes.setdefault(checkpoint_id, {})
+        # As LangGraph's own savers keep them: a task's ordinary write is kept once, a special one (error, interrupt) replaced.
+        for index, (channel, value) in enumerate(writes):
+            key = (task_id, WRITES_IDX_MAP.get(channel, index))
+            if key[1] >= 0 and key in kept:
+                continue
+            kept[key] = (task_id, channel, value)
+
+    def answer(self, config: RunnableConfig) -> CheckpointTuple | None:
+        configurable = config.get("configurable") or {}
+        latest = self.latest
+        if not self.serving or latest is None or configurable.get("thread_id") != self.thread_id or configurable.get("checkpoint_ns", "") != "":
+            return None
+        if configurable.get("checkpoint_id") not in (None, latest.checkpoint["id"]):
+            return None
+        return latest._replace(pending_writes=list(self.writes.get(latest.checkpoint["id"], {}).values()))
+
+
+# The saves of the run the current request serves (None outside a run).
+RUN_SAVES: contextvars.ContextVar[RunSaves | None] = contextvars.ContextVar("slipway_run_saves", default=None)
 
 
 class RemoteSaver(BaseCheckpointSaver):
@@ -44,6 +102,10 @@ class RemoteSaver(BaseCheckpointSaver):
         )
 
     async def aget_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
+        saves = RUN_SAVES.get()
+        known = saves.answer(config) if saves is not None else None
+        if known is not None:
+            return known
         return self._tuple(await self._call("checkpoint.get_tuple", {"config": _plain_config(config)}))
 
     async def alist(
@@ -69,10 +131,14 @@ class RemoteSaver(BaseCheckpointSaver):
         # Every channel, not only the changed ones: the server keeps a run's last checkpoint
         # whole in memory to answer its end (decision 0021); it stores only `new_versions`.
         skeleton["channel_values"] = {ch: dump_blob(self.serde, value) for ch, value in values.items()}
-        return await self._call(
+        stored = await self._call(
             "checkpoint.put",
             {"config": _plain_config(config), "checkpoint": to_wire(skeleton), "metadata": to_wire(metadata), "new_versions": to_wire(new_versions)},
         )
+        saves = RUN_SAVES.get()
+        if saves is not None:
+            saves.saved(config, stored, checkpoint, metadata)
+        return stored
 
     async def aput_writes(self, config: RunnableConfig, writes: Sequence[tuple[str, Any]], task_id: str, task_path: str = "") -> None:
         await self._call(
@@ -84,6 +150,9 @@ class RemoteSaver(BaseCheckpointSaver):
                 "task_path": task_path,
             },
         )
+        saves = RUN_SAVES.get()
+        if saves is not None:
+            saves.wrote(config, writes, task_id)
 
     # The graph runs on the worker's event loop only; synchronous callers have no loop to wait on.
     def get_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:

@@ -14,8 +14,9 @@ from langgraph.types import Command, Send
 
 from . import PROTOCOL_VERSION, WORKER_VERSION
 from .frames import FrameWriter, open_channel, read_frame
+from . import auth as custom_auth
 from .graphs import GraphLoadError, import_export, is_factory, produce
-from .remote_saver import RemoteSaver
+from .remote_saver import RUN_SAVES, RemoteSaver, RunSaves
 from .remote_store import RemoteStore
 from .wire import to_wire
 
@@ -90,6 +91,7 @@ class Worker:
         self.frames = frames
         self.sources: dict[str, Any] = {}
         self.compiled: dict[str, Any] = {}
+        self.auth: Any = None
         self.tasks: dict[int, asyncio.Task[Any]] = {}
         self.callbacks: dict[int, asyncio.Future[Any]] = {}
         self.next_callback = 0
@@ -168,6 +170,21 @@ class Worker:
             loaded[graph_id] = {"factory": factory}
         return loaded
 
+    async def op_load_auth(self, message: dict[str, Any]) -> dict[str, Any]:
+        self.auth = custom_auth.load_auth(message)
+        return custom_auth.describe(self.auth)
+
+    async def op_authenticate(self, message: dict[str, Any]) -> dict[str, Any]:
+        return await custom_auth.authenticate(self._loaded_auth(), message)
+
+    async def op_authorize(self, message: dict[str, Any]) -> dict[str, Any]:
+        return await custom_auth.authorize(self._loaded_auth(), message)
+
+    def _loaded_auth(self) -> Any:
+        if self.auth is None:
+            raise GraphLoadError("auth.path is not loaded")
+        return self.auth
+
     async def op_run(self, message: dict[str, Any]) -> None:
         request_id = message["id"]
         graph = await self.graph_for(message)
@@ -175,18 +192,22 @@ class Worker:
         for key in ("interrupt_before", "interrupt_after", "durability", "context"):
             if message.get(key) is not None:
                 options[key] = message[key]
-        config = message.get("config") or {}
+        config = custom_auth.with_auth_user(message.get("config") or {})
         if message.get("events"):
             # streamEvents v2, for the API's `events` and `messages` modes: the run's own
             # events carry the server's run id, which is how the server finds its chunks.
             config = {**config, "run_id": uuid.UUID(message["run_id"])}
+            saves = RunSaves()
+            RUN_SAVES.set(saves)
             async for event in graph.astream_events(_input(message), config, version="v2", **options):
                 await self.frames.send({"id": request_id, "chunk": to_wire(event)})
-            return None
+            return await _final_state(graph, config, saves)
+        saves = RunSaves()
+        RUN_SAVES.set(saves)
         async for chunk in graph.astream(_input(message), config, **options):
             namespace, mode, data = chunk if options["subgraphs"] else ((), *chunk)
             await self.frames.send({"id": request_id, "chunk": [list(namespace), mode, to_wire(data)]})
-        return None
+        return await _final_state(graph, config, saves)
 
     async def op_state(self, message: dict[str, Any]) -> dict[str, Any]:
         graph = await self.graph_for(message)
@@ -215,9 +236,27 @@ class Worker:
         graph = await self.graph_for(message)
         return _json_schemas(graph)
 
+    async def op_subgraphs(self, message: dict[str, Any]) -> dict[str, Any]:
+        """The schemas of the graph's subgraphs by namespace (`child|grandchild` when recursing), as the vendor's server lists them."""
+        graph = await self.graph_for(message)
+        found: dict[str, Any] = {}
+        async for namespace, subgraph in graph.aget_subgraphs(namespace=message.get("namespace"), recurse=bool(message.get("recurse"))):
+            found[namespace] = _json_schemas(subgraph)
+        return found
+
     async def op_ping(self, message: dict[str, Any]) -> dict[str, Any]:
         # Answered by the event loop itself: a loop held up by a node goes unanswered.
         return {"rss_bytes": _resident_bytes()}
+
+
+async def _final_state(graph: Any, config: dict[str, Any], saves: RunSaves) -> dict[str, Any] | None:
+    """The thread's state at the run's end, read from the run's own last save: the server writes it with the run's end
+    (decision 0021) without asking for it again. `None` when the run saved nothing here to read it from."""
+    if saves.latest is None:
+        return None
+    saves.serving = True
+    snapshot = await graph.aget_state({"configurable": {"thread_id": saves.thread_id}})
+    return {"state": _snapshot(snapshot)}
 
 
 def _json_schemas(graph: Any) -> dict[str, Any]:

@@ -1,6 +1,6 @@
 import { InMemoryStore, MemorySaver } from "@langchain/langgraph";
 import { graphSources, schemaTimeoutMs, StaticGraphSchemas } from "./assistants/graph-schemas/static-schemas.ts";
-import { loadAuth } from "./custom-auth/handlers.ts";
+import { loadProjectAuth } from "./custom-auth/handlers.ts";
 import { prepareProjectHttp } from "./http-app/project-http.ts";
 import { loadEmbeddings } from "./store/embeddings.ts";
 import { prepareProject } from "./graphs/project.ts";
@@ -38,10 +38,10 @@ export async function checkProject(configPath: string): Promise<string[]> {
   const schemas = extract
     ? new StaticGraphSchemas({ root: config.root, sources: graphSources(config), timeoutMs: schemaTimeoutMs(), log: { warn, info: () => undefined } }).load()
     : undefined;
-  if (config.auth) await loadAuth(config.auth.module);
   if (config.store.index) await loadEmbeddings(config.store.index, config.root);
   const graphs = await loadGraphs(config, { checkpointer: new MemorySaver(), store: new InMemoryStore() });
   try {
+    if (config.auth) await loadProjectAuth(config.auth, graphs);
     await prepareProjectHttp(config);
     await schemas;
     return graphs.ids();

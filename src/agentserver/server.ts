@@ -11,7 +11,7 @@ import { requireApiKey } from "./api-key.ts";
 import { AssistantService, graphSources, registerAssistantRoutes, StaticGraphSchemas, systemAssistantId } from "./assistants/index.ts";
 import { SlipwaySaver } from "./checkpointer/index.ts";
 import { createCrons, registerCronRoutes } from "./crons/index.ts";
-import { loadAuth } from "./custom-auth/handlers.ts";
+import { loadProjectAuth } from "./custom-auth/handlers.ts";
 import { registerCustomAuth } from "./custom-auth/register.ts";
 import { prepareProject, type PreparedProject } from "./graphs/project.ts";
 import { loadGraphs } from "./graphs/registry.ts";
@@ -105,9 +105,15 @@ async function assemble(db: Database, project: PreparedProject, options: AgentSe
 
   const checkpointer = new SlipwaySaver(db);
   const store = await storeFromConfig(db, config, log);
-  // auth.path: loaded before anything listens, so that a broken handler stops the start.
-  const customAuth = config.auth ? await loadAuth(config.auth.module) : undefined;
   const graphs = await loadGraphs(config, { checkpointer, store });
+  // auth.path: loaded before anything listens, so that a broken handler stops the start.
+  // A Python one came with the graphs, from the worker that runs them.
+  const customAuth = config.auth
+    ? await loadProjectAuth(config.auth, graphs).catch(async (error: unknown) => {
+        await graphs.close();
+        throw error;
+      })
+    : undefined;
   const assistants = new AssistantService({ db, graphs, now,
     // A database of our own is written by this process alone: what it read stays true.
     cacheReads: !db.shared,

@@ -95,6 +95,7 @@ describe("langgraph.json http settings", () => {
       [{ ui_config: { shared: "react" }, ui: { agent: "./ui.tsx" } }, "ui_config.shared: must be a list of strings"],
       [{ auth: { path: "./auth.ts:auth", bogus: true } }, "auth.bogus: unknown setting"],
       [{ auth: { path: 42 } }, "auth.path: must be"],
+      [{ auth: { path: "./auth.py" } }, 'auth.path: must name the Auth object of the Python module: "./auth.py:auth"'],
       [{ http: { cors: { allow_origins: "*" } } }, "http.cors: allow_origins: must be a list of strings"],
       [{ http: { cors: { allow_origin: ["*"] } } }, "http.cors: allow_origin: unknown field"],
       [{ http: { disable_meta: true } }, "http.disable_meta: not supported by this server yet"],

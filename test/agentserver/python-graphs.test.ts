@@ -1,19 +1,28 @@
 import { readdirSync, readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, inject, it, vi } from "vitest";
+import { PythonWorker } from "../../src/agentserver/python/worker.ts";
 import { BACKENDS } from "../support/backends.ts";
 import { collectWithin, startTestAgentServer, type TestAgentServer } from "../support/agent-server.ts";
+import { parseSseFrames } from "../support/sse-frames.ts";
+import { startWebhookReceiver } from "../support/webhook-receiver.ts";
 
 const PYTHON_PROJECT = fileURLToPath(new URL("../fixtures/python-agent/langgraph.json", import.meta.url));
 
 /** Python graphs served by `slipway agent` through its worker (decision 0036), seen through the official JS SDK. */
 describe.each(BACKENDS)("Python graphs (%s)", (backend) => {
   let agent: TestAgentServer;
+  // Webhooks of runs land here (loopback, allowed for this server).
+  let hooks: Awaited<ReturnType<typeof startWebhookReceiver>>;
   beforeAll(async () => {
     process.env.SLIPWAY_PYTHON = inject("pythonPath");
-    agent = await startTestAgentServer(backend, { configPath: PYTHON_PROJECT });
+    hooks = await startWebhookReceiver();
+    agent = await startTestAgentServer(backend, { configPath: PYTHON_PROJECT, webhookAllowHosts: ["127.0.0.1"] });
   });
-  afterAll(async () => agent?.close());
+  afterAll(async () => {
+    await agent?.close();
+    await hooks?.close();
+  });
 
   it("answers runs.wait with the graph's values, content blocks included", async () => {
     const thread = await agent.client.threads.create({ graphId: "echo" });
@@ -120,6 +129,69 @@ describe.each(BACKENDS)("Python graphs (%s)", (backend) => {
     const [approve] = await agent.client.assistants.search({ graphId: "approve" });
     const approveState = (await agent.client.assistants.getSchemas(approve.assistant_id)).state_schema as { properties: Record<string, { type?: string }> };
     expect(Object.fromEntries(Object.entries(approveState.properties).map(([name, field]) => [name, field.type]))).toEqual({ request: "string", approved: "boolean" });
+  });
+
+  it("lists a graph's subgraphs with their schemas, by namespace and recursing, as a JS graph's (assistants suite)", async () => {
+    expect(Object.keys(await agent.client.assistants.getSubgraphs("typed"))).toEqual(["sub"]);
+    const all = await agent.client.assistants.getSubgraphs("typed", { recurse: true });
+    expect(Object.keys(all).sort()).toEqual(["sub", "sub|deep"]);
+    expect(all["sub|deep"]!.state_schema).toMatchObject({ properties: { topic: { type: "string" }, count: { type: "integer" } } });
+    // Under the JS server's names as well, as a JS graph's subgraphs answer.
+    expect((all["sub|deep"] as unknown as Record<string, unknown>).state).toEqual(all["sub|deep"]!.state_schema);
+    expect(Object.keys(await agent.client.assistants.getSubgraphs("typed", { namespace: "sub|deep", recurse: true }))).toEqual(["sub|deep"]);
+    expect(Object.keys(await agent.client.assistants.getSubgraphs("typed", { namespace: "sub" }))).toEqual(["sub"]);
+    expect(await agent.client.assistants.getSubgraphs("typed", { namespace: "elsewhere" })).toEqual({});
+    expect(Object.keys(await agent.client.assistants.getSubgraphs("nested"))).toEqual(["child"]);
+    expect(await agent.client.assistants.getSubgraphs("echo")).toEqual({});
+    // The parent's own schemas: its state's fields and its context's defaults.
+    const schemas = await agent.client.assistants.getSchemas("typed");
+    expect(Object.keys((schemas.state_schema as { properties: object }).properties)).toEqual(["topic", "count", "items"]);
+    expect(schemas.context_schema).toMatchObject({ properties: { model: { type: "string", default: "stand-in" } } });
+  });
+
+  it("posts the run's record, with the thread's values, to its webhook when it ends (as the JS suite's run options)", async () => {
+    const thread = await agent.client.threads.create();
+    const run = await agent.client.runs.create(thread.thread_id, "echo", { input: { messages: [{ role: "user", content: "hook" }] }, webhook: hooks.url });
+    await agent.client.runs.join(thread.thread_id, run.run_id);
+    await until(async () => hooks.received.some((r) => r.run_id === run.run_id));
+    const record = hooks.received.find((r) => r.run_id === run.run_id)!;
+    expect(record).toMatchObject({ run_id: run.run_id, thread_id: thread.thread_id, status: "success" });
+    expect((record.values as { messages: { content: string }[] }).messages.map((m) => m.content)).toEqual(["hook", "You said: hook"]);
+  });
+
+  it("replays a resumable run's stream after Last-Event-ID (as the JS suite's runs)", async () => {
+    const thread = await agent.client.threads.create();
+    const run = await agent.client.runs.create(thread.thread_id, "slow", { input: { pause: 0 }, streamMode: ["values"], streamResumable: true });
+    await agent.client.runs.join(thread.thread_id, run.run_id);
+    const streamUrl = `${agent.url}/threads/${thread.thread_id}/runs/${run.run_id}/stream`;
+    const replay = async (lastEventId: string) => parseSseFrames(await (await fetch(streamUrl, { headers: { "Last-Event-ID": lastEventId } })).text());
+    const all = await replay("-1");
+    expect(all.map((frame) => frame.event)).toEqual(["metadata", "values", "values", "values"]);
+    expect(JSON.parse(all.at(-1)!.data)).toEqual({ pause: 0, steps: ["first", "second"] });
+    const rest = await replay(all[1].id!);
+    expect(rest.map((frame) => frame.id)).toEqual(all.slice(2).map((frame) => frame.id));
+  });
+
+  it("ends a run on the state the worker sent with it, without asking the worker for the thread's state again", async () => {
+    const requests = vi.spyOn(PythonWorker.prototype, "request");
+    try {
+      const thread = await agent.client.threads.create();
+      await agent.client.runs.wait(thread.thread_id, "echo", { input: { messages: [{ role: "user", content: "once" }] } });
+      const ended = await agent.client.threads.get(thread.thread_id);
+      expect(ended.status).toBe("idle");
+      expect((ended.values as { messages: { content: string }[] }).messages.map((m) => m.content)).toEqual(["once", "You said: once"]);
+      // An interrupt's end too: the thread's interrupts and status come from that state.
+      const paused = await agent.client.threads.create();
+      await agent.client.runs.wait(paused.thread_id, "approve", { input: { request: "ship" } });
+      const waiting = await agent.client.threads.get(paused.thread_id);
+      expect(waiting.status).toBe("interrupted");
+      expect(Object.values(waiting.interrupts).flat().map((i) => (i as { value: unknown }).value)).toEqual([{ question: "approve ship?" }]);
+      const ops = requests.mock.calls.map(([op]) => op);
+      expect(ops.filter((op) => op === "run")).toHaveLength(2);
+      expect(ops).not.toContain("state");
+    } finally {
+      requests.mockRestore();
+    }
   });
 
   it("gives a graph with a context schema its defaults when the run sends no context, and the run's context when it does", async () => {

@@ -1,34 +1,22 @@
-import { createServer, type Server } from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { BACKENDS } from "../support/backends.ts";
 import { collect, startTestAgentServer, type TestAgentServer } from "../support/agent-server.ts";
+import { startWebhookReceiver } from "../support/webhook-receiver.ts";
 
 type Message = { type: string; content: unknown };
 const human = (content: string) => ({ messages: [{ role: "human", content }] });
 
 describe.each(BACKENDS)("run options and stream modes on %s", (backend) => {
   let t: TestAgentServer;
-  let hooks: Server;
-  let hookUrl = "";
-  const received: unknown[] = [];
+  let hooks: Awaited<ReturnType<typeof startWebhookReceiver>>;
 
   beforeAll(async () => {
-    hooks = createServer((req, res) => {
-      let body = "";
-      req.on("data", (c) => (body += c));
-      req.on("end", () => {
-        received.push(JSON.parse(body));
-        res.end("ok");
-      });
-    });
-    await new Promise<void>((r) => hooks.listen(0, "127.0.0.1", () => r()));
-    const address = hooks.address() as { port: number };
-    hookUrl = `http://127.0.0.1:${address.port}/hook`;
+    hooks = await startWebhookReceiver();
     t = await startTestAgentServer(backend, { webhookAllowHosts: ["127.0.0.1"], heartbeatMs: 100 });
   });
   afterAll(async () => {
     await t?.close();
-    await new Promise((r) => hooks?.close(r));
+    await hooks?.close();
   });
 
   it("subgraph namespaces, custom, debug, tasks and checkpoints modes", async () => {
@@ -69,12 +57,12 @@ describe.each(BACKENDS)("run options and stream modes on %s", (backend) => {
 
   it("webhook receives the run record when the run ends", async () => {
     const thread = await t.client.threads.create();
-    const run = await t.client.runs.create(thread.thread_id, "agent", { input: human("hook"), webhook: hookUrl });
+    const run = await t.client.runs.create(thread.thread_id, "agent", { input: human("hook"), webhook: hooks.url });
     await t.client.runs.join(thread.thread_id, run.run_id);
-    for (let i = 0; i < 100 && !received.some((r) => (r as { run_id: string }).run_id === run.run_id); i++) {
+    for (let i = 0; i < 100 && !hooks.received.some((r) => r.run_id === run.run_id); i++) {
       await new Promise((r) => setTimeout(r, 20));
     }
-    const record = received.find((r) => (r as { run_id: string }).run_id === run.run_id) as Record<string, unknown>;
+    const record = hooks.received.find((r) => r.run_id === run.run_id)!;
     expect(record).toMatchObject({ run_id: run.run_id, thread_id: thread.thread_id, status: "success" });
   });
 

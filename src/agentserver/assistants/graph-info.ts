@@ -53,7 +53,17 @@ export async function graphSchemas(graph: GraphLike, lookup: StaticLookup): Prom
 }
 
 /** The subgraphs under `namespace` (all when undefined), keyed by namespace (`a|b` when recursing). */
-export async function listSubgraphs(graph: GraphLike, namespace: string | undefined, recurse: boolean, lookup: StaticLookup): Promise<Record<string, SubgraphSchemas>> {
+export async function listSubgraphs(
+  graph: GraphLike,
+  namespace: string | undefined,
+  recurse: boolean,
+  lookup: StaticLookup,
+  config?: Record<string, unknown>,
+): Promise<Record<string, SubgraphSchemas>> {
+  // A graph in another language lists its own (a Python graph, through its worker).
+  const own = (graph as { subgraphSchemas?: (ns: string | undefined, recurse: boolean, config?: Record<string, unknown>) => Promise<Record<string, SubgraphSchemas>> })
+    .subgraphSchemas;
+  if (typeof own === "function") return own.call(graph, namespace, recurse, config);
   const result: Record<string, SubgraphSchemas> = {};
   const legacy = (graph as { getSubgraphs?: (ns?: string, recurse?: boolean) => Iterable<[string, GraphLike]> }).getSubgraphs;
   const found: AsyncIterable<[string, GraphLike]> | Iterable<[string, GraphLike]> | undefined = graph.getSubgraphsAsync

@@ -285,7 +285,7 @@ export class AssistantService {
 
   async subgraphs(idOrGraphId: string, namespace: string | undefined, recurse: boolean): Promise<Record<string, SubgraphSchemas>> {
     const { assistant, graph } = await this.graphOf(idOrGraphId);
-    return listSubgraphs(graph, namespace, recurse, this.typedSchemasOf(assistant.graph_id));
+    return listSubgraphs(graph, namespace, recurse, this.typedSchemasOf(assistant.graph_id), runnableConfig(assistant));
   }
 
   private typedSchemasOf(graphId: string): StaticLookup {

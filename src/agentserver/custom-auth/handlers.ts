@@ -1,5 +1,5 @@
 import { importProjectExport } from "../graphs/project-module.ts";
-import type { ModuleRef } from "../graphs/config-sections.ts";
+import type { AuthSection, ModuleRef } from "../graphs/config-sections.ts";
 import { FilterError, type AuthFilters } from "./filters.ts";
 
 /**
@@ -8,7 +8,8 @@ import { FilterError, type AuthFilters } from "./filters.ts";
  * its own copy of the SDK, so it is recognised by that field, never by class.
  */
 export interface HandlerCache {
-  authenticate?: (request: Request) => unknown;
+  /** `details` carries what a WHATWG Request cannot: the route's path parameters (a Python handler may ask for them). */
+  authenticate?: (request: Request, details?: { pathParams?: Record<string, string> }) => unknown;
   callbacks?: Record<string, (parameter: Record<string, unknown>) => unknown>;
 }
 
@@ -29,6 +30,15 @@ export class AuthRefusal extends Error {
   }
 }
 
+/** The project's `auth.path`: a JS module's Auth, or the Python one the graphs' worker loaded. */
+export async function loadProjectAuth(section: AuthSection, graphs: { pythonAuth?: HandlerCache }): Promise<HandlerCache> {
+  if (section.language === "python") {
+    if (!graphs.pythonAuth) throw new Error("auth.path: the Python worker did not load the Auth");
+    return graphs.pythonAuth;
+  }
+  return loadAuth(section.module);
+}
+
 export async function loadAuth(ref: ModuleRef): Promise<HandlerCache> {
   const value = (await importProjectExport(ref)) as Record<string, unknown>;
   const cache = value?.["~handlerCache"] as HandlerCache | undefined;
@@ -43,11 +53,11 @@ export async function loadAuth(ref: ModuleRef): Promise<HandlerCache> {
  * identity; an object needs `identity`, and its `permissions` become the scopes.
  * No handler: no context, and then (as on the vendor's server) no `on` handler runs.
  */
-export async function authenticate(cache: HandlerCache, request: Request): Promise<AuthContext | undefined> {
+export async function authenticate(cache: HandlerCache, request: Request, details?: { pathParams?: Record<string, string> }): Promise<AuthContext | undefined> {
   if (!cache.authenticate) return undefined;
   let result: unknown;
   try {
-    result = await cache.authenticate(request);
+    result = await cache.authenticate(request, details);
   } catch (error) {
     throw asRefusal(error, 401);
   }

@@ -36,7 +36,7 @@ export function registerCustomAuth(app: FastifyInstance, cache: HandlerCache, de
     const path = request.url.split("?")[0]!;
     if (isOpenRequest(request.method, path)) return;
     try {
-      const context = await authenticate(cache, toFetchRequest(request));
+      const context = await authenticate(cache, toFetchRequest(request), { pathParams: request.params as Record<string, string> | undefined });
       if (context) contexts.set(request, context);
     } catch (error) {
       return refuse(reply, error, request);

@@ -18,6 +18,8 @@ export interface ModuleRef {
 
 export interface AuthSection {
   module: ModuleRef;
+  /** A `.py` module holds a `langgraph_sdk.Auth`, run by the Python worker; anything else is a JS module. */
+  language: "js" | "python";
   /** `disable_studio_auth`: no request is taken for LangGraph Studio's, whatever it carries. */
   disableStudioAuth: boolean;
 }
@@ -105,7 +107,11 @@ export function readAuth(raw: unknown, root: string): AuthSection | undefined {
   if (auth.disable_studio_auth !== undefined && typeof auth.disable_studio_auth !== "boolean") fail("auth.disable_studio_auth", "must be true or false");
   // Without a path there is no handler, and the vendor serves without custom auth too.
   if (auth.path === undefined || auth.path === null) return undefined;
-  return { module: moduleRef(auth.path, "auth.path", root), disableStudioAuth: auth.disable_studio_auth === true };
+  const module = moduleRef(auth.path, "auth.path", root);
+  const language = module.file.endsWith(".py") ? "python" : "js";
+  // A Python module has no default export: the vendor's `./auth.py:auth` names its attribute.
+  if (language === "python" && module.exportName === "default") fail("auth.path", 'must name the Auth object of the Python module: "./auth.py:auth"');
+  return { module, language, disableStudioAuth: auth.disable_studio_auth === true };
 }
 
 export function readUi(rawUi: unknown, rawConfig: unknown, root: string): UiSection | undefined {

@@ -5,6 +5,7 @@ import { langgraphVersionFor } from "./langgraph-version.ts";
 import type { LanggraphConfig } from "./langgraph-config.ts";
 import { startPythonGraphs } from "../python/load.ts";
 import { GraphLoadError } from "./load-error.ts";
+import type { HandlerCache } from "../custom-auth/handlers.ts";
 
 /**
  * A compiled graph as we use it. Graphs may come from another copy of
@@ -68,6 +69,9 @@ export class GraphRegistry {
   private readonly definitions = new Map<string, GraphDefinition>();
   /** Compiled graphs from non-factory exports, built once. */
   private readonly compiled = new Map<string, GraphLike>();
+
+  /** `auth.path` when it is a Python module: run by the worker that runs the Python graphs. */
+  pythonAuth?: HandlerCache;
 
   /** What must stop with the server: the Python worker, when the project has Python graphs. */
   private readonly closers: (() => Promise<void>)[] = [];
@@ -172,9 +176,11 @@ function toCompiled(value: unknown, graphId: string): GraphLike {
 export async function loadGraphs(config: LanggraphConfig, attachments: GraphAttachments): Promise<GraphRegistry> {
   const registry = new GraphRegistry(attachments);
   const python = Object.fromEntries(Object.entries(config.graphs).filter(([, spec]) => spec.language === "python"));
-  if (Object.keys(python).length) {
-    const started = await startPythonGraphs(config.root, python);
+  const pythonAuth = config.auth?.language === "python" ? config.auth.module : undefined;
+  if (Object.keys(python).length || pythonAuth) {
+    const started = await startPythonGraphs(config.root, python, undefined, pythonAuth);
     registry.onClose(() => started.worker.stop());
+    registry.pythonAuth = started.auth;
     for (const [graphId, graph] of started.graphs) registry.register(graphId, graph, config.graphs[graphId].description, started.worker.hello?.langgraph);
   }
   try {

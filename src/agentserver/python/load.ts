@@ -2,6 +2,9 @@ import { existsSync } from "node:fs";
 import { join } from "node:path";
 import type { GraphSpec } from "../graphs/graph-spec.ts";
 import { GraphLoadError } from "../graphs/load-error.ts";
+import type { ModuleRef } from "../graphs/config-sections.ts";
+import type { HandlerCache } from "../custom-auth/handlers.ts";
+import { pythonAuthHandlers, type PythonAuthShape } from "./python-auth.ts";
 import { PythonGraph } from "./python-graph.ts";
 import { PythonWorker, PythonWorkerError } from "./worker.ts";
 
@@ -18,18 +21,21 @@ export function pythonFor(root: string, env: NodeJS.ProcessEnv = process.env): s
 /**
  * Starts the worker for a project's Python graphs and loads them; a graph that fails to
  * import stops the start with its traceback, as a JS graph's error does. The worker
- * loads them again after each restart.
+ * loads them again after each restart. A Python `auth.path` is loaded by the same
+ * worker, and comes back as handlers the server's custom auth applies.
  */
 export async function startPythonGraphs(
   root: string,
   specs: Record<string, GraphSpec>,
   log: (message: string) => void = (message) => process.stderr.write(`${message}\n`),
-): Promise<{ graphs: Map<string, PythonGraph>; worker: PythonWorker }> {
+  auth?: ModuleRef,
+): Promise<{ graphs: Map<string, PythonGraph>; worker: PythonWorker; auth?: HandlerCache }> {
   const wanted = Object.entries(specs).map(([graphId, spec]) => ({
     graph_id: graphId,
     ...(spec.module ? { module: spec.module } : { path: spec.path }),
     attr: spec.exportName,
   }));
+  let authShape: PythonAuthShape | undefined;
   const worker = new PythonWorker({
     python: pythonFor(root),
     root,
@@ -38,6 +44,8 @@ export async function startPythonGraphs(
     ...watchdogSettings(process.env),
     onStart: async (started) => {
       await started.send("load", { graphs: wanted });
+      // auth.path in Python: loaded again after each restart, as the graphs are.
+      if (auth) authShape = (await started.send("load_auth", { path: auth.file, attr: auth.exportName })) as PythonAuthShape;
     },
   });
   try {
@@ -50,7 +58,7 @@ export async function startPythonGraphs(
     throw new GraphLoadError(`loading the Python graphs failed: ${(error as Error).message}`);
   }
   const graphs = new Map(Object.keys(specs).map((graphId) => [graphId, new PythonGraph(worker, graphId)]));
-  return { graphs, worker };
+  return { graphs, worker, ...(authShape ? { auth: pythonAuthHandlers(worker, authShape) } : {}) };
 }
 
 /** The watchdog's limits from the environment (docs/python-protocol.md), refused when not numbers. */

@@ -1,6 +1,7 @@
-import type { GraphSchemas, JsonSchema } from "../assistants/graph-info.ts";
+import type { GraphSchemas, JsonSchema, SubgraphSchemas } from "../assistants/graph-info.ts";
 import type { GraphLike, StateSnapshotLike } from "../graphs/registry.ts";
 import { answerCheckpointCallback, type CallbackSaver } from "./checkpoint-callbacks.ts";
+import { RunEndStates } from "./run-end-states.ts";
 import { answerStoreCallback, type CallbackStore } from "./store-callbacks.ts";
 import type { PythonWorker } from "./worker.ts";
 
@@ -8,6 +9,19 @@ import type { PythonWorker } from "./worker.ts";
 const LENT_CHECKPOINTER = "__pregel_checkpointer";
 
 type Config = Record<string, unknown> & { configurable?: Record<string, unknown>; signal?: AbortSignal };
+
+/** What the worker's `schemas` answers: pydantic's JSON Schemas, `null` where one cannot be made. */
+type WorkerSchemas = Record<"input" | "output" | "state" | "config" | "context", JsonSchema | null>;
+
+function toGraphSchemas(found: WorkerSchemas): GraphSchemas {
+  return {
+    input_schema: found.input ?? found.state ?? { type: "object" },
+    output_schema: found.output ?? found.state ?? { type: "object" },
+    state_schema: found.state ?? { type: "object" },
+    ...(found.config ? { config_schema: found.config } : {}),
+    ...(found.context ? { context_schema: found.context } : {}),
+  };
+}
 
 /** The part of a JS RunnableConfig that means something to Python, as JSON. */
 function pythonConfig(config: Config | undefined): Record<string, unknown> {
@@ -44,6 +58,8 @@ function commandOf(value: unknown): Record<string, unknown> | undefined {
 export class PythonGraph implements GraphLike {
   checkpointer?: unknown;
   store?: unknown;
+  /** States the worker sent with each run's end; shared by the registry's copies of this graph. */
+  private readonly runEnds = new RunEndStates();
 
   constructor(
     private readonly worker: PythonWorker,
@@ -110,10 +126,15 @@ export class PythonGraph implements GraphLike {
         wake?.();
       },
     };
+    const threadId = config.configurable?.thread_id;
     this.worker
       .request("run", { graph_id: this.name, config: pythonConfig(config), ...args }, handlers, config.signal)
       .then(
-        () => (finished = true),
+        (answer) => {
+          const state = (answer as { state?: StateSnapshotLike } | null)?.state;
+          if (state && typeof threadId === "string") this.runEnds.keep(threadId, state);
+          finished = true;
+        },
         (error: Error) => ((failure = error), (finished = true)),
       )
       .finally(() => wake?.());
@@ -131,14 +152,22 @@ export class PythonGraph implements GraphLike {
 
   /** Its JSON Schemas, read by the worker as the vendor's Python server reads them. */
   async jsonSchemas(): Promise<GraphSchemas> {
-    const found = (await this.call("schemas", undefined)) as Record<"input" | "output" | "state" | "config" | "context", JsonSchema | null>;
-    return {
-      input_schema: found.input ?? found.state ?? { type: "object" },
-      output_schema: found.output ?? found.state ?? { type: "object" },
-      state_schema: found.state ?? { type: "object" },
-      ...(found.config ? { config_schema: found.config } : {}),
-      ...(found.context ? { context_schema: found.context } : {}),
-    };
+    return toGraphSchemas((await this.call("schemas", undefined)) as WorkerSchemas);
+  }
+
+  /**
+   * Its subgraphs' schemas by namespace (`child|grandchild` when recursing), under both the
+   * Python server's names and the JS server's (`state`, `input`, ...), as JS graphs answer.
+   */
+  async subgraphSchemas(namespace: string | undefined, recurse: boolean, config?: Config): Promise<Record<string, SubgraphSchemas>> {
+    const found = (await this.call("subgraphs", config, { namespace: namespace ?? null, recurse })) as Record<string, WorkerSchemas>;
+    return Object.fromEntries(
+      Object.entries(found).map(([ns, schemas]) => {
+        const named = toGraphSchemas(schemas);
+        const js = { state: named.state_schema, input: named.input_schema, output: named.output_schema, ...(named.config_schema ? { config: named.config_schema } : {}) };
+        return [ns, { ...js, ...named }];
+      }),
+    );
   }
 
   async invoke(input: unknown, config: Config = {}): Promise<unknown> {
@@ -148,6 +177,8 @@ export class PythonGraph implements GraphLike {
   }
 
   async getState(config: Config, options?: { subgraphs?: boolean }): Promise<StateSnapshotLike> {
+    const ended = options?.subgraphs ? undefined : await this.runEnds.answer(config);
+    if (ended) return ended;
     return (await this.call("state", config, { subgraphs: options?.subgraphs ?? false })) as StateSnapshotLike;
   }
 
