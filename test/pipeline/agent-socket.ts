@@ -29,5 +29,5 @@ export function listeningSockets(deployLog: string): string[] {
 
 /** The database sockets the deploy log says a deployment's containers reach PostgreSQL through (the Docker runtime). */
 export function databaseSockets(deployLog: string): string[] {
-  return [...new Set([...deployLog.matchAll(/PostgreSQL through unix:(\S+)/g)].map((match) => match[1]))];
+  return [...new Set([...deployLog.matchAll(/PostgreSQL through unix:(\S+?\.s\.PGSQL\.\d+)/g)].map((match) => match[1]))];
 }
