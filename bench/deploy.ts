@@ -31,7 +31,7 @@ import { startGitDaemon, TestRepository } from "../test/support/git-server.ts";
 import { sampleFiles, writeSampleProject } from "../test/pipeline/sample-project.ts";
 import { api } from "../test/pipeline/api.ts";
 import { compareRouter, type RouterComparison } from "./deploy/router-cost.ts";
-import { measureRuntime, type RuntimeRow } from "./deploy/runtime-cost.ts";
+import { deployFromGit, measureRuntime, type RuntimeRow } from "./deploy/runtime-cost.ts";
 import { switchUnderLoad } from "./deploy/switch.ts";
 
 const { values: flags } = parseArgs({
@@ -65,18 +65,9 @@ async function main(): Promise<Figures> {
     });
     const cpApi = api(cp);
     const deploy = async (name: string) => {
-      const started = performance.now();
-      const created = await cpApi.call("POST", "/v2/deployments", {
-        name,
-        source: "github",
-        source_config: { repo_url: git.url("agent"), deployment_type: "dev" },
-        source_revision_config: { repo_ref: "main", langgraph_config_path: "langgraph.json" },
-      });
-      if (created.status !== 201) throw new Error(`create answered ${created.status}: ${JSON.stringify(created.body)}`);
-      const revision = await cpApi.waitForRevision(created.body.id, created.body.latest_revision_id, { timeoutMs: 900_000 });
-      if (revision.status !== "DEPLOYED") throw new Error(`${name}: ${revision.status}: ${revision.status_message}`);
-      await printTimeline(cp!, created.body.id, revision.id, Date.now() - (performance.now() - started));
-      return { seconds: (performance.now() - started) / 1000, deployment: created.body, revision };
+      const { seconds, started, deployment, revision } = await deployFromGit(cpApi, git.url("agent"), name);
+      await printTimeline(cp!, deployment.id, revision.id, Date.now() - (performance.now() - started));
+      return { seconds, deployment, revision };
     };
     const cold = await deploy("bench-cold");
     console.error(`cold deploy: ${cold.seconds.toFixed(1)} s`);

@@ -2,7 +2,7 @@ import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { Client } from "@langchain/langgraph-sdk";
 import { startControlPlane, type ControlPlaneProcess } from "../../test/support/control-plane-process.ts";
-import { api } from "../../test/pipeline/api.ts";
+import { api, type Api } from "../../test/pipeline/api.ts";
 import { listeningSockets } from "../../test/pipeline/agent-socket.ts";
 import { load } from "./router-cost.ts";
 
@@ -41,17 +41,8 @@ export async function measureRuntime(options: {
     });
     const cpApi = api(cp);
     const deploy = async (name: string) => {
-      const started = performance.now();
-      const created = await cpApi.call("POST", "/v2/deployments", {
-        name,
-        source: "github",
-        source_config: { repo_url: options.gitUrl, deployment_type: "dev" },
-        source_revision_config: { repo_ref: "main", langgraph_config_path: "langgraph.json" },
-      });
-      if (created.status !== 201) throw new Error(`create answered ${created.status}: ${JSON.stringify(created.body)}`);
-      const revision = await cpApi.waitForRevision(created.body.id, created.body.latest_revision_id, { timeoutMs: 900_000 });
-      if (revision.status !== "DEPLOYED") throw new Error(`${name}: ${revision.status}: ${revision.status_message}`);
-      return { seconds: (performance.now() - started) / 1000, id: created.body.id as string, url: created.body.url as string, revision: revision.id as string };
+      const { seconds, deployment, revision } = await deployFromGit(cpApi, options.gitUrl, name);
+      return { seconds, id: deployment.id as string, url: deployment.url as string, revision: revision.id as string };
     };
     await deploy(`${options.runtime}-warm-up`);
     const measured = await deploy(`${options.runtime}-measured`);
@@ -69,6 +60,21 @@ export async function measureRuntime(options: {
   } finally {
     await cp?.kill("SIGTERM");
   }
+}
+
+/** POST /v2/deployments of the repository's main, then waits for DEPLOYED; with the seconds it took. */
+export async function deployFromGit(cpApi: Api, gitUrl: string, name: string) {
+  const started = performance.now();
+  const created = await cpApi.call("POST", "/v2/deployments", {
+    name,
+    source: "github",
+    source_config: { repo_url: gitUrl, deployment_type: "dev" },
+    source_revision_config: { repo_ref: "main", langgraph_config_path: "langgraph.json" },
+  });
+  if (created.status !== 201) throw new Error(`create answered ${created.status}: ${JSON.stringify(created.body)}`);
+  const revision = await cpApi.waitForRevision(created.body.id, created.body.latest_revision_id, { timeoutMs: 900_000 });
+  if (revision.status !== "DEPLOYED") throw new Error(`${name}: ${revision.status}: ${revision.status_message}`);
+  return { seconds: (performance.now() - started) / 1000, started, deployment: created.body, revision };
 }
 
 /** The resident memory of the processes started with one of these sockets on their command line, and their children. */
