@@ -15,6 +15,9 @@
  *   --router-only                             one deploy, then only the router comparison
  *   --workload threads.get                    only the router workloads whose name starts so
  *   --runtime docker                          deployments as containers (needs dockerd; default local)
+ *   --runtimes local,docker                   instead: one row per runtime (warm deploy, RSS per
+ *                                             deployment, requests/s through the router), with
+ *   --docker-host unix:///run/docker.sock     where dockerd listens (default: the CLI's)
  *
  * Goals (issue #12): warm deploy under 15 s; 0 failed requests; the router at most 10%
  * less throughput and under 1 ms added p50 than calling the process directly.
@@ -28,6 +31,7 @@ import { startGitDaemon, TestRepository } from "../test/support/git-server.ts";
 import { sampleFiles, writeSampleProject } from "../test/pipeline/sample-project.ts";
 import { api } from "../test/pipeline/api.ts";
 import { compareRouter, type RouterComparison } from "./deploy/router-cost.ts";
+import { deployFromGit, measureRuntime, type RuntimeRow } from "./deploy/runtime-cost.ts";
 import { switchUnderLoad } from "./deploy/switch.ts";
 
 const { values: flags } = parseArgs({
@@ -39,6 +43,8 @@ const { values: flags } = parseArgs({
     "router-only": { type: "boolean", default: false },
     workload: { type: "string" },
     runtime: { type: "string", default: "local" },
+    runtimes: { type: "string" },
+    "docker-host": { type: "string" },
   },
 });
 
@@ -59,18 +65,9 @@ async function main(): Promise<Figures> {
     });
     const cpApi = api(cp);
     const deploy = async (name: string) => {
-      const started = performance.now();
-      const created = await cpApi.call("POST", "/v2/deployments", {
-        name,
-        source: "github",
-        source_config: { repo_url: git.url("agent"), deployment_type: "dev" },
-        source_revision_config: { repo_ref: "main", langgraph_config_path: "langgraph.json" },
-      });
-      if (created.status !== 201) throw new Error(`create answered ${created.status}: ${JSON.stringify(created.body)}`);
-      const revision = await cpApi.waitForRevision(created.body.id, created.body.latest_revision_id, { timeoutMs: 900_000 });
-      if (revision.status !== "DEPLOYED") throw new Error(`${name}: ${revision.status}: ${revision.status_message}`);
-      await printTimeline(cp!, created.body.id, revision.id, Date.now() - (performance.now() - started));
-      return { seconds: (performance.now() - started) / 1000, deployment: created.body, revision };
+      const { seconds, started, deployment, revision } = await deployFromGit(cpApi, git.url("agent"), name);
+      await printTimeline(cp!, deployment.id, revision.id, Date.now() - (performance.now() - started));
+      return { seconds, deployment, revision };
     };
     const cold = await deploy("bench-cold");
     console.error(`cold deploy: ${cold.seconds.toFixed(1)} s`);
@@ -157,11 +154,47 @@ function report(figures: Figures) {
   console.log(lines.join("\n"));
 }
 
-main()
-  .then((figures) => {
-    report(figures);
-    if (flags.json) writeFileSync(flags.json, JSON.stringify(figures, null, 2));
-  })
+/** `--runtimes`: the same project on each runtime, one after the other, one row each. */
+async function compareRuntimes(runtimes: string[]): Promise<RuntimeRow[]> {
+  const repo = new TestRepository(join(root, "repos"), "agent");
+  writeSampleProject(repo.work, "v1");
+  repo.commit({}, "v1");
+  const git = await startGitDaemon(join(root, "repos"));
+  const rows: RuntimeRow[] = [];
+  try {
+    for (const runtime of runtimes) {
+      const extraArgs = runtime === "docker" && flags["docker-host"] ? ["--docker-host", flags["docker-host"]] : [];
+      rows.push(await measureRuntime({ runtime, root, gitUrl: git.url("agent"), packageCache: join(root, "package-cache"), seconds: Number(flags.seconds), concurrency: Number(flags.concurrency), extraArgs }));
+    }
+  } finally {
+    await git.stop();
+  }
+  return rows;
+}
+
+function reportRuntimes(rows: RuntimeRow[]) {
+  console.log(
+    [
+      `bench:deploy --runtimes, ${new Date().toISOString()}, Node ${process.versions.node}, embedded storage, ${flags.seconds} s per workload at concurrency ${flags.concurrency}, load average ${loadavg().map((n) => n.toFixed(2)).join(" ")}`,
+      "",
+      "| runtime | POST → DEPLOYED (warm cache) | RSS per deployment (1 replica) | threads.get req/s via router | runs.wait req/s via router |",
+      "|---|---:|---:|---:|---:|",
+      ...rows.map((row) => `| ${row.runtime} | ${row.deploySeconds.toFixed(1)} s | ${row.rssMb.toFixed(0)} MB | ${row.threadsGetRps.toFixed(0)} | ${row.runsWaitRps.toFixed(0)} |`),
+    ].join("\n"),
+  );
+}
+
+const run: Promise<unknown> = flags.runtimes
+  ? compareRuntimes(flags.runtimes.split(",")).then((rows) => {
+      reportRuntimes(rows);
+      if (flags.json) writeFileSync(flags.json, JSON.stringify(rows, null, 2));
+    })
+  : main().then((figures) => {
+      report(figures);
+      if (flags.json) writeFileSync(flags.json, JSON.stringify(figures, null, 2));
+    });
+
+run
   .catch((error) => {
     console.error(error);
     process.exitCode = 1;

@@ -81,7 +81,7 @@ export async function compareRouter(options: {
   }
 }
 
-async function load(call: () => Promise<unknown>, concurrency: number, seconds: number): Promise<number[]> {
+export async function load(call: () => Promise<unknown>, concurrency: number, seconds: number): Promise<number[]> {
   const latencies: number[] = [];
   const deadline = performance.now() + seconds * 1000;
   await Promise.all(

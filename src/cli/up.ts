@@ -108,7 +108,7 @@ async function serve(flags: UpFlags): Promise<void> {
     }
     const isolation = Isolation.probe();
     const allowUnsandboxed = flags.allowUnsandboxed === true || process.env.SLIPWAY_ALLOW_UNSANDBOXED === "1";
-    const docker = await dockerSettings(flags, config.databaseUrl);
+    const docker = await dockerSettings(flags);
     if (docker && settings.sleepAfterMinutes > 0) throw new Error("--sleep-after: deployments do not sleep on the Docker runtime; leave it out, or use the local runtime");
     if (docker) {
       // Builds still run in the local sandbox; what serves runs in containers.
@@ -193,27 +193,14 @@ async function serve(flags: UpFlags): Promise<void> {
 }
 
 /** The Docker runtime's settings when `--runtime docker` is asked for, once dockerd answers. */
-async function dockerSettings(flags: UpFlags, databaseUrl: string | undefined) {
+async function dockerSettings(flags: UpFlags) {
   const runtime = flags.runtime ?? process.env.SLIPWAY_RUNTIME ?? "local";
   if (runtime === "local") return undefined;
   if (runtime !== "docker") throw new Error(`--runtime must be local or docker, not ${JSON.stringify(runtime)}`);
-  // Containers get the deployment's role URL as it is: a loopback server is their own loopback, not this machine's.
-  if (databaseUrl && isLoopbackDatabase(databaseUrl)) {
-    throw new Error("--runtime docker needs a PostgreSQL server that containers can reach: give --database-url a host other than loopback, or use the embedded database");
-  }
   const { DockerCli } = await import("../pipeline/runtime/docker/docker-cli.ts");
   const cli = new DockerCli(flags.dockerHost ?? (process.env.SLIPWAY_DOCKER_HOST || undefined));
   const version = await cli.serverVersion().catch((error: Error) => {
     throw new Error(`--runtime docker: dockerd cannot be reached (${error.message}). Start it, or name its socket with --docker-host.`);
   });
   return { version, settings: { docker: cli, baseImage: flags.dockerBaseImage ?? (process.env.SLIPWAY_DOCKER_BASE_IMAGE || undefined) } };
-}
-
-function isLoopbackDatabase(databaseUrl: string): boolean {
-  try {
-    const { hostname } = new URL(databaseUrl);
-    return hostname === "" || hostname === "localhost" || hostname === "[::1]" || hostname.startsWith("127.");
-  } catch {
-    return false;
-  }
 }

@@ -26,3 +26,8 @@ export function callSocket(
 export function listeningSockets(deployLog: string): string[] {
   return [...deployLog.matchAll(/listening on unix:(\S+?\.sock)/g)].map((match) => match[1]);
 }
+
+/** The database sockets the deploy log says a deployment's containers reach PostgreSQL through (the Docker runtime). */
+export function databaseSockets(deployLog: string): string[] {
+  return [...new Set([...deployLog.matchAll(/PostgreSQL through unix:(\S+?\.s\.PGSQL\.\d+)/g)].map((match) => match[1]))];
+}

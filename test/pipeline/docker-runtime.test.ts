@@ -1,6 +1,7 @@
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { Client } from "@langchain/langgraph-sdk";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DockerCli } from "../../src/pipeline/runtime/docker/docker-cli.ts";
@@ -8,6 +9,7 @@ import { buildImage } from "../../src/pipeline/runtime/docker/image-build.ts";
 import type { ControlPlaneProcess } from "../support/control-plane-process.ts";
 import { startGitDaemon, TestRepository, type GitServer } from "../support/git-server.ts";
 import { freePort } from "../support/ports.ts";
+import { ensurePythonWheelhouse } from "../support/python-env.ts";
 import { keepCalling } from "./keep-calling.ts";
 import { api, type Api } from "./api.ts";
 import { startPipelineControlPlane } from "./control-plane.ts";
@@ -24,9 +26,13 @@ import { sampleFiles, writeSampleProject } from "./sample-project.ts";
 const SLOW = 900_000;
 const SECRET = "docker-secret-value-7";
 const DEPLOYMENT_LABEL = "dev.slipway.deployment";
+const PACKAGE_CACHE = join(tmpdir(), "slipway-test-package-cache");
+/** The smallest Python project: one graph of the mixed fixture, installed offline from the suite's wheels. */
+const PYTHON_GRAPH = fileURLToPath(new URL("../fixtures/mixed-agent/py_echo.py", import.meta.url));
+const PIP_CONF = fileURLToPath(new URL("../fixtures/python-deploy/pip.conf", import.meta.url));
 const EXTERNAL_IMAGE = `slipway-test-external:${Math.random().toString(36).slice(2, 10)}`;
 
-describe("a deployment on the Docker runtime, on pglite", () => {
+describe("a deployment on the Docker runtime, on postgres", () => {
   let root: string;
   let git: GitServer;
   let repo: TestRepository;
@@ -38,8 +44,11 @@ describe("a deployment on the Docker runtime, on pglite", () => {
   // The same port and data each time: the deployment's URL stays where its clients call it.
   const start = () =>
     startPipelineControlPlane(root, {
+      // PostgreSQL on loopback, which containers reach through the deployment's relay socket (the escape probe covers the embedded database).
+      backend: "postgres",
       args: ["--runtime", "docker", "--docker-host", dockerHost(), "--port", String(port)],
-      env: { SLIPWAY_STOP_GRACE_SECONDS: "4", SLIPWAY_JOB_LEASE_SECONDS: "4", SLIPWAY_CONTROL_SCHEMA: schema },
+      // This machine's own pip setting (a find-links folder) would only add a warning per wheel.
+      env: { SLIPWAY_STOP_GRACE_SECONDS: "4", SLIPWAY_JOB_LEASE_SECONDS: "4", SLIPWAY_CONTROL_SCHEMA: schema, PIP_FIND_LINKS: undefined },
     });
 
   beforeAll(async () => {
@@ -48,6 +57,15 @@ describe("a deployment on the Docker runtime, on pglite", () => {
     repo = new TestRepository(join(root, "repos"), "agent");
     writeSampleProject(repo.work, "v1");
     repo.commit({}, "v1");
+    const python = new TestRepository(join(root, "repos"), "python");
+    cpSync(PYTHON_GRAPH, join(python.work, "py_echo.py"));
+    cpSync(PIP_CONF, join(python.work, "pip.conf"));
+    python.commit({ "langgraph.json": JSON.stringify({ dependencies: ["."], graphs: { py_echo: "./py_echo.py:graph" }, pip_config_file: "pip.conf" }) }, "a Python graph");
+    const wheels = ensurePythonWheelhouse();
+    if (!existsSync(join(PACKAGE_CACHE, "python-wheels"))) {
+      mkdirSync(PACKAGE_CACHE, { recursive: true });
+      cpSync(wheels, join(PACKAGE_CACHE, "python-wheels"), { recursive: true });
+    }
     git = await startGitDaemon(join(root, "repos"));
   }, 120_000);
 
@@ -83,6 +101,7 @@ describe("a deployment on the Docker runtime, on pglite", () => {
       expect({ status: v1.status, log: v1.status === "DEPLOYED" ? "" : (await cpApi.logs(deployment.id, v1.id, "deploy")).join("\n") }).toEqual({ status: "DEPLOYED", log: "" });
       const deployLog = (await cpApi.logs(deployment.id, v1.id, "deploy")).join("\n");
       expect(deployLog).toMatch(/started \(container slipway-/);
+      expect(deployLog).toMatch(/Storage: PostgreSQL through unix:\S+\/\.s\.PGSQL\.\d+, as the deployment's own role\./);
       expect(deployLog).not.toContain(SECRET);
 
       // ── the container: the deployment's limits, a read-only root, no capabilities, its own uid ──
@@ -141,7 +160,8 @@ describe("a deployment on the Docker runtime, on pglite", () => {
 
       // ── delete: 204, the URL 404s, the containers are gone ────────────────────────
       expect((await again.call("DELETE", `/v2/deployments/${deployment.id}`)).status).toBe(204);
-      for (let i = 0; i < 120 && (await again.call("GET", `/v2/deployments/${deployment.id}`)).status !== 404; i++) {
+      // One poll has met a connection reset here on PostgreSQL (cause not found, see the branch's report): the last GET must still answer.
+      for (let i = 0; i < 120 && (await again.call("GET", `/v2/deployments/${deployment.id}`).catch(() => ({ status: 0 }))).status !== 404; i++) {
         await new Promise((resolve) => setTimeout(resolve, 250));
       }
       expect((await again.call("GET", `/v2/deployments/${deployment.id}`)).status).toBe(404);
@@ -166,12 +186,41 @@ describe("a deployment on the Docker runtime, on pglite", () => {
       const revision = await cpApi.waitForRevision(created.body.id, created.body.latest_revision_id, { timeoutMs: 300_000 });
       expect(revision.status).toBe("DEPLOYED");
       expect(revision.source_revision_config.image_uri).toBe(EXTERNAL_IMAGE);
-      expect((await cpApi.logs(created.body.id, revision.id, "deploy")).join("\n")).toMatch(/published on http:\/\/127\.0\.0\.1:\d+/);
+      const deployLog = (await cpApi.logs(created.body.id, revision.id, "deploy")).join("\n");
+      expect(deployLog).toMatch(/published on http:\/\/127\.0\.0\.1:\d+/);
+      // The control plane listens on loopback: the deployment's own URL is out of its containers' reach, and the log says so.
+      expect(deployLog).toMatch(/LANGGRAPH_API_URL \(http:\/\/127\.0\.0\.1:\d+ and the deployment's path\) is on this machine's loopback, which its containers cannot reach/);
       const client = new Client({ apiUrl: created.body.url, apiKey });
       expect(await client.runs.wait(null, "whoami", { input: {} })).toMatchObject({ version: "v1", greeting: SECRET });
       expect((await cpApi.call("DELETE", `/v2/deployments/${created.body.id}`)).status).toBe(204);
       for (let i = 0; i < 120 && containersLabelled(DEPLOYMENT_LABEL, created.body.id).length; i++) await new Promise((resolve) => setTimeout(resolve, 250));
       expect(containersLabelled(DEPLOYMENT_LABEL, created.body.id)).toEqual([]);
+    },
+    SLOW,
+  );
+
+  it(
+    "serves a Python graph: the host's interpreter and the revision's environment are in its image",
+    async () => {
+      const cpApi = api({ ...cp!, apiKey, workspaceId });
+      const created = await cpApi.call("POST", "/v2/deployments", {
+        name: "python",
+        source: "github",
+        source_config: { repo_url: git.url("python"), deployment_type: "dev", build_on_push: false, resource_spec: { min_scale: 1, memory_limit_mb: 512 } },
+        source_revision_config: { repo_ref: "main", langgraph_config_path: "langgraph.json" },
+      });
+      expect(created.status).toBe(201);
+      const revision = await cpApi.waitForRevision(created.body.id, created.body.latest_revision_id, { timeoutMs: 600_000 });
+      const deployLog = (await cpApi.logs(created.body.id, revision.id, "deploy")).join("\n");
+      expect({ status: revision.status, log: revision.status === "DEPLOYED" ? "" : deployLog }).toEqual({ status: "DEPLOYED", log: "" });
+      expect(deployLog).toMatch(/Building the revision's image slipway-revision:\w+ \(slipway-python:\w+, the build and its Python environment\)/);
+      const client = new Client({ apiUrl: created.body.url, apiKey });
+      const values = (await client.runs.wait(null, "py_echo", { input: { messages: [{ role: "human", content: "from a container" }] } })) as { messages: { content: string }[] };
+      expect(values.messages.map((m) => m.content)).toEqual(["from a container", "You said: from a container"]);
+      // Its interpreter runs in the container, as the deployment's uid: the agent server's child, not the host's.
+      const [container] = containersLabelled(DEPLOYMENT_LABEL, created.body.id);
+      expect(docker(["top", container.Name.slice(1), "-o", "pid,args"])).toMatch(/\/srv\/python-env\/bin\/python -m slipway_worker/);
+      expect((await cpApi.call("DELETE", `/v2/deployments/${created.body.id}`)).status).toBe(204);
     },
     SLOW,
   );

@@ -8,7 +8,7 @@ import type { BackendName } from "../support/backends.ts";
 import { schemaOf, storageSocketPath } from "../../src/pipeline/runtime/deployment-storage.ts";
 import type { ControlPlaneProcess } from "../support/control-plane-process.ts";
 import { startGitDaemon, TestRepository, type GitServer } from "../support/git-server.ts";
-import { listeningSockets } from "./agent-socket.ts";
+import { databaseSockets, listeningSockets } from "./agent-socket.ts";
 import { api, type Api } from "./api.ts";
 import { startPipelineControlPlane } from "./control-plane.ts";
 import { writeSampleProject } from "./sample-project.ts";
@@ -114,10 +114,12 @@ export function describeEscapeProbe(runtime: EscapeProbeRuntime, backends: Backe
           control_db: join(data, "control-db"),
           other_builds: readdirSync(join(data, "builds")).map((key) => join(data, "builds", key)),
           other_data: join(data, "deployments", other.id),
-          other_sockets: [...listeningSockets(otherLog), ...(backend === "pglite" ? [storageSocketPath(data, other.id)] : [])],
+          other_sockets: [...listeningSockets(otherLog), ...databaseSockets(otherLog), ...(backend === "pglite" ? [storageSocketPath(data, other.id)] : [])],
           control_plane_url: cp.url,
           control_plane_pid: cp.child.pid!,
           ...(backend === "postgres" ? { control_schema: controlSchema, other_schema: schemaOf(other.id) } : {}),
+          // The suite's server trusts loopback: only a runtime that keeps loopback from its agents can deny this one.
+          ...(backend === "postgres" && runtime.name === "docker" ? { login_as: "postgres" } : {}),
         };
         // What the probe aims at exists, as the control plane sees it.
         expect(existsSync(targets.secrets_key)).toBe(true);
@@ -144,6 +146,7 @@ export function describeEscapeProbe(runtime: EscapeProbeRuntime, backends: Backe
           "write_beside_secrets_key",
           ...targets.other_sockets.map((_, index) => `connect_other_socket_${index}`),
           ...(backend === "postgres" ? ["read_control_tables", "read_other_deployment_tables"] : []),
+          ...("login_as" in targets ? ["login_as_other_role"] : []),
         ];
         expect(Object.keys(results).sort()).toEqual([...attempts].sort());
         const ownInit = runtime.initIsOwn ? ["signal_sandbox_init", "read_init_environment"] : [];
@@ -157,6 +160,7 @@ export function describeEscapeProbe(runtime: EscapeProbeRuntime, backends: Backe
         expect(results.signal_control_plane).toBe("denied (ESRCH)");
         expect(results.write_build).toBe("denied (EROFS)");
         if (backend === "postgres") expect(results.read_control_tables).toBe("denied (42501)");
+        if ("login_as" in targets) expect(results.login_as_other_role).toBe("denied (28000)");
         else expect(results.become_superuser).toBe("denied (NO_CREDENTIALS)");
       },
       SLOW,

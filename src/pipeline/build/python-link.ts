@@ -32,6 +32,8 @@ export function pythonEnvGone(configFile: string): boolean {
 }
 
 export interface RevisionPython {
+  /** The environment's folder (the link's target). */
+  venv: string;
   /** SLIPWAY_PYTHON (the environment's interpreter) and PYTHONPATH (the project's local dependencies). */
   env: Record<string, string>;
   /** The environment and the installation its interpreter comes from: to be seen read-only in a sandbox. */
@@ -64,5 +66,5 @@ export function revisionPython(configFile: string): RevisionPython | undefined {
     // read at build time already; nothing more to add here
   }
   const roots = localImportRoots(config, dirname(configFile));
-  return { env: { SLIPWAY_PYTHON: join(venv, "bin", "python"), ...(roots.length ? { PYTHONPATH: roots.join(delimiter) } : {}) }, readOnly };
+  return { venv, env: { SLIPWAY_PYTHON: join(venv, "bin", "python"), ...(roots.length ? { PYTHONPATH: roots.join(delimiter) } : {}) }, readOnly };
 }

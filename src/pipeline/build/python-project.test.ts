@@ -110,6 +110,7 @@ describe("the revision's link to its environment", () => {
     const build = tree({ "langgraph.json": JSON.stringify({ dependencies: [".", "./py"] }), "py/src/pkg/__init__.py": "", ".venv/bin/python": "stale" });
     expect(linkPythonEnv(join(build, "langgraph.json"), venv)).toBe(true);
     expect(revisionPython(join(build, "langgraph.json"))).toEqual({
+      venv,
       env: { SLIPWAY_PYTHON: join(venv, "bin/python"), PYTHONPATH: [build, join(build, "py/src"), join(build, "py")].join(delimiter) },
       readOnly: [venv, "/opt/python/3.11.7"],
     });

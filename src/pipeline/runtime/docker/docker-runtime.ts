@@ -4,15 +4,18 @@ import { tmpdir } from "node:os";
 import { join, relative } from "node:path";
 import type { PipelineDeps } from "../../context.ts";
 import { StepFailure } from "../../failure.ts";
+import { revisionPython } from "../../build/python-link.ts";
 import { agentEnvironment, replicaShape } from "../agent-env.ts";
-import type { DeploymentStorage } from "../deployment-storage.ts";
+import type { DeploymentStorage, StorageAttachment } from "../deployment-storage.ts";
 import { chownTree, deploymentUid } from "../deployment-user.ts";
 import { RevisionGroup } from "../revision-group.ts";
 import { RevisionRotation } from "../revision-rotation.ts";
 import type { LaunchSpec } from "../runtime.ts";
 import { ContainerReplica } from "./container-replica.ts";
+import { DatabaseRelay, isLoopbackHost, localServer } from "./database-relay.ts";
 import type { DockerCli } from "./docker-cli.ts";
 import { buildImage } from "./image-build.ts";
+import { ensurePythonImage, pythonInRevision } from "./python-layer.ts";
 import { ensureRuntimeImage, type RuntimeImage } from "./runtime-image.ts";
 
 /** A replica's private /tmp, and its limit of processes and threads (as the local sandbox's). */
@@ -44,6 +47,10 @@ export interface DockerSettings {
  */
 export class DockerRuntime extends RevisionRotation {
   private runtimeImage: Promise<RuntimeImage> | undefined;
+  /** Python layers being made or made (by runtime image and environment): two revisions wait for one. */
+  private readonly pythonImages = new Map<string, Promise<string>>();
+  /** Each deployment's way to a PostgreSQL server on this machine, while it runs here. */
+  private readonly relays = new Map<string, Promise<DatabaseRelay>>();
   private socketDir: string | undefined;
   private replicas = 0;
   /** Tells this control plane's containers from those a previous one (killed) left. */
@@ -65,6 +72,7 @@ export class DockerRuntime extends RevisionRotation {
     await this.removeLeftovers(spec.deploymentId);
     const internalKey = randomBytes(32).toString("base64url");
     const containers = spec.build ? await this.agentContainers(spec, spec.build, memory, internalKey) : await this.imageContainers(spec, memory, internalKey);
+    warnIfUnreachable(spec, this.deps.publicUrl?.());
     const replicas = Array.from({ length: count }, (_, index) => {
       const file = `${++this.replicas}-${index + 1}`;
       const container = `slipway-${this.owner.slice(0, 8)}-${spec.revisionId.slice(0, 8)}-${file}`;
@@ -80,11 +88,13 @@ export class DockerRuntime extends RevisionRotation {
   /** Containers of Slipway's agent server on the revision's build, as the deployment's uid, reached on a socket. */
   private async agentContainers(spec: LaunchSpec, build: NonNullable<LaunchSpec["build"]>, memory: number, internalKey: string) {
     const uid = this.uidOf(spec.deploymentId);
-    const image = await this.revisionImage(spec, build, uid);
-    const storage = await this.storage.attach(spec.deploymentId);
-    if (uid !== process.getuid?.()) for (const dir of storage.directories) await chownTree(dir, uid);
-    const env = definedOnly({ ...agentEnvironment(this.deps, spec, storage.env, internalKey, memory), HOME: "/tmp", TMPDIR: "/tmp" });
+    const python = revisionPython(build.config_file);
+    const inImage = python ? pythonInRevision(python, { directory: build.directory, inImage: BUILD_IN_IMAGE }) : undefined;
+    const image = await this.revisionImage(spec, build, uid, python?.venv, inImage?.sources ?? []);
     const sockets = this.socketDirectory(spec.deploymentId, uid);
+    const storage = await this.containerStorage(spec, uid, sockets);
+    if (uid !== process.getuid?.()) for (const dir of storage.directories) await chownTree(dir, uid);
+    const env = definedOnly({ ...agentEnvironment(this.deps, spec, storage.env, internalKey, memory, inImage?.env), HOME: "/tmp", TMPDIR: "/tmp" });
     const options = [
       ...this.limits(spec, memory),
       "--read-only",
@@ -98,6 +108,27 @@ export class DockerRuntime extends RevisionRotation {
       const command = [image.node, image.slipway, "agent", "--socket", socketPath, "--config", config, ...storage.args];
       return { options, image: image.tag, command, env, listen: { socketPath } };
     };
+  }
+
+  /**
+   * The deployment's storage as its containers reach it: the embedded database's socket
+   * directory (mounted), or its PostgreSQL role's URL, through a relay socket in its own
+   * socket directory when the server is on this machine's loopback (see database-relay.ts).
+   */
+  private async containerStorage(spec: LaunchSpec, uid: number, sockets: string): Promise<StorageAttachment> {
+    const storage = await this.storage.attach(spec.deploymentId);
+    const url = storage.env.SLIPWAY_DATABASE_URL;
+    const server = url ? localServer(url) : undefined;
+    if (!url || !server) return storage;
+    let relay = this.relays.get(spec.deploymentId);
+    if (!relay) {
+      relay = DatabaseRelay.open(sockets, server, decodeURIComponent(new URL(url).username), uid);
+      relay.catch(() => this.relays.delete(spec.deploymentId));
+      this.relays.set(spec.deploymentId, relay);
+    }
+    const opened = await relay;
+    spec.log.info(`Storage: PostgreSQL through unix:${opened.socketPath}, as the deployment's own role.`);
+    return { ...storage, env: { ...storage.env, SLIPWAY_DATABASE_URL: opened.url(url) } };
   }
 
   /**
@@ -127,6 +158,7 @@ export class DockerRuntime extends RevisionRotation {
    */
   override async stopDeployment(deploymentId: string): Promise<void> {
     await super.stopDeployment(deploymentId);
+    await this.closeRelay(deploymentId);
     const { docker } = this.settings;
     const labels = { [LABEL.owner]: this.owner, [LABEL.deployment]: deploymentId };
     await docker.remove(await docker.containers(labels));
@@ -136,6 +168,7 @@ export class DockerRuntime extends RevisionRotation {
 
   override async close(): Promise<void> {
     await super.close();
+    for (const deploymentId of [...this.relays.keys()]) await this.closeRelay(deploymentId);
     if (this.socketDir) rmSync(this.socketDir, { recursive: true, force: true });
     this.socketDir = undefined;
   }
@@ -164,19 +197,21 @@ export class DockerRuntime extends RevisionRotation {
   }
 
   /** The revision's image: the runtime image and its build (its files the deployment's uid's, as the builder left them); made once per build. */
-  private async revisionImage(spec: LaunchSpec, build: NonNullable<LaunchSpec["build"]>, uid: number): Promise<RuntimeImage> {
+  private async revisionImage(spec: LaunchSpec, build: NonNullable<LaunchSpec["build"]>, uid: number, venv: string | undefined, pythonSources: Array<{ host: string; inside: string }>): Promise<RuntimeImage> {
     const { docker } = this.settings;
     try {
       this.runtimeImage ??= ensureRuntimeImage(docker, this.settings.baseImage);
       this.runtimeImage.catch(() => (this.runtimeImage = undefined));
       const runtime = await this.runtimeImage;
-      const tag = `slipway-revision:${createHash("sha256").update(`${runtime.tag}\0${build.directory}\0${uid}`).digest("hex").slice(0, 24)}`;
+      const tag = `slipway-revision:${createHash("sha256").update(`${runtime.tag}\0${build.directory}\0${uid}\0${venv ?? ""}`).digest("hex").slice(0, 24)}`;
       if (!(await docker.hasImage(tag))) {
-        spec.log.info(`Building the revision's image ${tag} (${runtime.tag} and the build).`);
+        // Python graphs: the interpreter their environment was made from, once per runtime image.
+        const from = venv ? await this.pythonImage(runtime.tag, venv) : runtime.tag;
+        spec.log.info(`Building the revision's image ${tag} (${from}, the build${venv ? " and its Python environment" : ""}).`);
         await buildImage(docker, {
           tag,
-          from: runtime.tag,
-          sources: [{ host: build.directory, inside: BUILD_IN_IMAGE }],
+          from,
+          sources: [{ host: build.directory, inside: BUILD_IN_IMAGE }, ...pythonSources],
           // Its own kind: a commit would keep the runtime image's label.
           changes: [`LABEL dev.slipway.kind=revision ${LABEL.owner}=${this.owner} ${LABEL.deployment}=${spec.deploymentId}`],
         });
@@ -185,6 +220,23 @@ export class DockerRuntime extends RevisionRotation {
     } catch (error) {
       throw new StepFailure("DEPLOY_FAILED", `Building the revision's container image failed: ${(error as Error).message}`);
     }
+  }
+
+  private async closeRelay(deploymentId: string): Promise<void> {
+    const relay = this.relays.get(deploymentId);
+    this.relays.delete(deploymentId);
+    await (await relay?.catch(() => undefined))?.close();
+  }
+
+  private pythonImage(runtimeTag: string, venv: string): Promise<string> {
+    const key = `${runtimeTag}\0${venv}`;
+    let image = this.pythonImages.get(key);
+    if (!image) {
+      image = ensurePythonImage(this.settings.docker, runtimeTag, venv);
+      image.catch(() => this.pythonImages.delete(key));
+      this.pythonImages.set(key, image);
+    }
+    return image;
   }
 
   /** Containers of this deployment that a previous control plane of this data directory left. */
@@ -217,4 +269,20 @@ export class DockerRuntime extends RevisionRotation {
 
 function definedOnly(env: Record<string, string | undefined>): Record<string, string> {
   return Object.fromEntries(Object.entries(env).filter((entry): entry is [string, string] => entry[1] !== undefined));
+}
+
+/**
+ * LANGGRAPH_API_URL is the deployment's URL under the control plane's public URL: on this
+ * machine's loopback (no SLIPWAY_PUBLIC_URL, `--host 127.0.0.1`) a container cannot reach
+ * it (its loopback is its own). Said in the deploy log rather than hidden: the value is
+ * still right for clients on this machine, and graphs that do not call their deployment
+ * do not mind.
+ */
+function warnIfUnreachable(spec: LaunchSpec, publicUrl: string | undefined): void {
+  if (!publicUrl) return;
+  if (!isLoopbackHost(new URL(publicUrl).hostname)) return;
+  spec.log.line(
+    "WARNING",
+    `LANGGRAPH_API_URL (${publicUrl} and the deployment's path) is on this machine's loopback, which its containers cannot reach: a graph that calls its own deployment must be given SLIPWAY_PUBLIC_URL on an address containers reach (and \`slipway up --host\` listening there).`,
+  );
 }

@@ -1,6 +1,6 @@
 import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
+import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, relative } from "node:path";
 import type { Readable } from "node:stream";
@@ -16,6 +16,8 @@ export interface ImageRecipe {
   files?: Record<string, string>;
   /** Follow symlinks among the sources (a node_modules that is a link to another checkout). */
   dereference?: boolean;
+  /** Host paths under the sources left out (a Python installation's own site-packages and tests). */
+  exclude?: string[];
   /** Dockerfile instructions for its configuration (ENV, WORKDIR, LABEL). */
   changes?: string[];
 }
@@ -33,13 +35,13 @@ export async function buildImage(docker: DockerCli, recipe: ImageRecipe): Promis
     const members = stage(staging, recipe);
     const changes = (recipe.changes ?? []).flatMap((change) => ["--change", change]);
     if (!recipe.from) {
-      await withTar(staging, members, recipe.dereference, (input) => docker.run(["import", ...changes, "-", recipe.tag], { input }));
+      await withTar(staging, members, recipe, (input) => docker.run(["import", ...changes, "-", recipe.tag], { input }));
       return;
     }
     const container = `slipway-image-${randomBytes(6).toString("hex")}`;
     await docker.run(["create", "--name", container, recipe.from, "/nonexistent"]);
     try {
-      await withTar(staging, members, recipe.dereference, (input) => docker.run(["cp", "--archive", "-", `${container}:/`], { input }));
+      await withTar(staging, members, recipe, (input) => docker.run(["cp", "--archive", "-", `${container}:/`], { input }));
       await docker.run(["commit", ...changes, container, recipe.tag]);
     } finally {
       await docker.remove([container]);
@@ -69,16 +71,23 @@ function stage(staging: string, recipe: ImageRecipe): Array<{ from: string; path
     }
     const inside = relative("/", source.inside);
     mkdirSync(dirname(join(staging, inside)), { recursive: true });
+    if (!statSync(source.host).isDirectory()) {
+      // A file placed elsewhere (a library at the path its loader looks for): its content, not a link to it.
+      copyFileSync(source.host, join(staging, inside));
+      members.push({ from: staging, path: inside });
+      continue;
+    }
     symlinkSync(source.host, join(staging, inside));
     // A directory's entries, through the link: its own links inside stay links.
-    const entries = statSync(source.host).isDirectory() ? readdirSync(source.host).map((entry) => join(inside, entry)) : [inside];
-    members.push(...entries.map((path) => ({ from: staging, path })));
+    members.push(...readdirSync(source.host).map((entry) => ({ from: staging, path: join(inside, entry) })));
   }
   return members;
 }
 
-async function withTar<T>(staging: string, members: Array<{ from: string; path: string }>, dereference: boolean | undefined, use: (input: Readable) => Promise<T>): Promise<T> {
-  const args = ["-c", "-f", "-", ...(dereference ? ["-h"] : [])];
+async function withTar<T>(staging: string, members: Array<{ from: string; path: string }>, recipe: ImageRecipe, use: (input: Readable) => Promise<T>): Promise<T> {
+  // Exclusions match member names (relative to /), anchored: before the members they apply to.
+  const excluded = (recipe.exclude ?? []).map((path) => `--exclude=${relative("/", path)}`);
+  const args = ["-c", "-f", "-", ...(recipe.dereference ? ["-h"] : []), "--anchored", ...excluded];
   let from: string | undefined;
   for (const member of members) {
     if (member.from !== from) args.push("-C", (from = member.from));

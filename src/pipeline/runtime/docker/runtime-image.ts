@@ -40,7 +40,7 @@ export async function ensureRuntimeImage(docker: DockerCli, baseImage: string | 
   if (await docker.hasImage(tag)) return { tag, node, slipway: SLIPWAY_BIN_IN_IMAGE };
   const slipway = SLIPWAY_ENTRIES.filter((entry) => existsSync(join(SLIPWAY_ROOT, entry))).map((entry) => ({ host: join(SLIPWAY_ROOT, entry), inside: `${SLIPWAY_IN_IMAGE}/${entry}` }));
   const programs = [node, ...SHELL_PROGRAMS.filter((path) => existsSync(path))];
-  const system = baseImage ? [] : [...new Set([...programs, ...programs.flatMap(sharedLibraries), ...certificates()])].map((host) => ({ host }));
+  const system = baseImage ? [] : [...new Set([...programs, ...sharedLibraries(...programs), ...certificates()])].map((host) => ({ host }));
   await buildImage(docker, {
     tag,
     from: baseImage,
@@ -55,11 +55,17 @@ export async function ensureRuntimeImage(docker: DockerCli, baseImage: string | 
 /** Besides node, what graphs commonly start: a POSIX shell, env and sleep (the rest is the operator's base image's). */
 const SHELL_PROGRAMS = ["/bin/sh", "/usr/bin/env", "/bin/sleep"];
 
-/** The libraries `ldd` says the binary loads (the dynamic loader included). */
-function sharedLibraries(binary: string): string[] {
-  const out = execFileSync("ldd", [binary], { encoding: "utf8" });
-  const paths = [...out.matchAll(/(\/\S+) \(0x/g)].map((match) => match[1]);
-  return paths;
+/** The libraries `ldd` says the binaries load (the dynamic loader included). */
+export function sharedLibraries(...binaries: string[]): string[] {
+  if (!binaries.length) return [];
+  let out: string;
+  try {
+    out = execFileSync("ldd", binaries, { encoding: "utf8", maxBuffer: 16 << 20, stdio: ["ignore", "pipe", "ignore"] });
+  } catch (error) {
+    // One of them is not dynamically linked (a static extension): the others' lines still count.
+    out = String((error as { stdout?: string }).stdout ?? "");
+  }
+  return [...new Set([...out.matchAll(/(\/\S+) \(0x/g)].map((match) => match[1]))];
 }
 
 function certificates(): string[] {
