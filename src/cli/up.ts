@@ -29,7 +29,7 @@ export function registerUpCommand(program: CommandType): void {
       "--max-deployments-per-workspace <n>",
       `deployments a workspace may have; more are refused with 403 (env SLIPWAY_MAX_DEPLOYMENTS_PER_WORKSPACE; 0: no limit; default: ${defaults.maxDeploymentsPerWorkspace})`,
     )
-    .option("--allow-unsandboxed", "serve several organizations although deployments cannot be sandboxed here: their code could then read each other's data (env SLIPWAY_ALLOW_UNSANDBOXED=1; see README, Isolation)")
+    .option("--allow-unsandboxed", "serve several organizations although deployments cannot be sandboxed here: their code could then read each other's data (env SLIPWAY_ALLOW_UNSANDBOXED=1; see docs/security.md, Isolation)")
     .option("--runtime <runtime>", "what runs deployments: local (sandboxed processes) or docker (a container per replica; needs dockerd) (env SLIPWAY_RUNTIME; default: local)")
     .option("--docker-host <url>", "where dockerd listens, for --runtime docker (env SLIPWAY_DOCKER_HOST; default: the docker CLI's)")
     .option(

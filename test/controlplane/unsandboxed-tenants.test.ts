@@ -10,7 +10,7 @@ import { startControlPlane, type ControlPlaneProcess } from "../support/control-
 /**
  * A control plane that cannot sandbox deployments (here: SLIPWAY_SANDBOX=off, as on a
  * machine without bubblewrap) says so at start, and refuses to serve a second
- * organization unless the operator accepts the risk (README, Isolation).
+ * organization unless the operator accepts the risk (docs/security.md, Isolation).
  */
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 const UNSANDBOXED = { SLIPWAY_SANDBOX: "off", SLIPWAY_DATABASE_URL: undefined };

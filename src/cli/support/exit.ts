@@ -1,5 +1,5 @@
 /**
- * Exit codes of the control-plane commands (documented in the README's CLI section), so a
+ * Exit codes of the control-plane commands (documented in docs/control-plane.md, the CLI section), so a
  * CI job can tell a failed build from a server it cannot reach.
  */
 export const EXIT = {

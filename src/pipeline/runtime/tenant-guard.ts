@@ -15,6 +15,6 @@ export async function unsandboxedTenantsRefusal(db: Queryable, isolation: Isolat
   return (
     `deployments cannot be sandboxed here (${isolation.sandbox.reason}) and this control plane has ${organizations} organizations: ` +
     "their code would run with its rights and could read each other's data and secrets. " +
-    "Install bubblewrap (and allow user namespaces), or start `slipway up --allow-unsandboxed` to accept that risk (README, Isolation)."
+    "Install bubblewrap (and allow user namespaces), or start `slipway up --allow-unsandboxed` to accept that risk (docs/security.md, Isolation)."
   );
 }
