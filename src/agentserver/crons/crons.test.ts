@@ -118,9 +118,11 @@ describe.each(BACKENDS)("crons API on %s", (backend) => {
   it("searches and counts by assistant, thread, enabled and metadata, with sorting, paging and select", async () => {
     const suite = randomUUID();
     const thread = await t.client.threads.create();
-    const a = await t.client.crons.create("agent", { schedule: "0 3 * * *", metadata: { suite, n: 1 } });
-    const b = await t.client.crons.createForThread(thread.thread_id, "agent", { schedule: "0 1 * * *", metadata: { suite, n: 2 } });
-    const c = await t.client.crons.create("slow", { schedule: "0 2 * * *", metadata: { suite, n: 3 }, enabled: false });
+    // Daily at the next three whole hours: b comes due first, then c, then a, whatever the time of day.
+    const hourFromNow = (hours: number) => `0 ${(new Date().getUTCHours() + hours) % 24} * * *`;
+    const a = await t.client.crons.create("agent", { schedule: hourFromNow(3), metadata: { suite, n: 1 } });
+    const b = await t.client.crons.createForThread(thread.thread_id, "agent", { schedule: hourFromNow(1), metadata: { suite, n: 2 } });
+    const c = await t.client.crons.create("slow", { schedule: hourFromNow(2), metadata: { suite, n: 3 }, enabled: false });
     const ids = (crons: Array<{ cron_id?: string }>) => crons.map((cron) => cron.cron_id);
 
     expect(new Set(ids(await t.client.crons.search({ metadata: { suite } })))).toEqual(new Set([a.cron_id, b.cron_id, c.cron_id]));
