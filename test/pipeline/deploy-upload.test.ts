@@ -34,8 +34,11 @@ describe.each(BACKENDS)("a deployment from an uploaded directory, on %s", (backe
     rmSync(root, { recursive: true, force: true });
   });
 
-  /** Packs `dir` as the CLI would and uploads it; answers the object_path. */
-  async function upload(deploymentId: string, dir: string): Promise<string> {
+  /**
+   * Packs `dir` as the CLI would and uploads it with `contentType` (curl --data-binary
+   * sends application/x-www-form-urlencoded); answers the object_path.
+   */
+  async function upload(deploymentId: string, dir: string, contentType = "application/gzip"): Promise<string> {
     const tarball = join(root, `upload-${Date.now()}.tar.gz`);
     await create({ gzip: true, file: tarball, cwd: dir, portable: true }, ["."]);
     const url = await cpApi.call("POST", `/v2/deployments/${deploymentId}/upload-url`);
@@ -44,7 +47,7 @@ describe.each(BACKENDS)("a deployment from an uploaded directory, on %s", (backe
     // Without the signature: refused. With it: stored (no API key needed).
     const unsigned = await fetch(url.body.upload_url.replace(/signature=[^&]+/, "signature=forged"), { method: "PUT", body: readFileSync(tarball), headers: { "content-type": "application/gzip" } });
     expect(unsigned.status).toBe(401);
-    const put = await fetch(url.body.upload_url, { method: "PUT", body: readFileSync(tarball), headers: { "content-type": "application/gzip" } });
+    const put = await fetch(url.body.upload_url, { method: "PUT", body: readFileSync(tarball), headers: { "content-type": contentType } });
     expect(put.status).toBe(200);
     expect(await put.json()).toMatchObject({ object_path: url.body.object_path, size_bytes: readFileSync(tarball).length });
     // A URL works once.
@@ -97,7 +100,8 @@ describe.each(BACKENDS)("a deployment from an uploaded directory, on %s", (backe
       await client.runs.wait(thread.thread_id, "agent", { input: { messages: [{ role: "human", content: "kept" }] } });
 
       writeFileSync(join(project, "src/version.ts"), sampleFiles("v2")["src/version.ts"]);
-      const second = await cpApi.call("PATCH", `/v2/deployments/${deploymentId}`, { source_revision_config: { source_tarball_path: await upload(deploymentId, project) } });
+      const curlsType = "application/x-www-form-urlencoded";
+      const second = await cpApi.call("PATCH", `/v2/deployments/${deploymentId}`, { source_revision_config: { source_tarball_path: await upload(deploymentId, project, curlsType) } });
       const secondRevision = await cpApi.waitForRevision(deploymentId, second.body.latest_revision_id);
       expect(secondRevision.status).toBe("DEPLOYED");
       expect(await client.runs.wait(null, "whoami", { input: {} })).toMatchObject({ version: "v2" });
