@@ -61,6 +61,14 @@ export function resolveRateLimitIdentity(authenticator: Authenticator, request: 
   return authenticator.callerIdentity(request.headers);
 }
 
+/** The agent server's API, which clients (an SDK given the control plane's address) sometimes send here. */
+const AGENT_API = /^(\/api-host)?\/(assistants|threads|runs|store|info)(\/|$)/;
+
+function agentApiHint(_method: string, path: string): string | undefined {
+  if (!AGENT_API.test(path)) return undefined;
+  return "This is the control plane: a deployment's agent API (assistants, threads, runs, store) is at its URL, /deployments/<deployment id>, as `url` in GET /v2/deployments says";
+}
+
 /**
  * The control-plane HTTP app: FastAPI-shaped errors, strict body validation, every
  * route of `routeModules` at `/...` and `/api-host/...` behind the auth hook, the
@@ -76,6 +84,7 @@ export async function buildControlPlaneApp(options: ControlPlaneAppOptions): Pro
     bodyLimit: options.bodyLimit ?? 1024 * 1024,
     logLevel: options.logLevel,
     serverFactory: options.router ? routedServer(options.router) : undefined,
+    notFoundHint: agentApiHint,
   });
   installOpenApiExtras(
     app,

@@ -9,7 +9,7 @@ import { STATUS_OF, SlipwayError, type FieldProblem } from "./errors.ts";
  */
 export type ValidationStyle = "message" | "fastapi";
 
-export function installErrorHandler(app: FastifyInstance, style: ValidationStyle): void {
+export function installErrorHandler(app: FastifyInstance, style: ValidationStyle, notFoundHint?: NotFoundHint): void {
   app.setErrorHandler((error: FastifyError | SlipwayError, request, reply) => {
     if (error instanceof SlipwayError) {
       const status = STATUS_OF[error.code];
@@ -40,9 +40,14 @@ export function installErrorHandler(app: FastifyInstance, style: ValidationStyle
   });
 
   app.setNotFoundHandler((request, reply) => {
-    reply.status(404).send(body(404, `Not Found: ${request.method} ${request.url.split("?")[0]}`, [], style));
+    const path = request.url.split("?")[0]!;
+    const hint = notFoundHint?.(request.method, path);
+    reply.status(404).send(body(404, `Not Found: ${request.method} ${path}${hint ? `. ${hint}` : ""}`, [], style));
   });
 }
+
+/** What to add to a 404 for a path a client likely meant for another server. */
+export type NotFoundHint = (method: string, path: string) => string | undefined;
 
 /** Fastify's names for request parts, as FastAPI spells them in `loc`. */
 const LOCATION_OF: Record<string, string> = { body: "body", params: "path", querystring: "query", headers: "header" };

@@ -5,7 +5,7 @@ import swagger from "@fastify/swagger";
 import swaggerUi from "@fastify/swagger-ui";
 import { installBodyLimit } from "./body-limit.ts";
 import { canonicalUrl, type PathAlias } from "./canonical-url.ts";
-import { installErrorHandler, type ValidationStyle } from "./error-handler.ts";
+import { installErrorHandler, type NotFoundHint, type ValidationStyle } from "./error-handler.ts";
 import { installInputGuard } from "./input-guard.ts";
 import { installJsonBodyParser } from "./json-body.ts";
 import { installValidator } from "./validator.ts";
@@ -28,6 +28,7 @@ interface HttpServerOptions {
   pathAliases?: PathAlias[];
   /** Builds the node server around Fastify's handler (the deployment router goes in front). */
   serverFactory?: FastifyServerFactory;
+  notFoundHint?: NotFoundHint;
 }
 
 const DOCS_OPERATION = {
@@ -59,7 +60,7 @@ export async function createHttpServer(options: HttpServerOptions): Promise<Http
     schemaController: { compilersFactory: { buildSerializer: lazySerializers() } },
     ...(options.serverFactory ? { serverFactory: options.serverFactory } : {}),
   });
-  installErrorHandler(app, options.validationStyle);
+  installErrorHandler(app, options.validationStyle, options.notFoundHint);
   installValidator(app);
   installJsonBodyParser(app);
   installBodyLimit(app);

@@ -158,6 +158,17 @@ describe.each(BACKENDS)("deployment errors on %s", (backend) => {
     expect(await rowCounts()).toEqual(before);
   });
 
+  it("answers an agent API call sent to the control plane (an SDK given its root) with a 404 saying where that API is", async () => {
+    for (const [method, url, prefix] of [["POST", "/threads", ""], ["POST", "/assistants/search", "/api-host"], ["GET", "/runs/crons", ""]] as const) {
+      const res = await t.call(method, url, method === "POST" ? {} : undefined, prefix);
+      expect(res.statusCode).toBe(404);
+      expect(res.json().detail).toContain("/deployments/<deployment id>");
+    }
+    const other = await t.call("GET", "/v2/nothing-here");
+    expect(other.statusCode).toBe(404);
+    expect(other.json()).toEqual({ detail: "Not Found: GET /v2/nothing-here" });
+  });
+
   it("answers 404 {detail} naming the id for missing deployments and revisions", async () => {
     const missing = cp.deps.newId();
     for (const [method, url] of [
