@@ -10,6 +10,7 @@ import { note, printJson, printTable } from "./support/output.ts";
 import { reporterFor, waitAndReport, waitOptions } from "./support/report.ts";
 import { findDeployment, findIntegration, listDeployments } from "./support/resolve.ts";
 import { secretsFrom } from "./support/secrets.ts";
+import { deletePrompt } from "./support/delete-prompt.ts";
 
 /** `slipway deployments list|get|create|update|delete`: the deployments API, one subcommand per call. */
 export function registerDeploymentsCommand(program: CommandType): void {
@@ -77,7 +78,7 @@ export function registerDeploymentsCommand(program: CommandType): void {
       .action(
         sessionAction("deployments delete", async ({ client, flags, json }, idsOrNames: string[]) => {
           const targets = await Promise.all(idsOrNames.map((item) => findDeployment(client, item)));
-          if (!flags.yes && process.stdin.isTTY && process.stderr.isTTY && !(await confirm(`Delete ${targets.map((d) => `${d.name} (${d.id})`).join(", ")} and all their data?`))) {
+          if (!flags.yes && process.stdin.isTTY && process.stderr.isTTY && !(await confirm(deletePrompt(targets)))) {
             note("Nothing deleted.");
             return EXIT.failed;
           }
