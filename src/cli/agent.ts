@@ -54,6 +54,14 @@ export function registerAgentCommand(program: CommandType): void {
             console.error("slipway agent: --socket excludes --host and --port (it listens on the socket only)");
             process.exit(1);
           }
+          if (flags.socket === undefined) {
+            // Before anything is loaded or created (the data directory): a busy port is told at once.
+            const { assertPortFree } = await import("../http/port-check.ts");
+            await assertPortFree(flags.host, flags.port).catch((error: Error) => {
+              console.error(`slipway agent: ${error.message}`);
+              process.exit(1);
+            });
+          }
           const { startAgentServer } = await import("../agentserver/server.ts");
           const { apiKeyIdentity } = await import("../agentserver/api-key.ts");
           const { rateLimitFlagsFrom, rateLimitOptionsFromFlags } = await import("../ratelimit/index.ts");

@@ -1,4 +1,5 @@
 import { spawn } from "node:child_process";
+import { createServer, type AddressInfo } from "node:net";
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -46,6 +47,21 @@ describe("slipway agent --socket", () => {
       });
     }
     expect(existsSync(socket)).toBe(false);
+  }, 60_000);
+
+  it("refuses a port already taken at once, creating nothing", async () => {
+    const holder = createServer();
+    await new Promise<void>((resolve) => holder.listen({ host: "127.0.0.1", port: 0 }, resolve));
+    const port = (holder.address() as AddressInfo).port;
+    try {
+      const dataDir = join(dir, "never-made");
+      const refused = await runSlipway(["agent", "--config", FIXTURE_CONFIG, "--port", String(port), "--data-dir", dataDir]);
+      expect(refused.code).toBe(1);
+      expect(refused.stderr).toContain(`slipway agent: port ${port} on 127.0.0.1 is already in use`);
+      expect(existsSync(dataDir)).toBe(false);
+    } finally {
+      holder.close();
+    }
   }, 60_000);
 
   it("refuses --socket with --port, and a path already taken, with a clear message", async () => {
