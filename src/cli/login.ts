@@ -1,6 +1,7 @@
 import { createInterface } from "node:readline/promises";
 import { Command, type Command as CommandType } from "commander";
 import { sessionAction } from "./support/action.ts";
+import type { ControlPlaneClient } from "../client/index.ts";
 import { clientFor, connectionOptions } from "./support/connection.ts";
 import { UsageError } from "./support/exit.ts";
 import { maskKey } from "./support/explain.ts";
@@ -19,19 +20,33 @@ export function registerLoginCommand(program: CommandType): void {
     .action(
       sessionAction("login", async ({ connection, flags }) => {
         const apiKey = connection.apiKey && connection.from.apiKey !== `profile '${connection.profile}'` ? connection.apiKey : await askKey(connection.apiKey);
-        const checked = { ...connection, apiKey, from: { ...connection.from, apiKey: connection.from.apiKey ?? "the prompt" } };
+        let checked = { ...connection, apiKey, from: { ...connection.from, apiKey: connection.from.apiKey ?? "the prompt" } };
         if (flags.verify !== false) {
+          // No workspace given: an organization with one workspace needs no choice.
+          if (!checked.tenantId) checked = { ...checked, tenantId: await onlyWorkspace(clientFor(checked)) };
           // Any call that needs the key and the workspace; a failure is explained (exit 5) and nothing is saved.
           await clientFor(checked).deployments.list({ limit: 1 });
         }
-        const files = writeProfile(connection.profile, { url: connection.url, apiKey, tenantId: connection.tenantId });
+        const tenantId = checked.tenantId;
+        const files = writeProfile(connection.profile, { url: connection.url, apiKey, tenantId });
         note(
-          `Saved profile '${connection.profile}': ${connection.url}, key ${maskKey(apiKey)}${connection.tenantId ? `, workspace ${connection.tenantId}` : ""}` +
+          `Saved profile '${connection.profile}': ${connection.url}, key ${maskKey(apiKey)}${tenantId ? `, workspace ${tenantId}` : ""}` +
             `${flags.verify !== false ? " (checked)" : ""}.\n  ${files.config}\n  ${files.credentials} (mode 0600)`,
         );
       }, { profileMayBeMissing: true }),
     );
   program.addCommand(login);
+}
+
+/**
+ * The workspace to save when none was given: the only one an organization key reaches,
+ * none for a workspace key (it needs no X-Tenant-Id). Several: the user must choose.
+ */
+async function onlyWorkspace(client: ControlPlaneClient): Promise<string | undefined> {
+  const reached = await client.workspaces.list();
+  if (reached.scope === "workspace" || reached.resources.length === 1) return reached.scope === "workspace" ? undefined : reached.resources[0]!.id;
+  const listed = reached.resources.map((w) => `${w.id} (${w.name})`).join(", ");
+  throw new UsageError(`this key's organization has ${reached.resources.length} workspaces: choose one with --tenant-id (${listed})`);
 }
 
 /** A key typed at a prompt (not echoed) or piped on stdin; `current` is kept on an empty answer. */

@@ -4,6 +4,7 @@ import { integrationsApi } from "./integrations.ts";
 import { listenersApi } from "./listeners.ts";
 import { logsApi } from "./logs.ts";
 import { revisionsApi } from "./revisions.ts";
+import { workspacesApi } from "./workspaces.ts";
 import { createTransport, type ClientOptions } from "./transport.ts";
 
 /**
@@ -30,6 +31,7 @@ export function createControlPlaneClient(options: ClientOptions) {
     listeners: listenersApi(http),
     integrations: integrationsApi(http),
     authProviders: authProvidersApi(http),
+    workspaces: workspacesApi(http),
   };
 }
 

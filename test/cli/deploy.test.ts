@@ -95,6 +95,11 @@ describe("slipway CLI against a control plane", () => {
     const listed = await slipway(["deployments", "list", "--json"], fromProfile);
     expect(listed.code, listed.stderr).toBe(0);
     expect(JSON.parse(listed.stdout)).toEqual([]);
+    // Without --tenant-id: the organization's only workspace is found and saved.
+    const solo = await slipway(["login", "--profile", "solo", "--url", cp.url, "--api-key", cp.apiKey!], { SLIPWAY_TENANT_ID: "" });
+    expect(solo.code, solo.stderr).toBe(0);
+    expect(solo.stderr).toContain(`workspace ${cp.workspaceId}`);
+    expect(JSON.parse(readFileSync(join(root, "config", "config.json"), "utf8")).profiles.solo).toMatchObject({ tenant_id: cp.workspaceId });
     // A wrong key is checked before it is saved.
     const refused = await slipway(["login", "--profile", "wrong", "--api-key", "slw_0123456789abcdef-wrong"]);
     expect(refused.code).toBe(5);
