@@ -54,7 +54,12 @@ function exportOf(namespace: Record<string, unknown>, name: string): { present: 
 function exportNames(namespace: Record<string, unknown>): string[] {
   const commonjs = namespace.default;
   const names = new Set(Object.keys(namespace));
-  if (isRecord(commonjs) && !looksLikeRunnable(commonjs)) for (const name of Object.keys(commonjs)) names.add(name);
+  if (isRecord(commonjs) && !looksLikeRunnable(commonjs)) {
+    // A CommonJS module's exports object: its names are the exports (how Node's loader
+    // or tsx's presents it, as `default` alone or beside them, varies with the loader).
+    names.delete("default");
+    for (const name of Object.keys(commonjs)) names.add(name);
+  }
   names.delete("__esModule");
   return [...names].sort();
 }
