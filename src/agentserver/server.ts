@@ -34,7 +34,7 @@ import { RunService } from "./runs/service.ts";
 import { registerStatelessRunRoutes } from "./runs/stateless-routes.ts";
 import { storeFromConfig } from "./store/from-config.ts";
 import { registerStoreRoutes } from "./store/index.ts";
-import { StreamBroker } from "./stream/broker.ts";
+import { READER_LIMIT, StreamBroker } from "./stream/broker.ts";
 import { runStreamReader } from "./stream/run-join.ts";
 import { StreamRelay } from "./stream/relay.ts";
 import { endOpenStreams } from "../http/sse.ts";
@@ -127,7 +127,10 @@ async function assemble(db: Database, project: PreparedProject, options: AgentSe
       "LANGGRAPH_CONFIG differs from the stored system assistant of this graph; it applies only when the assistant is created: PATCH the assistant to change it",
     );
   }
-  const broker = new StreamBroker();
+  const broker = new StreamBroker({
+    bufferedEvents: options.streamBufferEvents,
+    readerLimit: options.streamReaderEvents ? { ...READER_LIMIT, items: options.streamReaderEvents } : undefined,
+  });
   const completion = new RunCompletion(db, log);
   await completion.start();
   // Several agent servers may share the database (PostgreSQL, or a shared embedded one): streams follow runs across them.

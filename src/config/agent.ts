@@ -52,6 +52,12 @@ export interface AgentServerOptions {
    * before their connections are closed.
    */
   shutdownGraceMs?: number;
+  /**
+   * Stream memory (decision 0027): events of a run held once for all its readers, and
+   * events one reader may hold of its own before it is told it fell behind.
+   */
+  streamBufferEvents?: number;
+  streamReaderEvents?: number;
 }
 
 export const AGENT_DEFAULTS = {
@@ -83,6 +89,8 @@ export function agentOptionsFromEnv(options: AgentServerOptions, env: NodeJS.Pro
     webhookAllowHosts: options.webhookAllowHosts ?? list(env.SLIPWAY_WEBHOOK_ALLOW_HOSTS),
     deploymentId: options.deploymentId ?? (env.SLIPWAY_DEPLOYMENT_ID || undefined),
     revisionId: options.revisionId ?? (env.SLIPWAY_REVISION_ID || undefined),
+    streamBufferEvents: options.streamBufferEvents ?? positiveIntOrUndefined(env.SLIPWAY_STREAM_BUFFER_EVENTS),
+    streamReaderEvents: options.streamReaderEvents ?? positiveIntOrUndefined(env.SLIPWAY_STREAM_READER_EVENTS),
   };
 }
 

@@ -10,9 +10,15 @@ import { parseSseFrames, stalledReader, type SseFrame } from "../support/sse-fra
 
 const FLOOD_CONFIG = fileURLToPath(new URL("../fixtures/flood/langgraph.json", import.meta.url));
 
-/** More than the broker keeps (50,000) plus what one reader may hold of its own (10,000). */
-const EVENTS = 120_000;
-const EVENT_BYTES = 100;
+/**
+ * The limits are set lower than their defaults (50,000 and 10,000) through the
+ * environment, so a run outgrows them in a tenth of the events: the same bounds, sooner.
+ */
+const BUFFERED = 5_000;
+const READER_OWN = 1_000;
+/** More than the broker keeps plus what one reader may hold of its own. */
+const EVENTS = 12_000;
+const EVENT_BYTES = 1_000;
 
 /** The ids of the run's events among the frames (its metadata event is 0, the custom ones follow). */
 const idsOf = (frames: SseFrame[]) => frames.filter((frame) => frame.id !== undefined).map((frame) => Number(frame.id));
@@ -27,7 +33,10 @@ describe.each(BACKENDS)("a reader that falls behind a run's stream (decision 002
     const target = freshBackend(backend, "slowread");
     dataDir = target.dataDir ?? mkdtempSync(join(tmpdir(), "slipway-slowread-"));
     const storage = target.databaseUrl ? ["--database-url", target.databaseUrl, "--database-schema", target.schema] : ["--data-dir", dataDir];
-    agent = await spawnAgent(["--config", FLOOD_CONFIG, "--no-rate-limit", ...storage]);
+    agent = await spawnAgent(["--config", FLOOD_CONFIG, "--no-rate-limit", ...storage], {
+      SLIPWAY_STREAM_BUFFER_EVENTS: String(BUFFERED),
+      SLIPWAY_STREAM_READER_EVENTS: String(READER_OWN),
+    });
     client = new Client({ apiUrl: agent.url });
   }, 120_000);
 
@@ -56,8 +65,8 @@ describe.each(BACKENDS)("a reader that falls behind a run's stream (decision 002
     const { thread, run, frames } = await floodWithStalledReader(false);
     const ids = idsOf(frames);
     expect(ids).toEqual(range(0, ids.length));
-    // Held for it: the broker's 50,000 (shared) and at most 10,000 of its own, beside what the socket took.
-    expect(ids.length).toBeGreaterThanOrEqual(50_000);
+    // Held for it: the broker's buffer (shared) and at most its own limit, beside what the socket took.
+    expect(ids.length).toBeGreaterThanOrEqual(BUFFERED);
     expect(ids.length).toBeLessThan(EVENTS + 1);
     const last = frames[frames.length - 1]!;
     expect(last.event).toBe("error");
@@ -81,24 +90,26 @@ describe.each(BACKENDS)("a reader that falls behind a run's stream (decision 002
     expect(frames.filter((frame) => frame.event === "error")).toEqual([]);
     expect(idsOf(frames)).toEqual(range(0, EVENTS + 1));
 
-    // Still within the broker's retention: the events after 59,999 are not in its buffer, they are stored.
+    // Still within the broker's retention: the events after this one are not in its buffer, they are stored.
+    const from = BUFFERED + READER_OWN - 1;
     const rejoined: number[] = [];
-    for await (const part of client.runs.joinStream(thread.thread_id, run.run_id, { lastEventId: "59999", streamMode: ["custom"] })) {
+    for await (const part of client.runs.joinStream(thread.thread_id, run.run_id, { lastEventId: String(from), streamMode: ["custom"] })) {
       expect(part.event).toBe("custom");
       rejoined.push((part.data as { index: number }).index);
     }
-    expect(rejoined).toEqual(range(59_999, EVENTS - 59_999));
+    expect(rejoined).toEqual(range(from, EVENTS - from));
   }, 180_000);
 
   it("a late join from the start of a run the broker's buffer holds gets every event, past one reader's own limit", async () => {
     const thread = await client.threads.create();
-    // More than a reader may hold of its own (10,000), fewer than the broker keeps (50,000): all shared.
-    const run = await client.runs.create(thread.thread_id, "flood", { input: { events: 15_000, bytes: EVENT_BYTES }, streamMode: ["custom"] });
+    // More than a reader may hold of its own, fewer than the broker keeps: all shared.
+    const SHARED = 1_500;
+    const run = await client.runs.create(thread.thread_id, "flood", { input: { events: SHARED, bytes: EVENT_BYTES }, streamMode: ["custom"] });
     await client.runs.join(thread.thread_id, run.run_id);
     const parts: Array<{ event: string; data: unknown }> = [];
     for await (const part of client.runs.joinStream(thread.thread_id, run.run_id, { lastEventId: "-1", streamMode: ["custom"] })) parts.push(part);
     expect(parts.filter((part) => part.event !== "custom").map((part) => part.event)).toEqual(["metadata"]);
-    expect(parts.filter((part) => part.event === "custom").map((part) => (part.data as { index: number }).index)).toEqual(range(0, 15_000));
+    expect(parts.filter((part) => part.event === "custom").map((part) => (part.data as { index: number }).index)).toEqual(range(0, SHARED));
   }, 60_000);
 
   it("a stalled thread stream gets what was held for it, then an error event saying it fell behind", async () => {

@@ -47,7 +47,8 @@ interface RunChannel {
   attemptStart: number;
 }
 
-const MAX_BUFFERED_EVENTS = 50_000;
+/** Events of a run held once, for every reader, while it runs and for `retainMs` after. */
+export const BUFFERED_EVENTS = 50_000;
 
 /**
  * What one reader (a join or a thread stream) may hold unread of the events only it
@@ -85,10 +86,12 @@ export class StreamBroker implements RunStreamWriter, RunChannels {
   private readonly threadListeners = new Map<string, Set<(runId: string, event: RunEvent | "end") => void>>();
   private readonly retainMs: number;
   private readonly readerLimit: ReaderLimit;
+  private readonly bufferedEvents: number;
 
-  constructor(options: { retainMs?: number; readerLimit?: ReaderLimit } = {}) {
+  constructor(options: { retainMs?: number; readerLimit?: ReaderLimit; bufferedEvents?: number } = {}) {
     this.retainMs = options.retainMs ?? 30_000;
     this.readerLimit = options.readerLimit ?? READER_LIMIT;
+    this.bufferedEvents = options.bufferedEvents ?? BUFFERED_EVENTS;
   }
 
   private readonly executeListeners = new Set<(runId: string) => void>();
@@ -230,7 +233,7 @@ export class StreamBroker implements RunStreamWriter, RunChannels {
 
   private record(channel: RunChannel, record: RunEvent): void {
     channel.lastId = record.id;
-    if (channel.events.length < MAX_BUFFERED_EVENTS) channel.events.push(record);
+    if (channel.events.length < this.bufferedEvents) channel.events.push(record);
   }
 
   /**
