@@ -41,6 +41,22 @@ describe("slipway CLI against a control plane", () => {
   }
   const slipway = (...args: Parameters<typeof start>) => start(...args).done;
 
+  /**
+   * A deploy that times out waiting for readiness, started early by the directory test so
+   * that its minute of waiting passes while the other tests run.
+   */
+  let neverReady: Promise<Ran> | undefined;
+  function deployNeverReady(): Promise<Ran> {
+    const slow = join(root, "never-ready");
+    writeSampleProject(slow, "v1");
+    // Loads at the build's check (`slipway agent --check`), then never gets ready when served.
+    writeFileSync(
+      join(slow, "src/whoami.ts"),
+      'if (!process.argv.includes("--check")) await new Promise(() => setInterval(() => undefined, 1_000));\nexport { graph as whoami } from "./agent.ts";\n',
+    );
+    return slipway(["deploy", slow, "--json"]);
+  }
+
   const whoami = (url: string) => new Client({ apiUrl: url, apiKey: cp.apiKey }).runs.wait(null, "whoami", { input: {} }) as Promise<{ version: string; greeting: string }>;
 
   beforeAll(async () => {
@@ -124,6 +140,7 @@ describe("slipway CLI against a control plane", () => {
   it(
     "deploys a directory, serves it, lists it as JSON, and serves a changed directory after a second deploy",
     async () => {
+      neverReady ??= deployNeverReady();
       const project = join(root, "my-agent");
       writeSampleProject(project, "v1");
       // Left out of the upload: ignored by .gitignore.
@@ -141,8 +158,11 @@ describe("slipway CLI against a control plane", () => {
       const listed = await slipway(["deployments", "list", "--json"]);
       expect(listed.code, listed.stderr).toBe(0);
       const deployments = JSON.parse(listed.stdout) as { name: string; url: string; status: string; active_revision_id: string }[];
-      expect(deployments).toEqual([expect.objectContaining({ name: "my-agent", url, status: "READY" })]);
-      const firstRevision = deployments[0].active_revision_id;
+      // Beside it, only the never-ready deployment started above.
+      expect(deployments.map((d) => d.name).sort()).toEqual(["my-agent", "never-ready"]);
+      const mine = deployments.find((d) => d.name === "my-agent")!;
+      expect(mine).toMatchObject({ url, status: "READY" });
+      const firstRevision = mine.active_revision_id;
 
       writeFileSync(join(project, "src/version.ts"), sampleFiles("v2")["src/version.ts"]);
       const second = await slipway(["deploy", project, "--json"]);
@@ -221,14 +241,7 @@ describe("slipway CLI against a control plane", () => {
       expect(failed.stderr).toMatch(/Last \d+ lines of its build log:/);
       expect(failed.stderr).toContain("boom at import: the model key is missing");
 
-      const slow = join(root, "never-ready");
-      writeSampleProject(slow, "v1");
-      // Loads at the build's check (`slipway agent --check`), then never gets ready when served.
-      writeFileSync(
-        join(slow, "src/whoami.ts"),
-        'if (!process.argv.includes("--check")) await new Promise(() => setInterval(() => undefined, 1_000));\nexport { graph as whoami } from "./agent.ts";\n',
-      );
-      const timedOut = await slipway(["deploy", slow, "--json"]);
+      const timedOut = await (neverReady ??= deployNeverReady());
       expect(timedOut.code, timedOut.stderr).toBe(3);
       const result = JSON.parse(timedOut.stdout.trim().split("\n").at(-1)!);
       expect(result).toMatchObject({ event: "result", outcome: "timeout", exit_code: 3, status: "DEPLOY_FAILED", url: null });
