@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Client } from "@langchain/langgraph-sdk";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { listFirings } from "../../src/agentserver/crons/repository.ts";
 import type { Database } from "../../src/storage/database.ts";
 import { openDatabase } from "../../src/storage/open.ts";
@@ -17,14 +17,11 @@ import { freshBackend } from "../support/backends.ts";
  * (possibly in the middle of a firing's transaction) and the other carries on.
  *
  * The window is a minute, as issue #14 asks: 20 s with both processes, 40 s with the
- * survivor alone.
+ * survivor alone. The two back ends run at once: their minutes overlap.
  */
-const agents: AgentProcess[] = [];
-const cleanups: Array<() => Promise<void>> = [];
-afterEach(async () => {
-  await Promise.all(agents.splice(0).map((agent) => agent.kill("SIGKILL")));
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-});
+
+/** What a test leaves to undo, last first (each test keeps its own: the two run at once). */
+type Cleanups = Array<() => Promise<void>>;
 
 interface Storage {
   args: string[];
@@ -32,7 +29,7 @@ interface Storage {
   open(): Promise<Database>;
 }
 
-async function postgresStorage(): Promise<Storage> {
+async function postgresStorage(_cleanups: Cleanups): Promise<Storage> {
   const target = freshBackend("postgres", "cronmp");
   return {
     args: ["--database-url", target.databaseUrl!, "--database-schema", target.schema],
@@ -41,7 +38,7 @@ async function postgresStorage(): Promise<Storage> {
   };
 }
 
-async function sharedEmbeddedStorage(): Promise<Storage> {
+async function sharedEmbeddedStorage(cleanups: Cleanups): Promise<Storage> {
   const dir = mkdtempSync(join(tmpdir(), "slipway-cronmp-"));
   freshBackend("pglite", "cronmp"); // sets the template path for the host's new cluster
   const host: SharedPgliteHost = await startSharedPgliteHost({ dataDir: join(dir, "db"), schema: "deployment", socketPath: join(dir, "db.sock") });
@@ -58,12 +55,18 @@ async function sharedEmbeddedStorage(): Promise<Storage> {
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-describe.each([
-  ["PostgreSQL", postgresStorage],
-  ["a shared embedded database", sharedEmbeddedStorage],
-])("a cron served by two agent processes on %s", (_name, storage) => {
-  it("fires once per second, never twice, and loses no firing when one process is killed", { timeout: 240_000 }, async () => {
-    const { args, env, open } = await storage();
+describe.concurrent("a cron served by two agent processes", () => {
+  it.for([
+    ["PostgreSQL", postgresStorage],
+    ["a shared embedded database", sharedEmbeddedStorage],
+  ] as const)("on %s: fires once per second, never twice, and loses no firing when one process is killed", { timeout: 240_000 }, async ([, storage], { onTestFinished }) => {
+    const cleanups: Cleanups = [];
+    const agents: AgentProcess[] = [];
+    onTestFinished(async () => {
+      await Promise.all(agents.map((agent) => agent.kill("SIGKILL")));
+      for (const cleanup of cleanups.reverse()) await cleanup();
+    });
+    const { args, env, open } = await storage(cleanups);
     const spawn = async () => {
       const agent = await spawnAgent(["--config", FIXTURE_CONFIG, "--workers", "2", "--no-rate-limit", ...args], { SLIPWAY_RUN_LEASE_SECONDS: "2", ...env });
       agents.push(agent);
