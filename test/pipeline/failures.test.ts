@@ -23,9 +23,28 @@ describe("revisions that fail", () => {
   let repo: TestRepository;
   let cp: ControlPlaneProcess;
   let cpApi: Api;
-  let deploymentId: string;
-  let url: string;
-  let served: string;
+  /** Two deployments of the good revision: the slow failure (never ready) runs on the second, beside the others. */
+  let fragile: Served;
+  let patient: Served;
+
+  interface Served {
+    id: string;
+    url: string;
+    revisionId: string;
+  }
+
+  async function deployGood(name: string): Promise<Served> {
+    const created = await cpApi.call("POST", "/v2/deployments", {
+      name,
+      source: "github",
+      source_config: { repo_url: git.url("agent"), deployment_type: "dev" },
+      source_revision_config: { repo_ref: "main", langgraph_config_path: "langgraph.json" },
+    });
+    expect(created.status, JSON.stringify(created.body)).toBe(201);
+    const first = await cpApi.waitForRevision(created.body.id, created.body.latest_revision_id);
+    expect(first.status, first.status_message).toBe("DEPLOYED");
+    return { id: created.body.id, url: created.body.url, revisionId: first.id };
+  }
 
   beforeAll(async () => {
     root = mkdtempSync(join(tmpdir(), "slipway-failures-"));
@@ -37,17 +56,7 @@ describe("revisions that fail", () => {
       env: { SLIPWAY_CHECK_TIMEOUT_SECONDS: "25", SLIPWAY_READINESS_TIMEOUT_SECONDS: "40", SLIPWAY_STOP_GRACE_SECONDS: "4" },
     });
     cpApi = api(cp);
-    const created = await cpApi.call("POST", "/v2/deployments", {
-      name: "fragile",
-      source: "github",
-      source_config: { repo_url: git.url("agent"), deployment_type: "dev" },
-      source_revision_config: { repo_ref: "main", langgraph_config_path: "langgraph.json" },
-    });
-    deploymentId = created.body.id;
-    url = created.body.url;
-    const first = await cpApi.waitForRevision(deploymentId, created.body.latest_revision_id);
-    expect(first.status, first.status_message).toBe("DEPLOYED");
-    served = first.id;
+    [fragile, patient] = await Promise.all([deployGood("fragile"), deployGood("patient")]);
   }, 300_000);
 
   afterAll(async () => {
@@ -56,16 +65,16 @@ describe("revisions that fail", () => {
     rmSync(root, { recursive: true, force: true });
   });
 
-  /** Deploys `ref`, expects `status` and a message matching every pattern, and the old revision still serving. */
-  async function expectFailure(ref: string, status: string, patterns: RegExp[]): Promise<string> {
-    const patched = await cpApi.call("PATCH", `/v2/deployments/${deploymentId}`, { source_revision_config: { repo_ref: ref } });
+  /** Deploys `ref` on `target`, expects `status` and a message matching every pattern, and the old revision still serving. */
+  async function expectFailure(ref: string, status: string, patterns: RegExp[], target: Served = fragile): Promise<string> {
+    const patched = await cpApi.call("PATCH", `/v2/deployments/${target.id}`, { source_revision_config: { repo_ref: ref } });
     expect(patched.status).toBe(200);
-    const revision = await cpApi.waitForRevision(deploymentId, patched.body.latest_revision_id);
+    const revision = await cpApi.waitForRevision(target.id, patched.body.latest_revision_id);
     expect(revision.status, revision.status_message).toBe(status);
     for (const pattern of patterns) expect(revision.status_message).toMatch(pattern);
-    const deployment = (await cpApi.call("GET", `/v2/deployments/${deploymentId}`)).body;
-    expect(deployment).toMatchObject({ status: "READY", active_revision_id: served });
-    const client = new Client({ apiUrl: url, apiKey: cp.apiKey });
+    const deployment = (await cpApi.call("GET", `/v2/deployments/${target.id}`)).body;
+    expect(deployment).toMatchObject({ status: "READY", active_revision_id: target.revisionId });
+    const client = new Client({ apiUrl: target.url, apiKey: cp.apiKey });
     expect(await client.runs.wait(null, "whoami", { input: {} })).toMatchObject({ version: "v1" });
     return revision.status_message;
   }
@@ -82,6 +91,13 @@ describe("revisions that fail", () => {
   it(
     "fails each broken revision at the right step, and keeps the previous one serving",
     async () => {
+      // Waits at import for something that never comes, with the event loop kept alive (a
+      // top-level await on nothing would make Node exit with code 13 instead). Its minute of
+      // timeouts passes on the other deployment while the quicker failures run here.
+      branch("never-ready", { "src/whoami.ts": "await new Promise(() => setInterval(() => undefined, 1_000));\nexport const whoami = null;\n" });
+      const neverReady = expectFailure("never-ready", "DEPLOY_FAILED", [/did not answer \/ok within 40 s \(the readiness timeout\)/], patient);
+      neverReady.catch(() => undefined); // awaited below; a failure before then is not unhandled
+
       await expectFailure("no-such-branch", "CREATE_FAILED", [/ref 'no-such-branch' was not found/, /Its branches are: main/]);
 
       branch("broken-config", { "langgraph.json": "{ this is not json" });
@@ -99,12 +115,9 @@ describe("revisions that fail", () => {
       branch("throws-at-import", { "src/whoami.ts": 'throw new Error("boom at import: the model key is missing");\nexport const whoami = null;\n' });
       await expectFailure("throws-at-import", "BUILD_FAILED", [/Checking the project failed: `slipway agent --check` exited with code 1/, /boom at import: the model key is missing/]);
 
-      // Waits at import for something that never comes, with the event loop kept alive (a
-      // top-level await on nothing would make Node exit with code 13 instead).
-      branch("never-ready", { "src/whoami.ts": "await new Promise(() => setInterval(() => undefined, 1_000));\nexport const whoami = null;\n" });
-      const message = await expectFailure("never-ready", "DEPLOY_FAILED", [/did not answer \/ok within 40 s \(the readiness timeout\)/]);
+      const message = await neverReady;
       expect(message).toMatch(/Starting the agent server failed/);
-      const buildLog = await cpApi.logs(deploymentId, (await cpApi.call("GET", `/v2/deployments/${deploymentId}`)).body.latest_revision_id, "build");
+      const buildLog = await cpApi.logs(patient.id, (await cpApi.call("GET", `/v2/deployments/${patient.id}`)).body.latest_revision_id, "build");
       expect(buildLog.join("\n")).toMatch(/still loading after 25 s/);
       // Each failed build's fetched source is gone; only finished builds stay.
       expect(readdirSync(join(root, "cp", "builds")).filter((name) => name.startsWith(".tmp-"))).toEqual([]);
