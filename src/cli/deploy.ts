@@ -11,6 +11,7 @@ import type { Reporter } from "./support/progress.ts";
 import { deploymentNamed, findIntegration } from "./support/resolve.ts";
 import { reportDetached, reporterFor, timeoutSeconds, waitAndReport, waitOptions } from "./support/report.ts";
 import { collect, secretsFrom } from "./support/secrets.ts";
+import { cliName } from "./support/invocation.ts";
 
 /**
  * `slipway deploy [dir]`: from a directory (packed and uploaded) or a git repository
@@ -138,7 +139,7 @@ async function fromRepository(client: ControlPlaneClient, flags: Session["flags"
     return created(deployment, reporter);
   }
   if (existing.source !== "github") {
-    throw new CliFailure(`deployment '${name}' is built from an uploaded directory: deploy it with \`slipway deploy <dir> --name ${name}\`, or give this one another --name`, EXIT.usage);
+    throw new CliFailure(`deployment '${name}' is built from an uploaded directory: deploy it with \`${cliName()} deploy <dir> --name ${name}\`, or give this one another --name`, EXIT.usage);
   }
   if (existing.source_config.repo_url !== repoUrl) {
     throw new CliFailure(`deployment '${name}' builds ${existing.source_config.repo_url}, and a deployment's repository cannot change: give this one another --name`, EXIT.usage);

@@ -11,6 +11,7 @@ import { reporterFor, waitAndReport, waitOptions } from "./support/report.ts";
 import { findDeployment, findIntegration, listDeployments } from "./support/resolve.ts";
 import { secretsFrom } from "./support/secrets.ts";
 import { deletePrompt } from "./support/delete-prompt.ts";
+import { cliName } from "./support/invocation.ts";
 
 /** `slipway deployments list|get|create|update|delete`: the deployments API, one subcommand per call. */
 export function registerDeploymentsCommand(program: CommandType): void {
@@ -108,7 +109,7 @@ async function create(session: Session) {
     ...(secrets ? { secrets } : {}),
   });
   const deployment = await client.deployments.create(body);
-  return finish(session, deployment, startedAt, deployment.source === "internal_source" ? "it waits for its source: upload it with `slipway deploy <dir> --name " + deployment.name + "`" : undefined);
+  return finish(session, deployment, startedAt, deployment.source === "internal_source" ? `it waits for its source: upload it with \`${cliName()} deploy <dir> --name ${deployment.name}\`` : undefined);
 }
 
 async function update(session: Session, idOrName: string) {
@@ -146,7 +147,7 @@ async function finish(session: Session, deployment: Deployment, startedAt: numbe
     return;
   }
   if (deployment.source === "internal_source" && !deployment.source_revision_config.source_tarball_path) {
-    throw new CliFailure(`deployment ${deployment.name} (${deployment.id}) was made, but its revision waits for an upload: --wait would never end; run \`slipway deploy <dir> --name ${deployment.name}\``);
+    throw new CliFailure(`deployment ${deployment.name} (${deployment.id}) was made, but its revision waits for an upload: --wait would never end; run \`${cliName()} deploy <dir> --name ${deployment.name}\``);
   }
   const reporter = reporterFor(flags, startedAt);
   reporter.step("revision", `Revision ${deployment.latest_revision_id} of ${deployment.name} (${deployment.id})`, { deployment_id: deployment.id, revision_id: deployment.latest_revision_id });

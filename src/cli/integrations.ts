@@ -5,6 +5,7 @@ import { connectionOptions } from "./support/connection.ts";
 import { UsageError } from "./support/exit.ts";
 import { note, printFields, printJson, printTable } from "./support/output.ts";
 import { findIntegration } from "./support/resolve.ts";
+import { cliName } from "./support/invocation.ts";
 
 /** `slipway integrations list|repos|add`: the git hosts deployments build from. */
 export function registerIntegrationsCommand(program: CommandType): void {
@@ -59,7 +60,7 @@ export function registerIntegrationsCommand(program: CommandType): void {
             webhook_secret: fromEnv("--webhook-secret-env", flags.webhookSecretEnv) ?? null,
           });
           show(integration, json);
-          if (!json) note(`Deploy from it: slipway deploy --repo <url> --integration ${integration.name}`);
+          if (!json) note(`Deploy from it: ${cliName()} deploy --repo <url> --integration ${integration.name}`);
         }),
       ),
   );

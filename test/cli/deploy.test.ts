@@ -203,7 +203,8 @@ describe("slipway CLI against a control plane", () => {
       const interrupted = await stopped.done;
       expect(interrupted.code, interrupted.stderr).toBe(130);
       expect(interrupted.stderr).toMatch(/Stopped waiting \(Ctrl-C\); the revision goes on on the server: deployment [0-9a-f-]{36}, revision [0-9a-f-]{36}/);
-      expect(interrupted.stderr).toContain("slipway revisions interrupt");
+      // The hint names the command as it was run here (`node bin/slipway.js`), not a `slipway` that is not on the PATH.
+      expect(interrupted.stderr).toContain("Stop it: node bin/slipway.js revisions interrupt");
       // The build log while it is written; the stream ends with the build.
       const followed = await slipway(["logs", "git-agent", "--type", "build", "--follow"]);
       expect(followed.code, followed.stderr).toBe(0);

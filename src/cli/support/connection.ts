@@ -2,6 +2,7 @@ import type { Command } from "commander";
 import { createControlPlaneClient, type ControlPlaneClient } from "../../client/index.ts";
 import { UsageError } from "./exit.ts";
 import { readProfile } from "./profiles.ts";
+import { cliName } from "./invocation.ts";
 
 const DEFAULT_URL = "http://127.0.0.1:8080";
 
@@ -41,7 +42,7 @@ export function resolveConnection(
   const profileName = flags.profile ?? env.SLIPWAY_PROFILE ?? "default";
   const profile = readProfile(profileName, env, warn);
   if (!profile && (flags.profile ?? env.SLIPWAY_PROFILE) && !options.profileMayBeMissing) {
-    throw new UsageError(`no profile named '${profileName}': create it with \`slipway login --profile ${profileName}\``);
+    throw new UsageError(`no profile named '${profileName}': create it with \`${cliName()} login --profile ${profileName}\``);
   }
   const pick = (flag: string | undefined, flagName: string, envName: string, saved: string | undefined): [string | undefined, string | undefined] => {
     if (flag) return [flag, flagName];

@@ -2,6 +2,7 @@ import { CommanderError } from "commander";
 import { ConnectionError, ControlPlaneError, fieldOf } from "../../client/index.ts";
 import type { Connection } from "./connection.ts";
 import { CliFailure, EXIT, UsageError, type ExitCode } from "./exit.ts";
+import { cliName } from "./invocation.ts";
 
 /**
  * What went wrong, in words a person can act on, and the exit code it ends with. The
@@ -33,7 +34,7 @@ function unreachable(error: ConnectionError, connection?: Connection): string {
   const where = connection ? `${connection.url} (from ${connection.from.url})` : error.url;
   const lines = [`cannot reach the control plane at ${where}: ${error.reason}.`];
   if (error.code === "ECONNREFUSED" || error.code === "ENOTFOUND" || error.code === "EAI_AGAIN") {
-    lines.push("Is `slipway up` running there? Set its address with --url, SLIPWAY_URL or `slipway login --url`.");
+    lines.push(`Is the control plane (\`${cliName()} up\`) running there? Set its address with --url, SLIPWAY_URL or \`${cliName()} login --url\`.`);
   }
   if (error.mayHaveApplied) lines.push("The request may have been carried out before the connection failed: check before repeating it.");
   return lines.join("\n");
@@ -41,19 +42,19 @@ function unreachable(error: ConnectionError, connection?: Connection): string {
 
 function unauthorized(error: ControlPlaneError, connection?: Connection): string {
   if (!connection?.apiKey) {
-    return `the control plane at ${connection?.url ?? "its address"} needs an API key (${error.detail}): pass --api-key, set SLIPWAY_API_KEY, or run \`slipway login\`.`;
+    return `the control plane at ${connection?.url ?? "its address"} needs an API key (${error.detail}): pass --api-key, set SLIPWAY_API_KEY, or run \`${cliName()} login\`.`;
   }
   return (
     `the control plane at ${connection.url} refused the API key sent in the X-Api-Key header ` +
     `(${maskKey(connection.apiKey)}, from ${connection.from.apiKey}): ${error.detail}. ` +
-    "Check the key: `slipway up` prints the first one once; `slipway admin create-key` makes another."
+    `Check the key: \`${cliName()} up\` prints the first one once; \`${cliName()} admin create-key\` makes another.`
   );
 }
 
 function forbidden(error: ControlPlaneError, connection?: Connection): string {
   const key = connection?.apiKey ? `the API key in X-Api-Key (${maskKey(connection.apiKey)}, from ${connection.from.apiKey})` : "the credential";
   if (!connection?.tenantId) {
-    return `the control plane refused ${key}: ${error.detail}. Name the workspace with --tenant-id, SLIPWAY_TENANT_ID or \`slipway login --tenant-id\`.`;
+    return `the control plane refused ${key}: ${error.detail}. Name the workspace with --tenant-id, SLIPWAY_TENANT_ID or \`${cliName()} login --tenant-id\`.`;
   }
   return `the control plane refused ${key} for workspace '${connection.tenantId}' (X-Tenant-Id header, from ${connection.from.tenantId}): ${error.detail}.`;
 }

@@ -47,7 +47,7 @@ describe("profiles and connection settings", () => {
 
   it("refuses a named profile that does not exist, and an address that is not http(s)", () => {
     expect(() => resolveConnection({ profile: "prod" }, env)).toThrow(UsageError);
-    expect(() => resolveConnection({ profile: "prod" }, env)).toThrow(/slipway login --profile prod/);
+    expect(() => resolveConnection({ profile: "prod" }, env)).toThrow(/ login --profile prod/);
     expect(() => resolveConnection({ url: "cp:8080" }, env)).toThrow(/--url must be an http/);
   });
 });

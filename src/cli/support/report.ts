@@ -5,6 +5,7 @@ import { EXIT, UsageError, type ExitCode } from "./exit.ts";
 import { formatElapsed, note, printData, printJsonLine } from "./output.ts";
 import { createReporter, progressMode, type Reporter } from "./progress.ts";
 import { waitForRevision, type WaitResult } from "./wait.ts";
+import { cliName } from "./invocation.ts";
 
 const DEFAULT_TIMEOUT = "1800";
 
@@ -44,7 +45,7 @@ export async function waitAndReport(input: {
   }
   const elapsed = (Date.now() - input.startedAt) / 1000;
   const { revision } = result;
-  const again = `slipway revisions wait ${deployment.id} ${revision.id}`;
+  const again = `${cliName()} revisions wait ${deployment.id} ${revision.id}`;
   const failure = [`revision ${revision.id} of ${deployment.name} ended ${revision.status}${revision.status_message ? `: ${revision.status_message}` : ""}`];
   if (result.logTail.length > 0) failure.push(`Last ${result.logTail.length} lines of its ${result.logType} log:`, ...result.logTail.map((entry) => `  ${entry.message}`));
 
@@ -66,7 +67,7 @@ export async function waitAndReport(input: {
     case "stopped":
       note(
         `Stopped waiting (Ctrl-C); the revision goes on on the server: deployment ${deployment.id}, revision ${revision.id}, ${revision.status}.\n` +
-          `Wait again: ${again}\nStop it: slipway revisions interrupt ${deployment.id} ${revision.id}`,
+          `Wait again: ${again}\nStop it: ${cliName()} revisions interrupt ${deployment.id} ${revision.id}`,
       );
       break;
   }
@@ -91,7 +92,7 @@ export async function waitAndReport(input: {
 
 /** --detach: the revision exists; say where it is and how to follow it. */
 export function reportDetached(deployment: Deployment, revisionId: string, json: boolean): ExitCode {
-  note(`Revision ${revisionId} of ${deployment.name} is on its way; not waiting (--detach). Follow it: slipway revisions wait ${deployment.id} ${revisionId}`);
+  note(`Revision ${revisionId} of ${deployment.name} is on its way; not waiting (--detach). Follow it: ${cliName()} revisions wait ${deployment.id} ${revisionId}`);
   if (json) printJsonLine({ event: "result", outcome: "detached", exit_code: EXIT.ok, deployment_id: deployment.id, revision_id: revisionId, url: deployment.url });
   else printData(deployment.url);
   return EXIT.ok;

@@ -3,6 +3,7 @@ import { ControlPlaneError } from "../../client/index.ts";
 import type { Deployment } from "../../controlplane/deployments/schemas.ts";
 import type { GithubIntegration } from "../../controlplane/integrations/schemas.ts";
 import { CliFailure } from "./exit.ts";
+import { cliName } from "./invocation.ts";
 
 /** Commands name deployments and integrations by id or by name, as people remember them. */
 
@@ -34,7 +35,7 @@ export async function findDeployment(client: ControlPlaneClient, idOrName: strin
     }
   }
   const named = await deploymentNamed(client, idOrName);
-  if (!named) throw new CliFailure(`no deployment named or with id '${idOrName}' in this workspace (\`slipway deployments list\` shows them)`);
+  if (!named) throw new CliFailure(`no deployment named or with id '${idOrName}' in this workspace (\`${cliName()} deployments list\` shows them)`);
   return named;
 }
 
@@ -55,7 +56,7 @@ export async function findIntegration(client: ControlPlaneClient, idOrName: stri
   const all = await client.integrations.list();
   const found = all.find((i) => i.id === idOrName.toLowerCase()) ?? all.find((i) => i.name === idOrName);
   if (!found) {
-    const names = all.map((i) => i.name).join(", ") || "none yet: add one with `slipway integrations add`";
+    const names = all.map((i) => i.name).join(", ") || `none yet: add one with \`${cliName()} integrations add\``;
     throw new CliFailure(`no integration named or with id '${idOrName}' in this workspace (integrations: ${names})`);
   }
   return found;
