@@ -29,7 +29,7 @@ export function registerLogsCommand(program: CommandType): void {
         const tail = count(flags.tail, "--tail")!;
         if (tail < 1 || tail > 1000) throw new UsageError("--tail must be between 1 and 1000");
         const deployment = await findDeployment(client, idOrName);
-        const revisionId = revisionOf(deployment, flags.revision);
+        const revisionId = await revisionOf(client, deployment, flags.revision);
         let type: LogType = flags.type;
         if (!type) type = (await client.revisions.get(deployment.id, revisionId)).status === "DEPLOYED" ? "deploy" : "build";
         const print = (type: LogType, entry: LogEntry) => {

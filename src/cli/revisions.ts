@@ -47,7 +47,7 @@ export function registerRevisionsCommand(program: CommandType): void {
       .action(
         sessionAction("revisions get", async ({ client, json }, idOrName: string, revisionArg?: string) => {
           const deployment = await findDeployment(client, idOrName);
-          const revision = await client.revisions.get(deployment.id, revisionOf(deployment, revisionArg));
+          const revision = await client.revisions.get(deployment.id, await revisionOf(client, deployment, revisionArg));
           if (json) printJson(revision);
           else printRevision(revision);
         }),
@@ -65,7 +65,7 @@ export function registerRevisionsCommand(program: CommandType): void {
         sessionAction("revisions wait", async ({ client, flags }, idOrName: string, revisionArg?: string) => {
           const startedAt = Date.now();
           const deployment = await findDeployment(client, idOrName);
-          const revisionId = revisionOf(deployment, revisionArg);
+          const revisionId = await revisionOf(client, deployment, revisionArg);
           return waitAndReport({ client, deployment, revisionId, flags, reporter: reporterFor(flags, startedAt), startedAt });
         }),
       ),
@@ -80,7 +80,7 @@ export function registerRevisionsCommand(program: CommandType): void {
         sessionAction("revisions redeploy", async ({ client, flags, json }, idOrName: string, revisionArg?: string) => {
           const startedAt = Date.now();
           const deployment = await findDeployment(client, idOrName);
-          const from = revisionOf(deployment, revisionArg);
+          const from = await revisionOf(client, deployment, revisionArg);
           const updated = await client.revisions.redeploy(deployment.id, from);
           const revisionId = updated.latest_revision_id!;
           if (!flags.wait) {
@@ -103,7 +103,7 @@ export function registerRevisionsCommand(program: CommandType): void {
       .action(
         sessionAction("revisions interrupt", async ({ client, json }, idOrName: string, revisionArg?: string) => {
           const deployment = await findDeployment(client, idOrName);
-          const revision = await client.revisions.interrupt(deployment.id, revisionOf(deployment, revisionArg));
+          const revision = await client.revisions.interrupt(deployment.id, await revisionOf(client, deployment, revisionArg));
           if (json) printJson(revision);
           else note(`Revision ${revision.id} of ${deployment.name}: ${revision.status}${revision.status_message ? ` (${revision.status_message})` : ""}.`);
         }),

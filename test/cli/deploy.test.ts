@@ -215,6 +215,17 @@ describe("slipway CLI against a control plane", () => {
       expect(waited.stdout.trim()).toBe(url);
       expect(await whoami(url)).toMatchObject({ version: "git-v2" });
 
+      // A revision named by the first characters of its id, as process names in logs show it.
+      const revisions = JSON.parse((await slipway(["revisions", "list", "git-agent", "--json"])).stdout) as { id: string }[];
+      expect(revisions).toHaveLength(2);
+      const byPrefix = await slipway(["revisions", "get", "git-agent", revisions[1]!.id.slice(0, 8), "--json"]);
+      expect(byPrefix.code, byPrefix.stderr).toBe(0);
+      expect(JSON.parse(byPrefix.stdout)).toMatchObject({ id: revisions[1]!.id });
+      const unmatched = ["0000", "1111", "2222", "3333"].find((prefix) => !revisions.some((r) => r.id.startsWith(prefix)))!;
+      const none = await slipway(["revisions", "get", "git-agent", unmatched]);
+      expect(none.code).toBe(1);
+      expect(none.stderr).toContain(`no revision of deployment 'git-agent' has an id starting with '${unmatched}'`);
+
       // Piped, the wait prints plain lines; under a pseudo-terminal, one live line redrawn in place.
       expect(waited.stderr).toMatch(/^\[\d+s\] revision [0-9a-f-]{36}: DEPLOYED$/m);
       expect(waited.stderr).not.toContain("\x1b[2K");

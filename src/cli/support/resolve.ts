@@ -39,8 +39,11 @@ export async function findDeployment(client: ControlPlaneClient, idOrName: strin
   return named;
 }
 
-/** A revision argument: an id, `latest` (the default) or `active` (the one serving). */
-export function revisionOf(deployment: Deployment, arg: string | undefined): string {
+/**
+ * A revision argument: an id, the start of one as logs and the console show it (`1a2b3c4d`
+ * from a process named `1a2b3c4d#1`), `latest` (the default) or `active` (the one serving).
+ */
+export async function revisionOf(client: ControlPlaneClient, deployment: Deployment, arg: string | undefined): Promise<string> {
   if (arg === undefined || arg === "latest") {
     if (!deployment.latest_revision_id) throw new CliFailure(`deployment '${deployment.name}' has no revision yet`);
     return deployment.latest_revision_id;
@@ -49,7 +52,26 @@ export function revisionOf(deployment: Deployment, arg: string | undefined): str
     if (!deployment.active_revision_id) throw new CliFailure(`deployment '${deployment.name}' has no revision serving (none is DEPLOYED)`);
     return deployment.active_revision_id;
   }
-  return arg;
+  if (isUuid(arg)) return arg.toLowerCase();
+  if (!/^[0-9a-f-]{4,35}$/i.test(arg)) {
+    throw new CliFailure(`'${arg}' is not a revision id: give an id, its first characters (at least 4), \`latest\` or \`active\``);
+  }
+  const prefix = arg.toLowerCase();
+  const matches = (await listRevisionIds(client, deployment.id)).filter((id) => id.startsWith(prefix));
+  if (matches.length === 1) return matches[0]!;
+  if (matches.length === 0) throw new CliFailure(`no revision of deployment '${deployment.name}' has an id starting with '${arg}' (\`${cliName()} revisions list ${deployment.name}\` shows them)`);
+  throw new CliFailure(`'${arg}' starts ${matches.length} revision ids of deployment '${deployment.name}' (${matches.join(", ")}): give more of it`);
+}
+
+/** Every revision id of a deployment, all pages. */
+async function listRevisionIds(client: ControlPlaneClient, deploymentId: string): Promise<string[]> {
+  const ids: string[] = [];
+  for (let offset = 0; ; ) {
+    const page = await client.revisions.list(deploymentId, { limit: 100, offset });
+    ids.push(...page.resources.map((revision) => revision.id));
+    if (page.resources.length < 100) return ids;
+    offset = page.offset;
+  }
 }
 
 export async function findIntegration(client: ControlPlaneClient, idOrName: string): Promise<GithubIntegration> {
