@@ -123,6 +123,9 @@ async function call(url: string, init: Parameters<typeof guardedFetch>[1], guard
     return await guardedFetch(url, { timeoutMs: 10_000, maxBytes: 256 * 1024, ...init }, guard);
   } catch (error) {
     if (error instanceof AddressRefused) throw refuse(error.message);
+    // A name that does not resolve is the caller's mistake; a server that does not answer is not.
+    const code = (error as { code?: string }).code;
+    if (code === "ENOTFOUND") throw refuse(`${new URL(url).hostname} does not resolve`);
     const why = (error as Error).name === "TimeoutError" ? "timed out" : `connection failed: ${(error as Error).message}`;
     throw new SlipwayError("unavailable", `${new URL(url).host} is unreachable (${why})`);
   }

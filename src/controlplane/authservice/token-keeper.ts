@@ -76,12 +76,17 @@ export class TokenKeeper {
     } catch (error) {
       // Refused (invalid_grant: revoked or expired refresh token): the token dies with its expiry.
       // Unreachable: the current token serves while it lasts.
-      if (error instanceof SlipwayError && (error.code === "bad_request" || !this.expired(row))) return this.open(row);
+      if (error instanceof SlipwayError && (error.code === "bad_request" || !this.expired(row))) return this.current(row);
       throw error;
     }
     const next = { ...row, ...this.sealed(row.id, set, row.refresh_token_sealed), scopes: row.scopes, updated_at: now() };
     if (await flows.replaceTokenSecrets(db, next, new Date(row.updated_at))) return set.accessToken;
-    const winner = await flows.findToken(db, row.workspace_id, row.id);
-    return winner ? this.open(winner) : undefined;
+    return this.current(row);
+  }
+
+  /** The token as stored now: another process may have refreshed it (with a rotated refresh token this one's refresh is then refused). */
+  private async current(row: flows.TokenRow): Promise<string | undefined> {
+    const now = await flows.findToken(this.deps.db, row.workspace_id, row.id);
+    return now ? this.open(now) : undefined;
   }
 }
