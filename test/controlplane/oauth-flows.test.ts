@@ -292,6 +292,12 @@ describe.each(BACKENDS)("OAuth flows against a loopback OpenID provider on %s", 
     const denied = await h.app.inject({ method: "GET", url: "/v2/auth/callback/oidc?error=access_denied&error_description=no&state=abc" });
     expect(denied.statusCode).toBe(400);
     expect(json(denied).detail).toContain("access_denied");
+    // A GitHub App's setup redirect: an update needs no exchange; an installation's code and state are a callback's.
+    const updated = await h.app.inject({ method: "GET", url: "/v2/auth/setup/oidc?setup_action=update&installation_id=7" });
+    expect(updated.statusCode).toBe(200);
+    expect(json(updated)).toMatchObject({ status: "updated", provider_id: "oidc" });
+    expect((await h.app.inject({ method: "GET", url: "/v2/auth/setup/oidc?setup_action=install&code=c&state=forged" })).statusCode).toBe(400);
+    expect((await h.app.inject({ method: "GET", url: "/v2/auth/setup/oidc?installation_id=seven" })).statusCode).toBe(422);
     expect((await h.app.inject({ method: "GET", url: "/v2/auth/tokens" })).statusCode).toBe(401);
     expect(await count("oauth_auth_requests")).toBe(before);
   });
