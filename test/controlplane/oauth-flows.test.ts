@@ -1,3 +1,5 @@
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import type { FastifyInstance, LightMyRequestResponse } from "fastify";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openSecret } from "../../src/auth/secret-box.ts";
@@ -20,7 +22,7 @@ const ACCESS_TOKEN_TTL = 2;
 
 let oidc: OidcFixture;
 beforeAll(async () => {
-  oidc = await startOidcProvider({ redirectUris: [callbackOf("oidc")], accessTokenTtl: ACCESS_TOKEN_TTL });
+  oidc = await startOidcProvider({ redirectUris: [callbackOf("oidc"), callbackOf("slack")], accessTokenTtl: ACCESS_TOKEN_TTL });
 });
 afterAll(() => oidc?.close());
 
@@ -268,6 +270,48 @@ describe.each(BACKENDS)("OAuth flows against a loopback OpenID provider on %s", 
     expect(revoked.statusCode).toBe(200);
     expect(json(revoked)).toMatchObject({ message: "Tokens revoked", provider_id: "oidc", deleted: held });
     expect(json(await call(a, "GET", "/v2/auth/tokens?provider_id=oidc"))).toEqual([]);
+  });
+
+  it("revokes a workspace's Slack tokens at Slack (faked on loopback: Slack cannot run here), keeping them while Slack fails", async () => {
+    const answers = [{ ok: false, error: "ratelimited" }, { ok: true, revoked: true }];
+    const seen: string[] = [];
+    const slack = createServer((req, res) => {
+      seen.push(String(req.headers.authorization));
+      res.setHeader("content-type", "application/json");
+      res.end(JSON.stringify(answers.shift()));
+    });
+    await new Promise<void>((resolve) => slack.listen(0, "127.0.0.1", resolve));
+    try {
+      const created = await call(b, "POST", "/v2/auth/providers", {
+        provider_id: "slack",
+        name: "Slack",
+        provider_type: "slack",
+        client_id: oidc.client.id,
+        client_secret: oidc.client.secret,
+        auth_url: `${oidc.issuer}/auth`,
+        token_url: `${oidc.issuer}/token`,
+      });
+      expect(created.statusCode, created.body).toBe(200);
+      // Slack's auth.revoke, here on loopback.
+      await h.db.query("UPDATE oauth_providers SET revocation_url = $1 WHERE id = $2", [`http://127.0.0.1:${(slack.address() as AddressInfo).port}/api/auth.revoke`, json(created).id]);
+      const started = json(await authenticate(b, { provider: "slack", scopes: ["openid"] }));
+      expect((await followCallback((await consent(started.url, "slack")).path)).statusCode).toBe(200);
+      const { token } = json(await call(b, "GET", `/v2/auth/wait/${started.auth_id}?timeout=5`));
+      expect(json(await call(b, "GET", "/v2/auth/tokens/workspace/slack/exists"))).toEqual({ has_token: true });
+
+      const failed = await call(b, "DELETE", "/v2/auth/tokens/workspace/slack");
+      expect(failed.statusCode).toBe(503);
+      expect(json(failed).detail).toMatch(/1 of 1 Slack tokens could not be revoked .*ratelimited/);
+      expect(json(await call(b, "GET", "/v2/auth/tokens/workspace/slack/exists"))).toEqual({ has_token: true });
+
+      const revoked = await call(b, "DELETE", "/v2/auth/tokens/workspace/slack");
+      expect(revoked.statusCode).toBe(200);
+      expect(json(revoked)).toMatchObject({ deleted: 1, revoked_at_provider: 1 });
+      expect(seen).toEqual([`Bearer ${token}`, `Bearer ${token}`]);
+      expect(json(await call(b, "GET", "/v2/auth/tokens/workspace/slack/exists"))).toEqual({ has_token: false });
+    } finally {
+      await new Promise<void>((resolve) => slack.close(() => resolve()));
+    }
   });
 
   it("answers bad input with a clear error and changes nothing", async () => {
