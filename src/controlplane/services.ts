@@ -1,4 +1,8 @@
+import { GIT_HOSTS_SETTING } from "../config/controlplane.ts";
+import { OAuthFlowService } from "./authservice/flow-service.ts";
 import { OAuthProviderService } from "./authservice/service.ts";
+import { TokenKeeper } from "./authservice/token-keeper.ts";
+import { OAuthTokenService } from "./authservice/token-service.ts";
 import type { ControlPlaneDeps } from "./context.ts";
 import { DeploymentService } from "./deployments/service.ts";
 import { IntegrationService } from "./integrations/service.ts";
@@ -19,6 +23,8 @@ export interface ControlPlaneServices {
   webhooks: WebhookService;
   integrations: IntegrationService;
   oauthProviders: OAuthProviderService;
+  oauthFlows: OAuthFlowService;
+  oauthTokens: OAuthTokenService;
   tenancy: TenancyService;
 }
 
@@ -32,6 +38,9 @@ export interface ControlPlaneServices {
  */
 export function buildServices(deps: ControlPlaneDeps): ControlPlaneServices {
   const revisions = new RevisionService(deps);
+  // OAuth providers are reached under the same operator allowance as git hosts (docs/decisions/0043).
+  const outbound = deps.gitHosts ?? { allowHosts: [], allowSetting: GIT_HOSTS_SETTING };
+  const keeper = new TokenKeeper(deps, outbound);
   return {
     deployments: new DeploymentService(deps, revisions),
     revisions,
@@ -40,7 +49,9 @@ export function buildServices(deps: ControlPlaneDeps): ControlPlaneServices {
     logs: new LogService(deps),
     webhooks: new WebhookService(deps, revisions),
     integrations: new IntegrationService(deps),
-    oauthProviders: new OAuthProviderService(deps),
+    oauthProviders: new OAuthProviderService(deps, outbound),
+    oauthFlows: new OAuthFlowService(deps, keeper, outbound),
+    oauthTokens: new OAuthTokenService(deps, outbound),
     tenancy: new TenancyService(deps),
   };
 }

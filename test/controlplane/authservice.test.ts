@@ -118,17 +118,4 @@ describe.each(BACKENDS)("auth service (OAuth providers) on %s", (backend) => {
     expect(json(badPatch).detail[0].loc).toEqual(["body", "uses_pkce"]);
     expect(json(await send("GET", `${PROVIDERS}/${existing.provider_id}`)).uses_pkce).toBe(false);
   });
-
-  it("answers 501 with a clear detail for the OAuth flows not built yet", async () => {
-    const authenticate = await send("POST", "/v2/auth/authenticate", { provider: "x", scopes: [] });
-    expect(authenticate.statusCode).toBe(501);
-    expect(json(authenticate).detail).toMatch(/not implemented.*\/v2\/auth\/providers/);
-    expect((await send("GET", "/v2/auth/tokens")).statusCode).toBe(501);
-    expect((await send("GET", `/v2/auth/agents/${randomUUID()}/connections`)).statusCode).toBe(501);
-    // The provider's browser redirect carries no credentials.
-    const callback = await h.app.inject({ method: "GET", url: "/v2/auth/callback/github?code=x&state=y" });
-    expect(callback.statusCode).toBe(501);
-    // The others still need credentials first.
-    expect((await h.app.inject({ method: "GET", url: "/v2/auth/tokens" })).statusCode).toBe(401);
-  });
 });

@@ -18,13 +18,17 @@ export interface ProviderRow {
   token_endpoint_auth_method: string;
   mcp_server_url: string | null;
   is_dynamic_client: boolean;
+  /** RFC 7009 revocation endpoint, when discovery named one. */
+  revocation_url: string | null;
+  /** RFC 8707 resource (an MCP server's URL) sent with authorization and token requests. */
+  resource: string | null;
   created_at: Date;
   updated_at: Date;
 }
 
 const COLUMNS = `id, organization_id, workspace_id, provider_id, name, client_id, client_secret_sealed, auth_url, token_url,
   uses_pkce, code_challenge_method, provider_type, token_endpoint_auth_method, mcp_server_url, is_dynamic_client,
-  created_at, updated_at`;
+  revocation_url, resource, created_at, updated_at`;
 
 export async function listProviders(q: Queryable, workspaceId: string): Promise<ProviderRow[]> {
   return q.query<ProviderRow>(`SELECT ${COLUMNS} FROM oauth_providers WHERE workspace_id = $1 ORDER BY created_at, id`, [workspaceId]);
@@ -45,12 +49,13 @@ export async function findProvider(q: Queryable, workspaceId: string, reference:
 export async function insertProvider(q: Queryable, row: ProviderRow): Promise<ProviderRow> {
   const rows = await q.query<ProviderRow>(
     `INSERT INTO oauth_providers (${COLUMNS})
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)
      RETURNING ${COLUMNS}`,
     [
       row.id, row.organization_id, row.workspace_id, row.provider_id, row.name, row.client_id, row.client_secret_sealed,
       row.auth_url, row.token_url, row.uses_pkce, row.code_challenge_method, row.provider_type,
-      row.token_endpoint_auth_method, row.mcp_server_url, row.is_dynamic_client, row.created_at, row.updated_at,
+      row.token_endpoint_auth_method, row.mcp_server_url, row.is_dynamic_client, row.revocation_url, row.resource,
+      row.created_at, row.updated_at,
     ],
   );
   return rows[0];
@@ -71,4 +76,9 @@ export async function updateProvider(q: Queryable, row: ProviderRow): Promise<Pr
 
 export async function deleteProvider(q: Queryable, workspaceId: string, id: string): Promise<void> {
   await q.query("DELETE FROM oauth_providers WHERE workspace_id = $1 AND id = $2", [workspaceId, id]);
+}
+
+/** A provider by its row id (flows keep the id, so a renamed provider_id does not break them). */
+export async function findProviderById(q: Queryable, id: string): Promise<ProviderRow | undefined> {
+  return (await q.query<ProviderRow>(`SELECT ${COLUMNS} FROM oauth_providers WHERE id = $1`, [id]))[0];
 }

@@ -1,7 +1,8 @@
 import { Type } from "@sinclair/typebox";
 import { requireTenant, type RegisterRoutes } from "../context.ts";
 import { DETAIL_RESPONSES } from "../openapi.ts";
-import { registerPendingAuthRoutes } from "./pending-routes.ts";
+import { registerAuthFlowRoutes } from "./flow-routes.ts";
+import { registerAuthTokenRoutes } from "./token-routes.ts";
 import {
   DeletedProvider,
   OAuthProviderCreateRequest,
@@ -12,8 +13,9 @@ import {
 
 const TAGS = ["Auth Service (v2)"];
 
-/** Auth service (v2): OAuth provider configuration CRUD; the OAuth flows answer 501 for now. */
-export const registerAuthServiceRoutes: RegisterRoutes = (app, { oauthProviders: providers }) => {
+/** Auth service (v2): OAuth provider configuration, the OAuth flows, stored tokens and agent connections. */
+export const registerAuthServiceRoutes: RegisterRoutes = (app, services) => {
+  const providers = services.oauthProviders;
   app.get(
     "/v2/auth/providers",
     {
@@ -85,5 +87,6 @@ export const registerAuthServiceRoutes: RegisterRoutes = (app, { oauthProviders:
     async (request) => providers.remove(requireTenant(request), request.params.provider_id),
   );
 
-  registerPendingAuthRoutes(app);
+  registerAuthFlowRoutes(app, services);
+  registerAuthTokenRoutes(app, services);
 };
