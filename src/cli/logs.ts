@@ -1,11 +1,12 @@
 import { Command, type Command as CommandType } from "commander";
-import type { LogEntry, LogType } from "../client/index.ts";
+import type { ControlPlaneClient, LogEntry, LogType } from "../client/index.ts";
+import { isFailure, isTerminal } from "../controlplane/revisions/state-machine.ts";
 import { LOG_LEVELS } from "../controlplane/logs/repository.ts";
 import { sessionAction } from "./support/action.ts";
 import { connectionOptions } from "./support/connection.ts";
 import { count } from "./support/deployment-body.ts";
-import { EXIT, UsageError } from "./support/exit.ts";
-import { printData, printJsonLine } from "./support/output.ts";
+import { EXIT, type ExitCode, UsageError } from "./support/exit.ts";
+import { note, printData, printJsonLine } from "./support/output.ts";
 import { findDeployment, revisionOf } from "./support/resolve.ts";
 
 /**
@@ -20,7 +21,7 @@ export function registerLogsCommand(program: CommandType): void {
     .option("--type <type>", "build or deploy (default: deploy for a DEPLOYED revision, else build)")
     .option("--level <level>", `only lines at this level or above (${LOG_LEVELS.join(", ")})`)
     .option("--tail <n>", "the last n lines (without --follow; default 100, at most 1000)", "100")
-    .option("--follow", "keep printing lines as they come; ends with the build, or with Ctrl-C")
+    .option("--follow", "keep printing lines as they come: with --type build until the build ends, with --type deploy until Ctrl-C; without --type, a revision on its way is followed through its build and start until it serves or fails")
     .option("--json", "one JSON line per log line")
     .action(
       sessionAction("logs", async ({ client, flags, json }, idOrName: string) => {
@@ -46,9 +47,50 @@ export function registerLogsCommand(program: CommandType): void {
         // Ctrl-C ends a follow quietly: it only reads.
         const stop = new AbortController();
         process.once("SIGINT", () => stop.abort());
-        for await (const entry of client.logs.follow(deployment.id, revisionId, { type, signal: stop.signal })) if (atLeast(entry)) print(type, entry);
-        return EXIT.ok;
+        const follow = async (type: LogType, signal: AbortSignal) => {
+          for await (const entry of client.logs.follow(deployment.id, revisionId, { type, signal })) if (atLeast(entry)) print(type, entry);
+        };
+        if (flags.type || type === "deploy") {
+          await follow(type, stop.signal);
+          return EXIT.ok;
+        }
+        // No --type, and the revision is on its way: its build, then its start, until it serves or fails.
+        await follow("build", stop.signal);
+        if (stop.signal.aborted) return EXIT.ok;
+        return followStart(client, deployment.id, revisionId, (signal) => follow("deploy", signal), stop.signal);
       }),
     );
   program.addCommand(logs);
+}
+
+/** How often the revision's status is read while its start is followed. */
+const STATUS_POLL_MS = 1_000;
+
+/**
+ * Follows the deploy log of a revision that has finished building until it is DEPLOYED
+ * or has failed (the deploy log itself goes on while the revision serves). Exits 0 when
+ * it serves, 1 when it failed, as `deploy` does.
+ */
+async function followStart(
+  client: ControlPlaneClient,
+  deploymentId: string,
+  revisionId: string,
+  follow: (signal: AbortSignal) => Promise<void>,
+  stop: AbortSignal,
+): Promise<ExitCode> {
+  const done = new AbortController();
+  const signal = AbortSignal.any([stop, done.signal]);
+  const following = follow(signal);
+  let revision = await client.revisions.get(deploymentId, revisionId);
+  while (!isTerminal(revision.status) && !stop.aborted) {
+    await new Promise((resolve) => setTimeout(resolve, STATUS_POLL_MS));
+    revision = await client.revisions.get(deploymentId, revisionId);
+  }
+  // The lines written up to the last status change are on their way: give them a moment.
+  if (!stop.aborted) await new Promise((resolve) => setTimeout(resolve, STATUS_POLL_MS));
+  done.abort();
+  await following;
+  if (stop.aborted) return EXIT.ok;
+  note(`revision ${revision.id}: ${revision.status}${revision.status_message ? `: ${revision.status_message}` : ""}`);
+  return isFailure(revision.status) || revision.status === "INTERRUPTED" ? EXIT.failed : EXIT.ok;
 }

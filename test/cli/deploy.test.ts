@@ -205,11 +205,13 @@ describe("slipway CLI against a control plane", () => {
       expect(interrupted.stderr).toMatch(/Stopped waiting \(Ctrl-C\); the revision goes on on the server: deployment [0-9a-f-]{36}, revision [0-9a-f-]{36}/);
       // The hint names the command as it was run here (`node bin/slipway.js`), not a `slipway` that is not on the PATH.
       expect(interrupted.stderr).toContain("Stop it: node bin/slipway.js revisions interrupt");
-      // The build log while it is written; the stream ends with the build.
-      const followed = await slipway(["logs", "git-agent", "--type", "build", "--follow"]);
+      // Without --type, the log is followed through the build and the start, until the revision serves.
+      const followed = await slipway(["logs", "git-agent", "--follow"]);
       expect(followed.code, followed.stderr).toBe(0);
       expect(followed.stdout).toMatch(/Installing dependencies/);
       expect(followed.stdout).toMatch(/Build [0-9a-f]+ is ready/);
+      expect(followed.stdout).toMatch(/\[[0-9a-f]{8}#1\] listening on /);
+      expect(followed.stderr).toMatch(/^revision [0-9a-f-]{36}: DEPLOYED$/m);
       const waited = await slipway(["revisions", "wait", "git-agent"]);
       expect(waited.code, waited.stderr).toBe(0);
       expect(waited.stdout.trim()).toBe(url);

@@ -12,6 +12,8 @@ describe("invocation", () => {
   it("is `slipway` when it runs through a bin link (npm install -g, npm link), and `npx slipway` under npx", () => {
     expect(invocation(["/usr/bin/node", "/usr/local/bin/slipway"], {}, "/tmp")).toBe("slipway");
     expect(invocation(["/usr/bin/node", "/proj/node_modules/.bin/slipway"], { npm_command: "exec" }, "/proj")).toBe("npx slipway");
+    // A `node bin/slipway.js` started under something npx ran (npx vitest) inherits npm_command.
+    expect(invocation(["/usr/bin/node", "/proj/bin/slipway.js"], { npm_command: "exec" }, "/proj")).toBe("node bin/slipway.js");
   });
 
   it("is `node bin/slipway.js` under `npm start`, which runs it from the project's root", () => {

@@ -7,10 +7,9 @@ import { basename, isAbsolute, relative } from "node:path";
  */
 export function invocation(argv: readonly string[] = process.argv, env: NodeJS.ProcessEnv = process.env, cwd = process.cwd()): string {
   const script = argv[1] ?? "";
-  // npx (npm exec) runs the package's bin from node_modules/.bin or its own cache.
-  if (env.npm_command === "exec") return "npx slipway";
-  // On the PATH, or called through a bin link: the name alone.
-  if (basename(script) === "slipway") return "slipway";
+  // Called through a bin link: on the PATH (npm install -g, npm link), or by npx, which
+  // leaves npm_command=exec in the environment (also for every child, hence the link test).
+  if (basename(script) === "slipway") return env.npm_command === "exec" ? "npx slipway" : "slipway";
   if (!script) return "slipway";
   const near = relative(cwd, script);
   const path = near && !near.startsWith("..") && !isAbsolute(near) ? near : script;
