@@ -252,8 +252,12 @@ describe("slipway CLI against a control plane", () => {
       expect(failed.code, failed.stderr).toBe(1);
       expect(failed.stdout).toBe("");
       expect(failed.stderr).toMatch(/ended BUILD_FAILED: Checking the project failed: `slipway agent --check` exited with code 1/);
-      expect(failed.stderr).toMatch(/Last \d+ lines of its build log:/);
-      expect(failed.stderr).toContain("boom at import: the model key is missing");
+      // The error once, with the check's last lines, in paths of the project (not of the build's folder).
+      expect(failed.stderr).toContain("Last lines of its output:");
+      expect(failed.stderr).not.toMatch(/Last \d+ lines of its build log:/);
+      expect(failed.stderr.split("boom at import: the model key is missing").length - 1, failed.stderr).toBe(1);
+      expect(failed.stderr).toContain("importing src/whoami.ts failed");
+      expect(failed.stderr).not.toContain(".tmp-");
 
       const timedOut = await (neverReady ??= deployNeverReady());
       expect(timedOut.code, timedOut.stderr).toBe(3);

@@ -81,11 +81,16 @@ export async function waitForRevision(input: WaitInput): Promise<WaitResult> {
     if (settled.status === "DEPLOYED") return { outcome: "deployed", exitCode: EXIT.ok, revision: settled, logTail: [] };
     if (!isFailure(settled.status)) return { outcome: "interrupted", exitCode: EXIT.interrupted, revision: settled, logTail: [] };
     const logType: LogType = settled.status === "DEPLOY_FAILED" ? "deploy" : "build";
-    const logTail = await lastLines(client, deploymentId, revisionId, logType).catch(() => []);
+    // A failed command's last lines are in the status message already: not printed twice.
+    const carriesTail = settled.status_message?.includes(OUTPUT_TAIL_HEADING) ?? false;
+    const logTail = carriesTail ? [] : await lastLines(client, deploymentId, revisionId, logType).catch(() => []);
     const timedOut = settled.status === "DEPLOY_FAILED" && READINESS_TIMEOUT.test(settled.status_message ?? "");
     return { outcome: timedOut ? "timeout" : "failed", exitCode: timedOut ? EXIT.timeout : EXIT.failed, revision: settled, logTail, logType };
   }
 }
+
+/** The heading under which a failed step's status message lists its command's last lines (pipeline/failure.ts). */
+const OUTPUT_TAIL_HEADING = "\nLast lines of its output:\n";
 
 async function lastLines(client: ControlPlaneClient, deploymentId: string, revisionId: string, type: LogType, count = TAIL_LINES): Promise<LogEntry[]> {
   const page = await client.logs.page(deploymentId, revisionId, { type, order: "desc", limit: count });

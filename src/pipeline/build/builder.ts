@@ -184,7 +184,7 @@ async function checkGraphs(deps: PipelineDeps, target: BuildTarget, configFile: 
   const outcome = await runCommand(process.execPath, [SLIPWAY_BIN, "agent", "--check", "--config", configFile], {
     cwd,
     env,
-    output: (line, stream) => logCheckLine(log, line, stream),
+    output: (line, stream) => logCheckLine(log, projectRelative(line, cwd), stream),
     signal,
     timeoutMs: deps.settings.checkTimeoutMs,
     confine,
@@ -198,8 +198,14 @@ async function checkGraphs(deps: PipelineDeps, target: BuildTarget, configFile: 
   }
 }
 
-/** The check's warnings (a missing env file, an older node_version) are the build log's warnings. */
+/**
+ * The check's warnings (a missing env file, an older node_version) are the build log's
+ * warnings. Its failure is said once, on stderr with the stack: the JSON summary line on
+ * stdout, and stack frames inside Slipway itself, would only repeat it.
+ */
 function logCheckLine(log: LogWriter, line: string, stream: "stdout" | "stderr"): void {
+  if (stream === "stdout" && line.startsWith('{"event":"check","ok":false')) return;
+  if (SLIPWAY_FRAME.test(line)) return;
   if (stream === "stderr" && line.startsWith('{"level":"warn"')) {
     try {
       const { msg } = JSON.parse(line) as { msg?: unknown };
@@ -209,6 +215,15 @@ function logCheckLine(log: LogWriter, line: string, stream: "stdout" | "stderr")
     }
   }
   log.info(line);
+}
+
+/** A stack frame in Slipway's own files (its sources or its bundle), not the project's. */
+const SLIPWAY_ROOT = fileURLToPath(new URL("../../../", import.meta.url));
+const SLIPWAY_FRAME = new RegExp(`^\\s+at .*\\(?${SLIPWAY_ROOT.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}(src|dist)/`);
+
+/** Paths into the build's folder (.slipway/builds/.tmp-<id>/...) as the project's own: `src/agent.ts`. */
+function projectRelative(line: string, buildDir: string): string {
+  return line.split(`${buildDir.replace(/\/+$/, "")}/`).join("");
 }
 
 /** npm and corepack live beside the node binary; make sure children find them. */
