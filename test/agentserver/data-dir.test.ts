@@ -1,4 +1,4 @@
-import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -25,7 +25,8 @@ describe("slipway agent with a --data-dir it cannot use", () => {
     // Root writes through permission bits, so as root the server runs as `nobody` (uid
     // 65534) against a directory root owns with mode 0755: a real EACCES. The directory
     // sits in /tmp itself, as the run's own temporary root (mode 0700) is closed to
-    // nobody, who also needs a temporary directory for tsx's cache.
+    // nobody. Nobody also needs a temporary directory (tsx keeps its cache there, in
+    // tsx-<uid>): one of its own, removed with the rest.
     const asRoot = process.getuid?.() === 0;
     const parent = mkdtempSync(join(asRoot ? "/tmp" : tmpdir(), "slipway-readonly-"));
     cleanup.push(parent);
@@ -33,8 +34,16 @@ describe("slipway agent with a --data-dir it cannot use", () => {
     mkdirSync(dir);
     chmodSync(parent, 0o755);
     chmodSync(dir, asRoot ? 0o755 : 0o555);
-    const run = await start(dir, asRoot ? { uid: 65534, gid: 65534, env: { TMPDIR: "/tmp" } } : {});
+    let ownTmp: string | undefined;
+    if (asRoot) {
+      ownTmp = mkdtempSync(join("/tmp", "slipway-nobody-tmp-"));
+      cleanup.push(ownTmp);
+      chownSync(ownTmp, 65534, 65534);
+    }
+    const run = await start(dir, asRoot ? { uid: 65534, gid: 65534, env: { TMPDIR: ownTmp } } : {});
     chmodSync(dir, 0o755);
+    // Nothing of nobody's is left in the system's temporary directory.
+    if (asRoot) expect(existsSync("/tmp/tsx-65534")).toBe(false);
     expect(run.timedOut).toBe(false);
     expect(run.code).toBe(1);
     expect(run.stderr).not.toContain("[object Object]");
