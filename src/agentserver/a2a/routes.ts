@@ -8,6 +8,15 @@ import { OwnApiRefusal } from "../own-api.ts";
 import type { A2aDeps, A2aEndpoint } from "./endpoint.ts";
 
 const tags = ["A2A"];
+const RpcResponse = Type.Object(
+  {
+    jsonrpc: Type.Literal("2.0"),
+    id: Type.Union([Type.String(), Type.Number(), Type.Null()]),
+    result: Type.Optional(Type.Unknown({ description: "A task, or a task's status or artifact update" })),
+    error: Type.Optional(Type.Object({ code: Type.Integer(), message: Type.String(), data: Type.Optional(Type.Unknown()) })),
+  },
+  { additionalProperties: true },
+);
 
 /**
  * `POST /a2a/{assistant_id}` and the agent cards: at `/.well-known/agent-card.json?assistant_id=`
@@ -28,10 +37,13 @@ export function registerA2aRoutes(app: HttpApp, deps: A2aDeps & { mountPrefix: s
           description: "The A2A protocol over JSON-RPC 2.0: message/send, message/stream (SSE), tasks/get, tasks/cancel. A context is a thread; a task is a run.",
           params: Type.Object({ assistant_id: Type.String({ description: "The ID of the assistant to communicate with (or its graph id)" }) }),
           body: Type.Unknown({ description: "A JSON-RPC 2.0 request." }),
-          response: { 200: { description: "JSON-RPC response; for message/stream an SSE stream of JSON-RPC responses.", content: { "application/json": { schema: Type.Unknown() } } } },
+          response: { 200: { description: "JSON-RPC response; for message/stream an SSE stream of JSON-RPC responses.", content: { "application/json": { schema: RpcResponse } } } },
         },
       },
-      async (request, reply) => (await load()).post(request, reply, request.params.assistant_id),
+      async (request, reply) => {
+        await (await load()).post(request, reply, request.params.assistant_id);
+        return reply;
+      },
     );
   });
 
