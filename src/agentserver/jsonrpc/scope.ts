@@ -1,4 +1,5 @@
 import type { FastifyError } from "fastify";
+import { isJsonSyntax } from "../../http/error-handler.ts";
 import { SlipwayError } from "../../http/errors.ts";
 import type { HttpApp } from "../../http/server.ts";
 import { INVALID_PARAMS, PARSE_ERROR, rpcError } from "./envelope.ts";
@@ -17,15 +18,11 @@ export function registerJsonRpcScope(app: HttpApp, register: (scope: HttpApp) =>
       if (error instanceof SlipwayError && error.code === "invalid") {
         return reply.status(400).send(rpcError(null, { code: INVALID_PARAMS, message: `Invalid params: ${error.message}` }));
       }
-      if (!(error instanceof SlipwayError) && isJsonSyntax(error)) {
+      if (!(error instanceof SlipwayError) && (isJsonSyntax(error) || error.code === "FST_ERR_CTP_INVALID_JSON_LENGTH")) {
         return reply.status(400).send(rpcError(null, { code: PARSE_ERROR, message: `Parse error: ${error.message}` }));
       }
       throw error;
     });
     register(scope as HttpApp);
   });
-}
-
-function isJsonSyntax(error: FastifyError): boolean {
-  return error.statusCode === 400 && (error.name === "SyntaxError" || error.code === "FST_ERR_CTP_INVALID_JSON_LENGTH" || /JSON/i.test(error.message));
 }
