@@ -19,7 +19,7 @@ export interface OwnApi {
   /** The route's answer as it came (a stream stays a stream). */
   fetch(caller: FastifyRequest, method: string, path: string, body?: unknown, signal?: AbortSignal): Promise<Response>;
   /** A JSON route's answer, parsed; a status outside 2xx is thrown as an OwnApiRefusal. */
-  json<T>(caller: FastifyRequest, method: string, path: string, body?: unknown): Promise<{ value: T; headers: Headers }>;
+  json<T>(caller: FastifyRequest, method: string, path: string, body?: unknown, signal?: AbortSignal): Promise<{ value: T; headers: Headers }>;
 }
 
 /**
@@ -51,8 +51,8 @@ export function ownApi(app: FastifyInstance): OwnApi {
   };
   return {
     fetch: fetchAs,
-    async json<T>(caller: FastifyRequest, method: string, path: string, body?: unknown) {
-      const response = await fetchAs(caller, method, path, body);
+    async json<T>(caller: FastifyRequest, method: string, path: string, body?: unknown, signal?: AbortSignal) {
+      const response = await fetchAs(caller, method, path, body, signal);
       const text = await response.text();
       const parsed = text ? (JSON.parse(text) as unknown) : null;
       if (!response.ok) throw new OwnApiRefusal(response.status, detailOf(parsed) ?? response.statusText);

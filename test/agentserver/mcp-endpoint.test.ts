@@ -21,9 +21,10 @@ describe.each(BACKENDS)("MCP endpoint on %s", (backend) => {
     await client.connect(transport);
     return { client, transport };
   };
-  const post = (body: string | object, headers: Record<string, string> = {}) =>
+  const post = (body: string | object, headers: Record<string, string> = {}, signal?: AbortSignal) =>
     fetch(`${agent.url}/mcp/`, {
       method: "POST",
+      signal,
       headers: { "content-type": "application/json", accept: ACCEPT_BOTH, "x-api-key": KEY, ...headers },
       body: typeof body === "string" ? body : JSON.stringify(body),
     });
@@ -85,6 +86,28 @@ describe.each(BACKENDS)("MCP endpoint on %s", (backend) => {
     const frames = (await raw.text()).split("\n").filter((line) => line.startsWith("data: ")).map((line) => JSON.parse(line.slice(6)));
     expect(frames.at(0)).toMatchObject({ method: "notifications/progress", params: { progressToken: "p1", progress: 1 } });
     expect(frames.at(-1)).toMatchObject({ id: 7, result: { isError: false } });
+  });
+
+  it("cancels the run of a tool call whose client goes away", async () => {
+    const interrupted = async () => {
+      const metrics = (await (await fetch(`${agent.url}/metrics?format=json`, { headers: { "x-api-key": KEY } })).json()) as {
+        slipway: { run_duration_seconds: Record<string, { count: number }> };
+      };
+      return metrics.slipway.run_duration_seconds.interrupted?.count ?? 0;
+    };
+    const before = await interrupted();
+    const leaving = new AbortController();
+    const call = post({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "slow", arguments: { delay_ms: 200, steps: 50 } } }, {}, leaving.signal);
+    await new Promise((resolve) => setTimeout(resolve, 800));
+    leaving.abort();
+    await expect(call).rejects.toThrow();
+    // The run would take 10 s; it ends interrupted well before.
+    let count = before;
+    for (let i = 0; i < 50 && count === before; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      count = await interrupted();
+    }
+    expect(count).toBe(before + 1);
   });
 
   it("answers bad JSON-RPC with the standard error codes, never a 500", async () => {

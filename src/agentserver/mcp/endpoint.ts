@@ -1,6 +1,7 @@
 import type { FastifyReply, FastifyRequest } from "fastify";
 import type { Database } from "../../storage/database.ts";
 import { SseWriter } from "../../http/sse.ts";
+import { clientGone } from "../route-helpers.ts";
 import { OwnApiRefusal, type OwnApi } from "../own-api.ts";
 import {
   INTERNAL_ERROR,
@@ -18,7 +19,7 @@ import {
 } from "../jsonrpc/envelope.ts";
 import { refusalFault } from "../jsonrpc/refusal.ts";
 import { deleteMcpSession, insertMcpSession, touchMcpSession } from "./session-repository.ts";
-import { callTool, listTools, streamTool } from "./tools.ts";
+import { callTool, listTools } from "./tools.ts";
 
 /** Protocol revisions this endpoint speaks, newest first: the first is offered to a client asking for another. */
 export const MCP_PROTOCOL_VERSIONS = ["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
@@ -56,6 +57,8 @@ export class McpEndpoint {
       const result = await this.answer(request, reply, message);
       return reply.send(rpcResult(message.id, result));
     } catch (error) {
+      // The client left (its run was cancelled): nobody to answer, nothing to log.
+      if (reply.raw.destroyed) return reply;
       const fault = asFault(error, request);
       return reply.status(fault.httpStatus).send(rpcError(idOf(body), fault));
     }
@@ -86,7 +89,7 @@ export class McpEndpoint {
         return { tools: await listTools(api, request) };
       case "tools/call": {
         const { name, args } = toolCallParams(message.params);
-        return callTool(api, request, name, args);
+        return callTool(api, request, name, args, async () => {}, clientGone(reply));
       }
       default:
         throw new RpcFault(METHOD_NOT_FOUND, `Method not found: ${message.method}`);
@@ -114,7 +117,7 @@ export class McpEndpoint {
     const token = progressTokenOf(message);
     const sse = new SseWriter(request, reply, { heartbeatMs: this.deps.heartbeatMs });
     try {
-      const result = await streamTool(
+      const result = await callTool(
         this.deps.api,
         request,
         name,
@@ -124,7 +127,7 @@ export class McpEndpoint {
       );
       await sse.send("message", rpcResult(message.id, result));
     } catch (error) {
-      await sse.send("message", rpcError(message.id, asFault(error, request)));
+      if (!sse.isClosed) await sse.send("message", rpcError(message.id, asFault(error, request)));
     } finally {
       sse.end();
     }

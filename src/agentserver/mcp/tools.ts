@@ -1,5 +1,5 @@
 import type { FastifyRequest } from "fastify";
-import { OwnApiRefusal, ownSseEvents, type OwnApi } from "../own-api.ts";
+import { ownSseEvents, type OwnApi } from "../own-api.ts";
 import { invalidParams } from "../jsonrpc/envelope.ts";
 
 /** An assistant as the tool list needs it. */
@@ -88,29 +88,16 @@ async function assistantOfTool(api: OwnApi, caller: FastifyRequest, name: string
 }
 
 /**
- * tools/call: a stateless run of the assistant with the arguments as its input, as
- * POST /runs/wait runs it. A run that fails, or a run refused (a 422 naming the input),
- * is a tool error (`isError`), which MCP tells apart from a protocol error.
+ * tools/call: a stateless run of the assistant with the arguments as its input, through
+ * POST /runs/stream (its head comes at once, so a client that leaves cancels the run,
+ * the stateless default; /runs/wait answers nothing until the end, and a caller in
+ * process cannot tell it the client left before then). Each step the graph finishes is
+ * reported to `progress` (MCP progress notifications, when the client asked for them);
+ * the result is the last values the run produced, what /runs/wait would answer. A run
+ * that fails, or one refused (a 422 naming the input), is a tool error (`isError`),
+ * which MCP tells apart from a protocol error.
  */
-export async function callTool(api: OwnApi, caller: FastifyRequest, name: string, args: Record<string, unknown>): Promise<ToolResult> {
-  const assistantId = await assistantOfTool(api, caller, name);
-  try {
-    const { value } = await api.json<unknown>(caller, "POST", "/runs/wait", { assistant_id: assistantId, input: args });
-    const failure = (value as { __error__?: { error?: string; message?: string } } | null)?.__error__;
-    if (failure) return toolError(`${failure.error ?? "Error"}: ${failure.message ?? ""}`);
-    return toolOutput(value);
-  } catch (error) {
-    if (error instanceof OwnApiRefusal) return toolError(`HTTP ${error.status}: ${error.detail}`);
-    throw error;
-  }
-}
-
-/**
- * tools/call answered as a stream: the same run through POST /runs/stream; each step
- * the graph finishes is reported to `progress` (MCP progress notifications), and the
- * result is the last values the run produced.
- */
-export async function streamTool(
+export async function callTool(
   api: OwnApi,
   caller: FastifyRequest,
   name: string,
