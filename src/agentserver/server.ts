@@ -20,6 +20,10 @@ import { prepareProjectHttp } from "./http-app/project-http.ts";
 import { agentActivity, type AgentActivity } from "./meta/activity.ts";
 import { registerMetaRoutes } from "./meta/routes.ts";
 import { registerMetricsRoute } from "./meta/metrics-route.ts";
+import { registerA2aRoutes } from "./a2a/routes.ts";
+import { registerMcpRoutes } from "./mcp/routes.ts";
+import { deleteIdleMcpSessions } from "./mcp/session-repository.ts";
+import { ownApi } from "./own-api.ts";
 import { streamChannel } from "./runs/announcements.ts";
 import { RunCompletion } from "./runs/completion.ts";
 import { RunLifecycle } from "./runs/lifecycle.ts";
@@ -234,7 +238,7 @@ async function assemble(db: Database, project: PreparedProject, options: AgentSe
     labels: { project_id: options.deploymentId ?? "", revision_id: options.revisionId ?? "" },
   });
   // langgraph.json's http.disable_<group> turns a group of routes off.
-  const enabled = (group: "assistants" | "threads" | "runs" | "store") => !config.http.disabled.has(group);
+  const enabled = (group: "assistants" | "threads" | "runs" | "store" | "mcp" | "a2a") => !config.http.disabled.has(group);
   // DELETE /assistants/{id}?delete_threads=true removes the threads that ran it.
   if (enabled("assistants")) registerAssistantRoutes(app, { assistants, deleteThreadsOf: (id) => threads.deleteOfAssistant(id) });
   if (enabled("threads")) {
@@ -248,6 +252,11 @@ async function assemble(db: Database, project: PreparedProject, options: AgentSe
     registerCronRoutes(app, { crons: crons.service });
   }
   if (enabled("store")) registerStoreRoutes(app, { store });
+  // MCP and A2A call the routes above in process, as their caller (decision 0042).
+  const api = ownApi(app);
+  const protocolDeps = { api, heartbeatMs: options.heartbeatMs ?? AGENT_DEFAULTS.heartbeatMs };
+  if (enabled("mcp")) registerMcpRoutes(app, { ...protocolDeps, db, version: SLIPWAY_VERSION });
+  if (enabled("a2a")) registerA2aRoutes(app, { ...protocolDeps, mountPrefix: config.http.mountPrefix ?? "" });
   projectHttp.registerRoutes(app);
   const serveInProcess = projectHttp.attach(app, { apiKey: options.apiKey, exposedHeaders, customAuth });
 
@@ -279,6 +288,7 @@ async function assemble(db: Database, project: PreparedProject, options: AgentSe
   const ttlSweep = setInterval(() => {
     sweepExpiredThreads({ db, checkpointer, beforeDelete: cancelRunsOf }, now(), 100, sweepPolicy).catch((error) => log.warn({ err: error }, "thread TTL sweep failed"));
     deleteOldRunResults(db).catch((error) => log.warn({ err: error }, "removing old stateless run results failed"));
+    deleteIdleMcpSessions(db).catch((error) => log.warn({ err: error }, "removing idle MCP sessions failed"));
   }, (threadTtl?.sweepIntervalMinutes ?? 1) * 60_000);
   ttlSweep.unref();
   // Under http.mount_prefix the API lives below it, /ok included.

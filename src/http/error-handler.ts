@@ -61,7 +61,8 @@ function body(status: number, message: string, problems: FieldProblem[], style: 
   return { detail: clipEchoes(message) };
 }
 
-function isJsonSyntax(error: FastifyError): boolean {
+/** A body that is not JSON (Fastify's parser refused it). */
+export function isJsonSyntax(error: FastifyError): boolean {
   return error.statusCode === 400 && (error.name === "SyntaxError" || error.code === "FST_ERR_CTP_INVALID_CONTENT_LENGTH" || /JSON/i.test(error.message));
 }
 

@@ -7,7 +7,7 @@ const vendor: OpenApiDocument = {
     "/threads": { post: { responses: { "200": json({ $ref: "#/components/schemas/Thread" }), "422": {} } } },
     "/threads/{thread_id}/history": { get: { responses: { "200": json({ type: "array", items: { $ref: "#/components/schemas/State" } }) } } },
     "/runs/cancel": { post: { responses: { "204": { description: "ok" } } } },
-    "/a2a/{assistant_id}": { post: { responses: { "200": json({}) } } },
+    "/threads/{thread_id}/commands": { post: { responses: { "200": json({}) } } },
     "/either": { get: { responses: { "200": json({ anyOf: [{ $ref: "#/components/schemas/Thread" }, { type: "null" }] }) } } },
   },
   components: {

@@ -18,8 +18,6 @@ const METHODS = ["get", "put", "post", "delete", "patch", "head", "options"] as 
 
 /** Vendor surfaces that are planned for later milestones. */
 const OUT_OF_SCOPE: RegExp[] = [
-  /^\/a2a(\/|$)/,
-  /^\/mcp(\/|$)/,
   /^\/threads\/\{thread_id\}\/stream\/events$/,
   /^\/threads\/\{thread_id\}\/commands$/,
 ];

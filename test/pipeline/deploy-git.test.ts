@@ -10,6 +10,7 @@ import { startGitDaemon, TestRepository, type GitServer } from "../support/git-s
 import { callSocket, listeningSockets } from "./agent-socket.ts";
 import { keepCalling } from "./keep-calling.ts";
 import { api, type Api } from "./api.ts";
+import { checkProtocolEndpoints } from "./protocol-endpoints.ts";
 import { sampleFiles, writeSampleProject } from "./sample-project.ts";
 
 /**
@@ -89,6 +90,7 @@ describe.each(BACKENDS)("a deployment from git, on %s", (backend) => {
       const background = await client.runs.create(other.thread_id, "slow", { input: { steps: 3, delay_ms: 200 }, streamMode: ["values"], streamResumable: true });
       for await (const part of client.runs.joinStream(other.thread_id, background.run_id, { streamMode: ["values"] })) joined.push(part.event);
       expect(joined).toContain("values");
+      await checkProtocolEndpoints(deployment.url, cp.apiKey!);
 
       // The agent processes listen on private Unix sockets and take only the router's key.
       const processSocket = listeningSockets(deployLog.join("\n"))[0];

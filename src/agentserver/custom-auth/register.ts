@@ -8,8 +8,18 @@ import { ROUTE_GUARDS } from "./route-guards.ts";
 /** Routes that answer without authentication, as on the vendor's server: health, info, the API description. */
 const OPEN_PATHS = new Set(["/ok", "/info", "/openapi.json"]);
 
-/** Routes of no resource: any authenticated user may call them, as on the vendor's server, whose `on` handlers cover no ui action. */
-const AUTHENTICATED_ONLY = new Set(["POST /ui/:graph_id", "GET /metrics"]);
+/**
+ * Routes of no resource: any authenticated user may call them, as on the vendor's server, whose `on` handlers cover no ui action.
+ * The MCP and A2A endpoints are among them: what they do goes through the REST routes,
+ * in process, as the caller, whose `on` handlers then apply (own-api.ts).
+ */
+const AUTHENTICATED_ONLY = new Set([
+  "POST /ui/:graph_id",
+  "GET /metrics",
+  ...["POST", "GET", "DELETE"].flatMap((method) => [`${method} /mcp`, `${method} /mcp/`]),
+  "POST /a2a/:assistant_id",
+  "GET /.well-known/agent-card.json",
+]);
 
 interface CustomAuthDeps {
   db: Queryable;

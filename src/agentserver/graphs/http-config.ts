@@ -2,10 +2,10 @@ import { corsConfigProblem, type CorsConfig } from "../../http/cors.ts";
 import { moduleRef, SectionError, type ModuleRef } from "./config-sections.ts";
 
 /** Route groups `http.disable_<group>` may turn off. */
-const DISABLEABLE = ["assistants", "threads", "runs", "store", "ui"] as const;
+const DISABLEABLE = ["assistants", "threads", "runs", "store", "ui", "mcp", "a2a"] as const;
 type RouteGroup = (typeof DISABLEABLE)[number];
 /** Groups this server does not serve at all: disabling them asks for what already holds. */
-const NOT_SERVED = ["mcp", "a2a", "webhooks"];
+const NOT_SERVED = ["webhooks"];
 
 /** `http.configurable_headers`: which request headers a run finds in `config.configurable`. */
 export interface HeaderPatterns {
