@@ -47,7 +47,7 @@ export class LocalRuntime extends RevisionRotation {
     const { count, memoryMb: memory } = replicaShape(spec);
     const limits = { ...DEFAULT_LIMITS, ...(memory ? { memoryBytes: memory * 1048576 } : {}) };
     const internalKey = randomBytes(32).toString("base64url");
-    const storage = await this.storage.attach(spec.deploymentId);
+    const storage = await this.storage.attach(spec.deploymentId, { rotate: spec.rotateCredentials });
     // A Python project's environment (made by its build): its interpreter and local packages.
     const python = revisionPython(build.config_file);
     const env = childEnv(agentEnvironment(this.deps, spec, storage.env, internalKey, memory, python?.env));

@@ -66,4 +66,6 @@ export interface LaunchSpec {
   resourceSpec: { min_scale?: number | null; memory_mb?: number | null; memory_limit_mb?: number | null; cpu?: number | null } | null;
   /** The revision's deploy log. */
   log: LogWriter;
+  /** Its replicas get a new database credential (a credential rotation); the replaced ones keep theirs until they stop. */
+  rotateCredentials?: boolean;
 }

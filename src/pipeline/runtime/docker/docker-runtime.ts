@@ -7,6 +7,7 @@ import { StepFailure } from "../../failure.ts";
 import { revisionPython } from "../../build/python-link.ts";
 import { agentEnvironment, replicaShape } from "../agent-env.ts";
 import type { DeploymentStorage, StorageAttachment } from "../deployment-storage.ts";
+import { loginRolesOf } from "../deployment-role.ts";
 import { chownTree, deploymentUid } from "../deployment-user.ts";
 import { RevisionGroup } from "../revision-group.ts";
 import { RevisionRotation } from "../revision-rotation.ts";
@@ -116,13 +117,13 @@ export class DockerRuntime extends RevisionRotation {
    * socket directory when the server is on this machine's loopback (see database-relay.ts).
    */
   private async containerStorage(spec: LaunchSpec, uid: number, sockets: string): Promise<StorageAttachment> {
-    const storage = await this.storage.attach(spec.deploymentId);
+    const storage = await this.storage.attach(spec.deploymentId, { rotate: spec.rotateCredentials });
     const url = storage.env.SLIPWAY_DATABASE_URL;
     const server = url ? localServer(url) : undefined;
     if (!url || !server) return storage;
     let relay = this.relays.get(spec.deploymentId);
     if (!relay) {
-      relay = DatabaseRelay.open(sockets, server, decodeURIComponent(new URL(url).username), uid);
+      relay = DatabaseRelay.open(sockets, server, loginRolesOf(spec.deploymentId), uid);
       relay.catch(() => this.relays.delete(spec.deploymentId));
       this.relays.set(spec.deploymentId, relay);
     }
