@@ -92,6 +92,9 @@ export abstract class RevisionRotation implements DeploymentRuntime {
     await Promise.all(groups.map((g) => this.stopGroup(g)));
   }
 
+  /** After the restore at start: removes what a previous control plane left and nothing serves (containers). */
+  async tidy(): Promise<void> {}
+
   /** Stops everything (the control plane shuts down). */
   async close(): Promise<void> {
     const groups = [...this.launched];

@@ -25,6 +25,8 @@ export interface DeploymentRuntime {
   onPromote(listener: (group: RevisionGroup) => void): void;
   /** Stops a group that never served. */
   stopGroup(group: RevisionGroup): Promise<void>;
+  /** After the restore at start: removes what a previous control plane left that serves nothing now. */
+  tidy(): Promise<void>;
   /** Stops every replica of a deployment being deleted. */
   stopDeployment(deploymentId: string): Promise<void>;
   close(): Promise<void>;
