@@ -1,5 +1,5 @@
 import { execFile } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -15,6 +15,7 @@ import { api, type Api } from "./api.ts";
 import { startPipelineControlPlane } from "./control-plane.ts";
 import { keepCalling } from "./keep-calling.ts";
 import { writeSampleProject } from "./sample-project.ts";
+import { startedPids } from "./agent-pids.ts";
 
 /**
  * Rotating a deployment's PostgreSQL credential (docs/decisions/0030), with real parts:
@@ -41,17 +42,17 @@ describe("rotating a deployment's database credential, on postgres", () => {
   let control: pg.Client;
   const controlSchema = `cp_rot_${Math.random().toString(36).slice(2, 10)}`;
 
-  const deploy = async (name: string) => {
+  const deploy = async (name: string, resources: Record<string, number> = {}) => {
     const created = await cpApi.call("POST", "/v2/deployments", {
       name,
       source: "github",
-      source_config: { repo_url: git.url("agent"), deployment_type: "dev", build_on_push: false, resource_spec: { min_scale: 1, memory_limit_mb: 512 } },
+      source_config: { repo_url: git.url("agent"), deployment_type: "dev", build_on_push: false, resource_spec: { min_scale: 1, memory_limit_mb: 512, ...resources } },
       source_revision_config: { repo_ref: "main", langgraph_config_path: "langgraph.json" },
     });
     expect(created.status).toBe(201);
     const revision = await cpApi.waitForRevision(created.body.id, created.body.latest_revision_id);
     expect(revision.status).toBe("DEPLOYED");
-    return { id: created.body.id as string, url: created.body.url as string };
+    return { id: created.body.id as string, url: created.body.url as string, revision: revision.id as string };
   };
 
   /** The credential a deployment's processes log in with now, as the control plane keeps it (sealed). */
@@ -103,7 +104,10 @@ describe("rotating a deployment's database credential, on postgres", () => {
     "rolls the processes to a new credential with no failed request; the old one is refused, the new one is out of another deployment's reach",
     async () => {
       const rotated = await deploy("rotated");
-      const other = await deploy("other");
+      // The other one with a CPU limit of its own: its process's control group holds it.
+      const other = await deploy("other", { cpu: 0.25, cpu_limit: 0.5 });
+      const [otherPid] = startedPids((await cpApi.logs(other.id, other.revision, "deploy")).join("\n"));
+      expect(cpuQuotaOf(otherPid)).toEqual({ quotaUs: 50_000, periodUs: 100_000 });
       const client = new Client({ apiUrl: rotated.url, apiKey: cp.apiKey });
       const thread = await client.threads.create();
       const before = await credentialOf(rotated.id);
@@ -158,3 +162,17 @@ describe("rotating a deployment's database credential, on postgres", () => {
     expect(unknown.status).toBe(404);
   });
 });
+
+/** The CPU quota of a process's control group (cgroup v1's cpu hierarchy, or v2's cpu.max). */
+function cpuQuotaOf(pid: number): { quotaUs: number; periodUs: number } | undefined {
+  const lines = readFileSync(`/proc/${pid}/cgroup`, "utf8").split("\n");
+  const v1 = lines.find((line) => /^\d+:([^:]*,)?cpu(,[^:]*)?:/.test(line));
+  if (v1) {
+    const dir = `/sys/fs/cgroup/cpu${v1.split(":")[2]}`;
+    return { quotaUs: Number(readFileSync(`${dir}/cpu.cfs_quota_us`, "utf8")), periodUs: Number(readFileSync(`${dir}/cpu.cfs_period_us`, "utf8")) };
+  }
+  const v2 = lines.find((line) => line.startsWith("0::"));
+  if (!v2) return undefined;
+  const [quota, period] = readFileSync(`/sys/fs/cgroup${v2.slice(3)}/cpu.max`, "utf8").trim().split(" ");
+  return { quotaUs: Number(quota), periodUs: Number(period) };
+}

@@ -252,7 +252,7 @@ export class DockerRuntime extends RevisionRotation {
 
   /** `docker run` options of every container of a revision: its limits, no capabilities, its labels. */
   private limits(spec: LaunchSpec, memoryMb: number): string[] {
-    const cpus = spec.resourceSpec?.cpu;
+    const { cpus } = replicaShape(spec);
     const labels = {
       [LABEL.owner]: this.owner,
       [LABEL.instance]: this.instance,
