@@ -14,7 +14,7 @@ import { deletePrompt } from "./support/delete-prompt.ts";
 
 /** `slipway deployments list|get|create|update|rotate-credentials|delete`: the deployments API, one subcommand per call. */
 export function registerDeploymentsCommand(program: CommandType): void {
-  const group = new Command("deployments").description("List, show, create, change and delete deployments");
+  const group = new Command("deployments").description("List, show, create, change, rotate the credentials of and delete deployments");
   const sub = (name: string) => connectionOptions(new Command(name)).option("--json", "print JSON");
 
   group.addCommand(
