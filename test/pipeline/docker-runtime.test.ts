@@ -233,6 +233,9 @@ describe("a deployment on the Docker runtime, on postgres", () => {
       const [container] = containersLabelled(DEPLOYMENT_LABEL, created.body.id);
       expect(docker(["top", container.Name.slice(1), "-o", "pid,args"])).toMatch(/\/srv\/python-env\/bin\/python -m slipway_worker/);
       expect((await cpApi.call("DELETE", `/v2/deployments/${created.body.id}`)).status).toBe(204);
+      // Gone before the control plane stops (a container still stopping then would outlive the test).
+      for (let i = 0; i < 120 && containersLabelled(DEPLOYMENT_LABEL, created.body.id).length; i++) await new Promise((resolve) => setTimeout(resolve, 250));
+      expect(containersLabelled(DEPLOYMENT_LABEL, created.body.id)).toEqual([]);
     },
     SLOW,
   );
