@@ -13,9 +13,9 @@ import { secretsFrom } from "./support/secrets.ts";
 import { deletePrompt } from "./support/delete-prompt.ts";
 import { cliName } from "./support/invocation.ts";
 
-/** `slipway deployments list|get|create|update|delete`: the deployments API, one subcommand per call. */
+/** `slipway deployments list|get|create|update|rotate-credentials|delete`: the deployments API, one subcommand per call. */
 export function registerDeploymentsCommand(program: CommandType): void {
-  const group = new Command("deployments").description("List, show, create, change and delete deployments");
+  const group = new Command("deployments").description("List, show, create, change, rotate the credentials of and delete deployments");
   const sub = (name: string) => connectionOptions(new Command(name)).option("--json", "print JSON");
 
   group.addCommand(
@@ -69,6 +69,21 @@ export function registerDeploymentsCommand(program: CommandType): void {
       .option("--build-on-push", "build a new revision on each push")
       .option("--no-build-on-push", "stop building on push")
       .action(sessionAction("deployments update", update)),
+  );
+
+  group.addCommand(
+    waitOptions(sub("rotate-credentials"), true)
+      .description("Give a deployment's processes a new database credential (PostgreSQL): a revision of the active one takes over, the old credential stops working")
+      .argument("<deployment>", "id or name")
+      .action(
+        sessionAction("deployments rotate-credentials", async (session, idOrName: string) => {
+          const startedAt = Date.now();
+          const current = await findDeployment(session.client, idOrName);
+          const deployment = await session.client.deployments.rotateCredentials(current.id);
+          if (!session.flags.wait && !session.json) note(`Revision ${deployment.latest_revision_id} rotates the credential of ${deployment.name}.`);
+          return finish(session, deployment, startedAt);
+        }),
+      ),
   );
 
   group.addCommand(

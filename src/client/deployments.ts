@@ -20,6 +20,8 @@ export function deploymentsApi(http: Transport) {
     create: (body: DeploymentCreateRequest) => http.json<Deployment>({ method: "POST", path: "/v2/deployments", body }),
     /** Not retried: a patch may make a revision, and a second one would make another. */
     update: (id: string, body: DeploymentPatchRequest) => http.json<Deployment>({ method: "PATCH", path: at(id), body }),
+    /** Not retried: each call makes a revision. Answers the deployment (its latest_revision_id is the rotation's revision). */
+    rotateCredentials: (id: string) => http.json<Deployment>({ method: "POST", path: `${at(id)}/rotate-credentials` }),
     delete: (id: string) => http.json<void>({ method: "DELETE", path: at(id) }),
     deleteMany: (ids: readonly string[]) =>
       http.json<Static<typeof BulkDeleteResult>>({ method: "DELETE", path: "/v2/deployments", query: { deployment_ids: ids } }),

@@ -37,6 +37,7 @@ export async function startPipeline(given: PipelineDeps): Promise<Pipeline> {
   const runner = new JobRunner(deps, runtime);
   removeStaleSources(deps.dataDir);
   await restoreDeployments(deps, runtime);
+  await runtime.tidy().catch((error: Error) => deps.log.warn({ err: error }, "removing what a previous control plane left failed"));
   await sleeper?.start();
   await deleter.start();
   await runner.start();

@@ -200,4 +200,27 @@ describe.each(BACKENDS)("revisions on %s", (backend) => {
     expect(after).toMatchObject({ name: "fixed", latest_revision_id: d.latest_revision_id, source_config: { build_on_push: false } });
     expect(await revisions(t, d.id)).toHaveLength(1);
   });
+
+  it("rotates a deployed revision's database credential through a new revision on PostgreSQL; 409 where there is none to rotate", async () => {
+    const t = await cp.tenant();
+    const d = await create(t, "rotated");
+    const rotate = () => t.call("POST", `/v2/deployments/${d.id}/rotate-credentials`);
+    const nothingDeployed = await rotate();
+    expect(nothingDeployed.statusCode).toBe(409);
+    for (const to of ["AWAITING_BUILD", "BUILDING", "AWAITING_DEPLOY", "DEPLOYING", "DEPLOYED"] as const) await advance(t, d.id, d.latest_revision_id, to);
+    const res = await rotate();
+    if (backend === "pglite") {
+      // The embedded database is reached through the deployment's own socket: no credential.
+      expect(res.statusCode).toBe(409);
+      expect(res.json().detail).toContain("embedded database");
+      expect(await revisions(t, d.id)).toHaveLength(1);
+      return;
+    }
+    expect(res.statusCode).toBe(200);
+    const [rotation, active] = await revisions(t, d.id);
+    expect(res.json()).toMatchObject({ latest_revision_id: rotation.id, active_revision_id: active.id });
+    expect(rotation).toMatchObject({ status: "CREATING", source_revision_config: { repo_ref: active.source_revision_config.repo_ref } });
+    const [{ trigger }] = await cp.deps.db.query<{ trigger: string }>("SELECT trigger FROM revisions WHERE id = $1", [rotation.id]);
+    expect(trigger).toBe("rotate_credentials");
+  });
 });

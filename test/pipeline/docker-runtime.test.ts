@@ -21,7 +21,8 @@ import { sampleFiles, writeSampleProject } from "./sample-project.ts";
  * real parts: dockerd (images built from local files only: no registry is reachable),
  * a git daemon on loopback, real `npm ci`, the official SDK at the deployment's URL.
  * One deployment is created, switched to a new commit while clients keep calling,
- * redeployed, survives kill -9 of the control plane, and is deleted.
+ * redeployed, survives kill -9 of the control plane (its running container adopted by
+ * the next one), and is deleted.
  */
 const SLOW = 900_000;
 const SECRET = "docker-secret-value-7";
@@ -139,19 +140,22 @@ describe("a deployment on the Docker runtime, on postgres", () => {
       expect(await client.runs.wait(null, "whoami", { input: {} })).toMatchObject({ version: "v1" });
 
       // ── kill -9 of the control plane, then a restart on the same data ────────────
+      const [running] = containersLabelled(DEPLOYMENT_LABEL, deployment.id);
+      // What a control plane of this data directory left of a deployment that is gone: an orphan to remove.
+      const runtimeImage = docker(["inspect", "--format", "{{.Config.Image}}", running.Id]).trim();
+      const orphan = docker(["create", "--label", `dev.slipway.owner=${running.Config.Labels["dev.slipway.owner"]}`, "--label", `${DEPLOYMENT_LABEL}=00000000-0000-4000-8000-00000000dead`, runtimeImage, "/bin/sh"]).trim();
       await first.kill("SIGKILL");
       cp = await start();
       const again = api({ ...cp, apiKey: first.apiKey, workspaceId: first.workspaceId });
-      // A container takes longer to start than the router holds a request: wait for it to listen.
-      for (let i = 0; i < 240 && (await fetch(`${deployment.url}/ok`, { headers: { "x-api-key": first.apiKey! } })).status !== 200; i++) {
-        await new Promise((resolve) => setTimeout(resolve, 250));
-      }
       const values = (await client.runs.wait(thread.thread_id, "agent", { input: { messages: [{ role: "human", content: "after the crash" }] } })) as { messages: { content: string }[] };
       expect(values.messages.map((m) => m.content)).toEqual(["one", "You said: one", "after the crash", "You said: after the crash"]);
-      expect((await again.logs(deployment.id, v3.id, "deploy")).join("\n")).toMatch(/The control plane restarted: starting this revision again/);
-      // What the killed control plane left was removed: one container serves, of this revision.
+      const restartLog = (await again.logs(deployment.id, v3.id, "deploy")).join("\n");
+      expect(restartLog).toMatch(/The control plane restarted: starting this revision again/);
+      expect(restartLog).toMatch(/adopted \(container slipway-\S+, still running on unix:/);
+      // The container that served before the crash still serves: adopted, not replaced; the orphan is gone.
       const serving = containersLabelled(DEPLOYMENT_LABEL, deployment.id);
-      expect(serving.map((c) => c.Config.Labels["dev.slipway.revision"])).toEqual([v3.id]);
+      expect(serving.map((c) => ({ id: c.Id, revision: c.Config.Labels["dev.slipway.revision"] }))).toEqual([{ id: running.Id, revision: v3.id }]);
+      expect(docker(["ps", "--all", "--quiet", "--no-trunc", "--filter", `id=${orphan}`]).trim()).toBe("");
 
       // An agent server image of the first build, tagged locally, for the image source test below.
       const builds = readdirSync(join(root, "cp", "builds")).map((key) => join(root, "cp", "builds", key));
@@ -160,10 +164,18 @@ describe("a deployment on the Docker runtime, on postgres", () => {
 
       // ── delete: 204, the URL 404s, the containers are gone ────────────────────────
       expect((await again.call("DELETE", `/v2/deployments/${deployment.id}`)).status).toBe(204);
-      // One poll has met a connection reset here on PostgreSQL (cause not found, see the branch's report): the last GET must still answer.
-      for (let i = 0; i < 120 && (await again.call("GET", `/v2/deployments/${deployment.id}`).catch(() => ({ status: 0 }))).status !== 404; i++) {
+      // One poll once met a connection reset here (not reproduced since, cause unknown): a failed poll is
+      // retried, and printed with the control plane's last output for whoever meets it again; the last GET must answer.
+      const resets: string[] = [];
+      const poll = () =>
+        again.call("GET", `/v2/deployments/${deployment.id}`).catch((error: Error & { cause?: { code?: string; message?: string } }) => {
+          resets.push(`${new Date().toISOString()} ${error.message} ${error.cause?.code ?? ""} ${error.cause?.message ?? ""}`);
+          return { status: 0 };
+        });
+      for (let i = 0; i < 120 && (await poll()).status !== 404; i++) {
         await new Promise((resolve) => setTimeout(resolve, 250));
       }
+      if (resets.length) console.log(`Polls that failed after the DELETE: ${resets.join(" | ")}\n${cp.output().slice(-4000)}`);
       expect((await again.call("GET", `/v2/deployments/${deployment.id}`)).status).toBe(404);
       expect(containersLabelled(DEPLOYMENT_LABEL, deployment.id)).toEqual([]);
       expect(docker(["images", "--quiet", "--filter", `label=${DEPLOYMENT_LABEL}=${deployment.id}`]).trim()).toBe("");
@@ -221,6 +233,9 @@ describe("a deployment on the Docker runtime, on postgres", () => {
       const [container] = containersLabelled(DEPLOYMENT_LABEL, created.body.id);
       expect(docker(["top", container.Name.slice(1), "-o", "pid,args"])).toMatch(/\/srv\/python-env\/bin\/python -m slipway_worker/);
       expect((await cpApi.call("DELETE", `/v2/deployments/${created.body.id}`)).status).toBe(204);
+      // Gone before the control plane stops (a container still stopping then would outlive the test).
+      for (let i = 0; i < 120 && containersLabelled(DEPLOYMENT_LABEL, created.body.id).length; i++) await new Promise((resolve) => setTimeout(resolve, 250));
+      expect(containersLabelled(DEPLOYMENT_LABEL, created.body.id)).toEqual([]);
     },
     SLOW,
   );

@@ -18,7 +18,7 @@ export function docker(args: string[]): string {
 }
 
 /** The containers carrying a label, as `docker inspect` describes them. */
-export function containersLabelled(label: string, value: string): Array<{ Name: string; State: { Running: boolean }; Config: { User: string; Labels: Record<string, string> }; HostConfig: { Memory: number; NanoCpus: number; ReadonlyRootfs: boolean; PidsLimit: number; CapDrop: string[] } }> {
+export function containersLabelled(label: string, value: string): Array<{ Id: string; Name: string; State: { Running: boolean }; Config: { User: string; Labels: Record<string, string> }; HostConfig: { Memory: number; NanoCpus: number; ReadonlyRootfs: boolean; PidsLimit: number; CapDrop: string[] } }> {
   const ids = docker(["ps", "--all", "--quiet", "--filter", `label=${label}=${value}`]).split("\n").filter(Boolean);
   return ids.length ? JSON.parse(docker(["inspect", ...ids])) : [];
 }

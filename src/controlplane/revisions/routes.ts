@@ -71,6 +71,29 @@ export const registerRevisionRoutes: RegisterRoutes = (app, { revisions, deploym
   );
 
   app.post(
+    "/v2/deployments/:deployment_id/rotate-credentials",
+    {
+      schema: {
+        tags,
+        summary: "Rotate Deployment Credentials",
+        operationId: "rotate_credentials_v2_deployments__deployment_id__rotate_credentials_post",
+        description:
+          "Gives the deployment's processes a new database credential: a revision made from the active one (its build, no install) " +
+          "starts with it and takes the traffic as a deploy does; the replaced credential stops working once the replaced processes have stopped. " +
+          "409 when the deployment has none (embedded databases, image sources, nothing deployed). (Slipway addition; not in the vendor's API.)",
+        params: DeploymentIdParams,
+        response: { 200: Deployment, ...errorResponses(401, 404, 409, 422) },
+      },
+    },
+    async (request) => {
+      const { deployment_id } = request.params;
+      const workspaceId = requireTenant(request).workspaceId;
+      await revisions.rotateCredentials(workspaceId, deployment_id);
+      return deployments.get(workspaceId, deployment_id);
+    },
+  );
+
+  app.post(
     "/v2/deployments/:deployment_id/revisions/:revision_id/interrupt",
     {
       schema: {

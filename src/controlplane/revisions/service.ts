@@ -41,7 +41,7 @@ interface Advance {
 /** When a revision waiting for an upload may start: never; a revision naming the upload supersedes it. */
 const NEVER = new Date("9999-12-31T00:00:00Z");
 
-type RevisionTrigger = "create" | "patch" | "redeploy" | "push";
+type RevisionTrigger = "create" | "patch" | "redeploy" | "push" | "rotate_credentials";
 
 /** What revisions need of the control plane (the pipeline's deps have it too). */
 export type RevisionServiceDeps = Pick<ControlPlaneDeps, "db" | "now" | "newId">;
@@ -149,6 +149,22 @@ export class RevisionService {
     return due.length;
   }
 
+  /**
+   * Rotates a deployment's database credential: a revision made from the active one
+   * (same build, no install) whose processes get a new credential; the switch is a
+   * deploy's (no request fails), and the replaced credential stops opening anything once
+   * the replaced processes have stopped. 409 when there is none to rotate.
+   */
+  async rotateCredentials(workspaceId: string, deploymentId: string): Promise<void> {
+    const { db } = this.deps;
+    const deployment = await findDeployment(db, workspaceId, deploymentId);
+    if (!deployment) throw deploymentNotFound(deploymentId);
+    const active = deployment.active_revision_id ? await repo.getRevision(db, workspaceId, deploymentId, deployment.active_revision_id) : undefined;
+    const refusal = rotationRefusal(deployment, active?.source, db.kind);
+    if (refusal) throw conflict(refusal);
+    await this.redeploy(workspaceId, deploymentId, active!.id, "rotate_credentials");
+  }
+
   async interrupt(workspaceId: string, deploymentId: string, revisionId: string): Promise<Revision> {
     return this.advance({
       workspaceId,
@@ -184,7 +200,7 @@ export class RevisionService {
   }
 
   /** A new revision made from an earlier one's snapshot (same commit, config, resources and secrets). */
-  async redeploy(workspaceId: string, deploymentId: string, revisionId: string): Promise<void> {
+  async redeploy(workspaceId: string, deploymentId: string, revisionId: string, trigger: RevisionTrigger = "redeploy"): Promise<void> {
     await this.deps.db.transaction(async (tx) => {
       const deployment = await lockDeployment(tx, workspaceId, deploymentId);
       if (!deployment) throw deploymentNotFound(deploymentId);
@@ -201,13 +217,28 @@ export class RevisionService {
           resourceSpec: revision.resource_spec,
           secrets,
           secretReferences: revision.secret_references,
-          trigger: "redeploy",
+          trigger,
           buildKey,
         },
         this.deps.now().toISOString(),
       );
     });
   }
+}
+
+/**
+ * What refuses a credential rotation (409), if anything: only a deployment that runs
+ * with a PostgreSQL role of its own has a credential to rotate (docs/decisions/0030).
+ */
+export function rotationRefusal(deployment: Pick<DeploymentRow, "id" | "active_revision_id">, activeSource: DeploymentSource | undefined, backend: "pglite" | "postgres"): string | undefined {
+  if (backend !== "postgres") {
+    return "This control plane keeps each deployment's data in an embedded database reached through the deployment's own socket: there is no database credential to rotate.";
+  }
+  if (!deployment.active_revision_id || !activeSource) return `Deployment ${deployment.id} has no deployed revision: nothing runs with a credential to rotate.`;
+  if (activeSource === "external_docker" || activeSource === "internal_docker") {
+    return `Deployment ${deployment.id} runs an image whose storage is its own (its DATABASE_URI secret): change that secret to rotate it.`;
+  }
+  return undefined;
 }
 
 /** Starts the newest waiting revision of a locked deployment when nothing is in flight and it is due. */

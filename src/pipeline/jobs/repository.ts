@@ -77,6 +77,8 @@ export interface JobRevision {
   resource_spec: Record<string, unknown> | null;
   secrets_sealed: Record<string, string>;
   build_key: string | null;
+  /** Why it was made (create, patch, redeploy, push, rotate_credentials). */
+  trigger: string | null;
   source_config: {
     integration_id?: string | null;
     repo_url?: string | null;
@@ -88,7 +90,7 @@ export interface JobRevision {
 export async function loadJobRevision(q: Queryable, revisionId: string): Promise<JobRevision | undefined> {
   const rows = await q.query<JobRevision>(
     `SELECT r.id, r.deployment_id, r.workspace_id, r.status, r.source, r.source_revision_config, r.resource_spec,
-            r.secrets_sealed, r.build_key, d.source_config
+            r.secrets_sealed, r.build_key, r.trigger, d.source_config
        FROM revisions r JOIN deployments d ON d.id = r.deployment_id WHERE r.id = $1`,
     [revisionId],
   );

@@ -174,6 +174,7 @@ class Job {
     const ready = image ? undefined : (build ?? (await this.ensureBuild()));
     const { runtime, signal } = this.context;
     this.deployLog.info(ready ? `Starting the agent server (build ${ready.key}).` : `Starting image ${image}.`);
+    if (this.revision.trigger === "rotate_credentials") this.deployLog.info("Credential rotation: its processes get a new database credential; the replaced ones keep theirs until they have stopped.");
     this.group = await runtime.launch(
       {
         ...this.target(),
@@ -182,6 +183,7 @@ class Job {
         secrets: this.secrets,
         resourceSpec: this.revision.resource_spec as never,
         log: this.deployLog,
+        rotateCredentials: this.revision.trigger === "rotate_credentials",
       },
       signal,
     );

@@ -5,10 +5,14 @@ import type { LaunchSpec } from "./runtime.ts";
 /** At most this many replicas per revision, whatever resource_spec asks. */
 export const MAX_REPLICAS = 16;
 
-/** How many replicas and how much memory (MB) per replica resource_spec asks for. */
-export function replicaShape(spec: LaunchSpec): { count: number; memoryMb: number | undefined } {
+/**
+ * How many replicas, and how much memory (MB) and CPU (cores) per replica resource_spec
+ * asks for: the limits (memory_limit_mb, cpu_limit), else the requests (memory_mb, cpu).
+ */
+export function replicaShape(spec: LaunchSpec): { count: number; memoryMb: number | undefined; cpus: number | undefined } {
   const count = Math.min(MAX_REPLICAS, Math.max(1, spec.resourceSpec?.min_scale ?? 1));
-  return { count, memoryMb: spec.resourceSpec?.memory_limit_mb ?? spec.resourceSpec?.memory_mb ?? undefined };
+  const resources = spec.resourceSpec;
+  return { count, memoryMb: resources?.memory_limit_mb ?? resources?.memory_mb ?? undefined, cpus: resources?.cpu_limit ?? resources?.cpu ?? undefined };
 }
 
 /**

@@ -5,7 +5,7 @@ import { dirname, join } from "node:path";
 import { writePgliteTemplate } from "../../storage/pglite.ts";
 import { startSharedPgliteHost, type SharedPgliteHost } from "../../storage/shared-pglite-host.ts";
 import type { PipelineDeps } from "../context.ts";
-import { deploymentRoleUrl, dropDeploymentRole } from "./deployment-role.ts";
+import { deploymentRoleUrl, dropDeploymentRole, retireStaleLogins } from "./deployment-role.ts";
 import type { Isolation } from "./isolation.ts";
 
 /**
@@ -38,10 +38,11 @@ export class DeploymentStorage {
     private readonly isolation: Isolation,
   ) {}
 
-  async attach(deploymentId: string): Promise<StorageAttachment> {
+  /** `rotate`: with a new credential (PostgreSQL; see deployment-role.ts). */
+  async attach(deploymentId: string, options: { rotate?: boolean } = {}): Promise<StorageAttachment> {
     const schema = schemaOf(deploymentId);
     if (this.deps.databaseUrl) {
-      const url = await deploymentRoleUrl(this.deps, deploymentId, schema);
+      const url = await deploymentRoleUrl(this.deps, deploymentId, schema, options);
       return { env: { SLIPWAY_DATABASE_URL: url }, args: ["--database-schema", schema], directories: [] };
     }
     const host = await this.host(deploymentId);
@@ -56,6 +57,14 @@ export class DeploymentStorage {
     const host = this.hosts.get(deploymentId);
     this.hosts.delete(deploymentId);
     await (await host?.catch(() => undefined))?.close();
+  }
+
+  /**
+   * Called when a deployment's replaced processes have stopped: any credential but the
+   * current one stops opening its database (PostgreSQL). Nothing to do embedded.
+   */
+  async retired(deploymentId: string): Promise<void> {
+    if (this.deps.databaseUrl) await retireStaleLogins(this.deps, deploymentId);
   }
 
   /** Drops the deployment's data: its schema, or its embedded database directory. */

@@ -108,7 +108,12 @@ export class Isolation {
         : this.sandbox.level === "namespaces"
           ? "deployments run in bubblewrap sandboxes (user namespaces; not root, so they share this uid)"
           : `deployments are NOT sandboxed: ${this.sandbox.reason}`;
-    const limits = this.limits.kind === "none" ? `no memory or process limits: ${this.limits.reason}` : `memory and process limits from cgroup ${this.limits.kind}`;
+    const limits =
+      this.limits.kind === "none"
+        ? `no memory, process or CPU limits: ${this.limits.reason}`
+        : this.limits.cpu
+          ? `memory, process and CPU limits from cgroup ${this.limits.kind}`
+          : `memory and process limits from cgroup ${this.limits.kind}; no CPU limits: ${this.limits.cpuReason} (the Docker runtime applies them)`;
     return `${sandbox}; ${limits}`;
   }
 }

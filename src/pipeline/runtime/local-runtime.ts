@@ -44,10 +44,14 @@ export class LocalRuntime extends RevisionRotation {
     if (!build) throw new StepFailure("DEPLOY_FAILED", "An image source runs only on the Docker runtime (`slipway up --runtime docker`).");
     const refusal = await unsandboxedTenantsRefusal(this.deps.db, this.isolation, this.deps.allowUnsandboxed);
     if (refusal) throw new StepFailure("DEPLOY_FAILED", `Refused: ${refusal}`);
-    const { count, memoryMb: memory } = replicaShape(spec);
-    const limits = { ...DEFAULT_LIMITS, ...(memory ? { memoryBytes: memory * 1048576 } : {}) };
+    const { count, memoryMb: memory, cpus } = replicaShape(spec);
+    const cpuLimited = cpus !== undefined && this.isolation.limits.cpu;
+    const limits = { ...DEFAULT_LIMITS, ...(memory ? { memoryBytes: memory * 1048576 } : {}), ...(cpuLimited ? { cpus } : {}) };
+    if (cpus !== undefined && !cpuLimited) {
+      spec.log.line("WARNING", `resource_spec's CPU (${cpus} cores) is not applied on this machine: ${this.isolation.limits.cpuReason ?? this.isolation.limits.reason}. The Docker runtime applies it.`);
+    }
     const internalKey = randomBytes(32).toString("base64url");
-    const storage = await this.storage.attach(spec.deploymentId);
+    const storage = await this.storage.attach(spec.deploymentId, { rotate: spec.rotateCredentials });
     // A Python project's environment (made by its build): its interpreter and local packages.
     const python = revisionPython(build.config_file);
     const env = childEnv(agentEnvironment(this.deps, spec, storage.env, internalKey, memory, python?.env));

@@ -30,14 +30,42 @@ export async function activeRevisionOf(q: Queryable, deploymentId: string): Prom
 }
 
 /** The sealed password of a deployment's PostgreSQL role, created on first use (the first writer wins). */
-export async function deploymentRole(q: Queryable, row: { deploymentId: string; role: string; passwordSealed: string; now: Date }): Promise<{ role: string; password_sealed: string }> {
+export interface StoredRole {
+  /** The role its processes log in as. */
+  role: string;
+  password_sealed: string;
+  generation: number;
+}
+
+export async function deploymentRole(q: Queryable, row: { deploymentId: string; role: string; passwordSealed: string; now: Date }): Promise<StoredRole> {
   await q.query(
     `INSERT INTO deployment_roles (deployment_id, role, password_sealed, created_at) VALUES ($1, $2, $3, $4)
      ON CONFLICT (deployment_id) DO NOTHING`,
     [row.deploymentId, row.role, row.passwordSealed, row.now],
   );
-  const rows = await q.query<{ role: string; password_sealed: string }>("SELECT role, password_sealed FROM deployment_roles WHERE deployment_id = $1", [row.deploymentId]);
+  const rows = await q.query<StoredRole>("SELECT role, password_sealed, generation FROM deployment_roles WHERE deployment_id = $1", [row.deploymentId]);
   return rows[0];
+}
+
+/**
+ * The next generation of a deployment's credential; only from the one it read (two
+ * rotations at once: the second gets the first's), so that no password is lost.
+ */
+export async function rotateDeploymentRole(q: Queryable, row: { deploymentId: string; role: string; passwordSealed: string; generation: number }): Promise<StoredRole> {
+  await q.query("UPDATE deployment_roles SET role = $2, password_sealed = $3, generation = $4 WHERE deployment_id = $1 AND generation = $4 - 1", [
+    row.deploymentId,
+    row.role,
+    row.passwordSealed,
+    row.generation,
+  ]);
+  const rows = await q.query<StoredRole>("SELECT role, password_sealed, generation FROM deployment_roles WHERE deployment_id = $1", [row.deploymentId]);
+  return rows[0];
+}
+
+/** The role a deployment's processes log in as now, if it has one. */
+export async function deploymentLoginRole(q: Queryable, deploymentId: string): Promise<string | undefined> {
+  const rows = await q.query<{ role: string }>("SELECT role FROM deployment_roles WHERE deployment_id = $1", [deploymentId]);
+  return rows[0]?.role;
 }
 
 export async function organizationCount(q: Queryable): Promise<number> {

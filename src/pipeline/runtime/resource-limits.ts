@@ -5,7 +5,12 @@ import { join } from "node:path";
 export interface ProcessLimits {
   memoryBytes: number;
   maxProcesses: number;
+  /** CPU time, in cores (resource_spec's cpu_limit, else cpu); none: unbounded. */
+  cpus?: number;
 }
+
+/** The CFS period the CPU quota is a share of (the kernel's default, as Docker's --cpus uses). */
+const CPU_PERIOD_US = 100_000;
 
 /** The control groups of one process: its sandbox joins them, and they tell why it was killed. */
 export interface LimitGroup {
@@ -23,8 +28,10 @@ type Kind = "v2" | "v1";
  * version 1 (the memory and pids hierarchies), whichever this machine lets us write: a
  * `slipway` group of our own with one group per agent process below it. The kernel, not
  * the process, enforces them: an allocation past the limit gets the process OOM-killed,
- * a fork past it fails with EAGAIN. Without writable control groups there are none, and
- * `slipway up` says so at start (docs/decisions/0030).
+ * a fork past it fails with EAGAIN. CPU, when asked, from the cpu controller (v2's
+ * `cpu.max`, v1's CFS quota): past it the process is throttled, not killed. Without
+ * writable control groups there are none, and `slipway up` says so at start (as it says
+ * when the cpu controller alone is missing) (docs/decisions/0030).
  */
 export class ResourceLimits {
   private constructor(
@@ -32,6 +39,8 @@ export class ResourceLimits {
     /** Why there are none, for the start-up message. */
     readonly reason: string | undefined,
     private readonly root: string,
+    /** Why CPU cannot be limited here, if it cannot (no cpu controller we may write). */
+    readonly cpuReason: string | undefined = undefined,
   ) {}
 
   static probe(root = "/sys/fs/cgroup", env: NodeJS.ProcessEnv = process.env): ResourceLimits {
@@ -42,10 +51,20 @@ export class ResourceLimits {
     const limits = new ResourceLimits(kind, undefined, root);
     try {
       limits.create(`probe-${process.pid}`, { memoryBytes: 64 << 20, maxProcesses: 8 }).remove();
-      return limits;
     } catch (error) {
       return new ResourceLimits("none", `control groups are not writable here (${(error as Error).message})`, root);
     }
+    try {
+      limits.create(`probe-cpu-${process.pid}`, { memoryBytes: 64 << 20, maxProcesses: 8, cpus: 0.5 }).remove();
+      return limits;
+    } catch (error) {
+      return new ResourceLimits(kind, undefined, root, `the cpu controller is not writable here (${(error as Error).message})`);
+    }
+  }
+
+  /** Whether a CPU limit can be set. */
+  get cpu(): boolean {
+    return this.kind !== "none" && this.cpuReason === undefined;
   }
 
   /** A group with these limits; throws when the kernel refuses one. */
@@ -56,14 +75,14 @@ export class ResourceLimits {
 
   private createV2(name: string, limits: ProcessLimits): LimitGroup {
     const parent = join(this.root, "slipway");
-    if (!existsSync(parent)) {
-      // Controllers must be handed down from the root to our group, then to its children.
-      writeFileSync(join(this.root, "cgroup.subtree_control"), "+memory +pids");
-      mkdirSync(parent);
-    }
-    writeFileSync(join(parent, "cgroup.subtree_control"), "+memory +pids");
+    const controllers = limits.cpus ? "+memory +pids +cpu" : "+memory +pids";
+    // Controllers must be handed down from the root to our group, then to its children.
+    writeFileSync(join(this.root, "cgroup.subtree_control"), controllers);
+    if (!existsSync(parent)) mkdirSync(parent);
+    writeFileSync(join(parent, "cgroup.subtree_control"), controllers);
     const dir = join(parent, name);
     mkdirSync(dir, { recursive: true });
+    if (limits.cpus) writeFileSync(join(dir, "cpu.max"), `${cpuQuota(limits.cpus)} ${CPU_PERIOD_US}`);
     writeFileSync(join(dir, "memory.max"), String(limits.memoryBytes));
     if (existsSync(join(dir, "memory.swap.max"))) writeFileSync(join(dir, "memory.swap.max"), "0");
     writeFileSync(join(dir, "pids.max"), String(limits.maxProcesses));
@@ -89,12 +108,25 @@ export class ResourceLimits {
       }
     }
     writeFileSync(join(pids, "pids.max"), String(limits.maxProcesses));
+    const dirs = [memory, pids];
+    if (limits.cpus) {
+      const cpu = join(this.root, "cpu", "slipway", name);
+      mkdirSync(cpu, { recursive: true });
+      dirs.push(cpu);
+      writeFileSync(join(cpu, "cpu.cfs_period_us"), String(CPU_PERIOD_US));
+      writeFileSync(join(cpu, "cpu.cfs_quota_us"), String(cpuQuota(limits.cpus)));
+    }
     return {
-      procsFiles: [join(memory, "cgroup.procs"), join(pids, "cgroup.procs")],
+      procsFiles: dirs.map((dir) => join(dir, "cgroup.procs")),
       diagnose: () => explain(limits, counter(join(memory, "memory.oom_control"), "oom_kill"), counter(join(pids, "pids.events"), "max")),
-      remove: () => removeDirs([memory, pids]),
+      remove: () => removeDirs(dirs),
     };
   }
+}
+
+/** Microseconds of CPU per period: `cpus` cores' worth (at least the kernel's minimum of 1 ms). */
+function cpuQuota(cpus: number): number {
+  return Math.max(1_000, Math.round(cpus * CPU_PERIOD_US));
 }
 
 function explain(limits: ProcessLimits, oomKills: number, forkRefusals: number): string | undefined {

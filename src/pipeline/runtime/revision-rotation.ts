@@ -92,6 +92,9 @@ export abstract class RevisionRotation implements DeploymentRuntime {
     await Promise.all(groups.map((g) => this.stopGroup(g)));
   }
 
+  /** After the restore at start: removes what a previous control plane left and nothing serves (containers). */
+  async tidy(): Promise<void> {}
+
   /** Stops everything (the control plane shuts down). */
   async close(): Promise<void> {
     const groups = [...this.launched];
@@ -114,6 +117,8 @@ export abstract class RevisionRotation implements DeploymentRuntime {
       const idle = await group.idle(drainTimeoutMs);
       if (!idle) group.log.line("WARNING", `${group.inFlight} request(s) still open after the drain timeout; stopping anyway.`);
       await this.stopGroup(group);
+      // Its database credential, if a rotation replaced it, opens nothing from now on.
+      await this.storage.retired(group.deploymentId).catch((error: Error) => group.log.error(`Retiring the replaced database credential failed: ${error.message}`));
       await group.log.flush();
     })();
     this.retiring.add(done);

@@ -25,6 +25,8 @@ export interface DeploymentRuntime {
   onPromote(listener: (group: RevisionGroup) => void): void;
   /** Stops a group that never served. */
   stopGroup(group: RevisionGroup): Promise<void>;
+  /** After the restore at start: removes what a previous control plane left that serves nothing now. */
+  tidy(): Promise<void>;
   /** Stops every replica of a deployment being deleted. */
   stopDeployment(deploymentId: string): Promise<void>;
   close(): Promise<void>;
@@ -62,8 +64,10 @@ export interface LaunchSpec {
   image?: string;
   /** Deployment secrets: the replicas' environment, and all they get of the control plane's. */
   secrets: Record<string, string>;
-  /** Replicas (min_scale), memory per replica (memory_limit_mb, else memory_mb) and CPU. */
-  resourceSpec: { min_scale?: number | null; memory_mb?: number | null; memory_limit_mb?: number | null; cpu?: number | null } | null;
+  /** Replicas (min_scale), memory per replica (memory_limit_mb, else memory_mb) and CPU (cpu_limit, else cpu). */
+  resourceSpec: { min_scale?: number | null; memory_mb?: number | null; memory_limit_mb?: number | null; cpu?: number | null; cpu_limit?: number | null } | null;
   /** The revision's deploy log. */
   log: LogWriter;
+  /** Its replicas get a new database credential (a credential rotation); the replaced ones keep theirs until they stop. */
+  rotateCredentials?: boolean;
 }

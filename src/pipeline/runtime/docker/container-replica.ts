@@ -58,6 +58,21 @@ export class ContainerReplica implements Replica {
     this.starting = this.run().catch((error: Error) => this.spec.log.error(`[${this.spec.name}] could not start: ${error.message}`));
   }
 
+  /**
+   * Takes over the container a previous control plane started (it still runs, answering
+   * /ok at `endpoint`): its output from now on goes to the deploy log, and when it stops
+   * unasked it is started again as any replica.
+   */
+  adopt(endpoint: AgentEndpoint, cors: CorsConfig | undefined): void {
+    const { spec } = this;
+    this.endpoint = endpoint;
+    this.cors = cors;
+    const child = this.docker.spawn(["logs", "--follow", "--since", new Date().toISOString(), spec.container]);
+    this.child = child;
+    spec.log.info(`[${spec.name}] adopted (container ${spec.container}, still running on ${describeEndpoint(endpoint)}).`);
+    this.follow(child);
+  }
+
   private async run(): Promise<void> {
     const { spec } = this;
     if ("socketPath" in spec.listen) rmSync(spec.listen.socketPath, { force: true });
@@ -68,11 +83,17 @@ export class ContainerReplica implements Replica {
     const child = this.docker.spawn(["run", "--name", spec.container, ...spec.options, ...names, spec.image, ...spec.command], spec.env);
     this.child = child;
     spec.log.info(`[${spec.name}] started (container ${spec.container}).`);
+    this.follow(child);
+    if ("containerPort" in spec.listen) void this.publishedEndpoint(spec.listen.containerPort);
+  }
+
+  /** The container's output into the deploy log, until it ends (an attached `docker run`, or `docker logs --follow` of an adopted one). */
+  private follow(child: ChildProcess): void {
+    const { spec } = this;
     createInterface({ input: child.stdout! }).on("line", (line) => this.onLine(line));
     createInterface({ input: child.stderr! }).on("line", (line) => spec.log.line("WARNING", line));
     child.on("error", (error) => spec.log.error(`[${spec.name}] docker could not start: ${error.message}`));
     this.exited = new Promise((resolve) => child.once("close", (code) => void this.onExit(code).finally(resolve)));
-    if ("containerPort" in spec.listen) void this.publishedEndpoint(spec.listen.containerPort);
   }
 
   private onLine(line: string): void {

@@ -38,7 +38,7 @@ export function isLoopbackHost(host: string): boolean {
  * Unix socket (`.s.PGSQL.<port>`, as libpq and node-postgres name one) in the deployment's
  * own socket directory, which only its containers mount and only its uid may open,
  * forwarding to the server on this machine's loopback, which containers cannot reach
- * themselves. It lets through only sessions that log in as the deployment's role (and
+ * themselves. It lets through only sessions that log in as one of the deployment's roles (and
  * cancel requests, which name a session's secret key): whatever else the server would
  * let a local process do (a `trust` line, another role's password found somewhere) is
  * not a container's to try. The socket hop is local, so TLS is declined on it.
@@ -51,12 +51,12 @@ export class DatabaseRelay {
     readonly socketPath: string,
   ) {}
 
-  static async open(directory: string, target: RelayTarget, role: string, uid: number | undefined): Promise<DatabaseRelay> {
+  static async open(directory: string, target: RelayTarget, roles: readonly string[], uid: number | undefined): Promise<DatabaseRelay> {
     const socketPath = join(directory, `.s.PGSQL.${target.port}`);
     rmSync(socketPath, { force: true });
     const server = createServer();
     const relay = new DatabaseRelay(server, socketPath);
-    server.on("connection", (client) => relay.accept(client, target, role));
+    server.on("connection", (client) => relay.accept(client, target, roles));
     await new Promise<void>((resolve, reject) => {
       server.once("error", reject);
       server.listen(socketPath, () => resolve());
@@ -81,7 +81,7 @@ export class DatabaseRelay {
     rmSync(this.socketPath, { force: true });
   }
 
-  private accept(client: Socket, target: RelayTarget, role: string): void {
+  private accept(client: Socket, target: RelayTarget, roles: readonly string[]): void {
     this.track(client);
     let buffered = Buffer.alloc(0);
     const onData = (chunk: Buffer) => {
@@ -101,7 +101,7 @@ export class DatabaseRelay {
         if (code === CANCEL_REQUEST) return this.forward(client, target, packet, buffered);
         if (code !== PROTOCOL_3) return client.destroy();
         const user = startupParameters(packet).user;
-        if (user !== role) return refuse(client, `this deployment's database socket logs in as its own role only, not as ${JSON.stringify(user ?? "")}`);
+        if (!user || !roles.includes(user)) return refuse(client, `this deployment's database socket logs in as its own role only, not as ${JSON.stringify(user ?? "")}`);
         return this.forward(client, target, packet, buffered);
       }
     };

@@ -61,10 +61,10 @@ export class DockerCli {
     }
   }
 
-  /** The ids of containers carrying every one of these labels, running or not. */
-  async containers(labels: Record<string, string>): Promise<string[]> {
+  /** The ids of containers carrying every one of these labels, running or not (`label` alone: carrying it at all). */
+  async containers(labels: Record<string, string>, options: { runningOnly?: boolean } = {}): Promise<string[]> {
     const filters = Object.entries(labels).flatMap(([key, value]) => ["--filter", `label=${key}=${value}`]);
-    const out = await this.run(["ps", "--all", "--quiet", "--no-trunc", ...filters]);
+    const out = await this.run(["ps", ...(options.runningOnly ? [] : ["--all"]), "--quiet", "--no-trunc", ...filters]);
     return out.split("\n").filter(Boolean);
   }
 

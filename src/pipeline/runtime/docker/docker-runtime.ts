@@ -1,22 +1,25 @@
 import { createHash, randomBytes } from "node:crypto";
-import { chmodSync, chownSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { chmodSync, chownSync, mkdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join, relative } from "node:path";
+import { basename, dirname, join, relative } from "node:path";
 import type { PipelineDeps } from "../../context.ts";
 import { StepFailure } from "../../failure.ts";
 import { revisionPython } from "../../build/python-link.ts";
 import { agentEnvironment, replicaShape } from "../agent-env.ts";
 import type { DeploymentStorage, StorageAttachment } from "../deployment-storage.ts";
+import { loginRolesOf } from "../deployment-role.ts";
 import { chownTree, deploymentUid } from "../deployment-user.ts";
 import { RevisionGroup } from "../revision-group.ts";
 import { RevisionRotation } from "../revision-rotation.ts";
 import type { LaunchSpec } from "../runtime.ts";
+import { adoptableContainers } from "./container-adoption.ts";
 import { ContainerReplica } from "./container-replica.ts";
 import { DatabaseRelay, isLoopbackHost, localServer } from "./database-relay.ts";
 import type { DockerCli } from "./docker-cli.ts";
 import { buildImage } from "./image-build.ts";
 import { ensurePythonImage, pythonInRevision } from "./python-layer.ts";
-import { ensureRuntimeImage, type RuntimeImage } from "./runtime-image.ts";
+import { ensureRuntimeImage, runtimeImageTag, type RuntimeImage } from "./runtime-image.ts";
+import { removeStaleImages } from "./stale-images.ts";
 
 /** A replica's private /tmp, and its limit of processes and threads (as the local sandbox's). */
 const TMP_BYTES = 256 << 20;
@@ -27,7 +30,15 @@ const BUILD_IN_IMAGE = "/srv/revision";
 /** Where an image source's agent server listens (the vendor's agent server images: PORT 8000). */
 const IMAGE_PORT = 8000;
 /** Labels every container of a control plane carries (restore and deletion find them by these). */
-const LABEL = { owner: "dev.slipway.owner", workspace: "dev.slipway.workspace", deployment: "dev.slipway.deployment", revision: "dev.slipway.revision", instance: "dev.slipway.instance" };
+const LABEL = {
+  owner: "dev.slipway.owner",
+  workspace: "dev.slipway.workspace",
+  deployment: "dev.slipway.deployment",
+  revision: "dev.slipway.revision",
+  instance: "dev.slipway.instance",
+  /** The runtime image its revision image was made on (a container on an older one is not adopted). */
+  runtime: "dev.slipway.runtime",
+};
 
 export interface DockerSettings {
   docker: DockerCli;
@@ -42,8 +53,9 @@ export interface DockerSettings {
  * capabilities, the deployment's own uid, and of the host only two directories: its
  * agent server's socket directory (the router reaches it there, as a local process) and
  * its storage socket's. Containers carry labels naming workspace, deployment and
- * revision: a control plane that starts again (even after kill -9) removes what the
- * previous one left and starts the active revisions anew.
+ * revision: a control plane that starts again (even after kill -9) adopts the running
+ * containers of each active revision that still answer /ok on the current runtime image
+ * (its PostgreSQL relay reopened at the same path), and removes the rest.
  */
 export class DockerRuntime extends RevisionRotation {
   private runtimeImage: Promise<RuntimeImage> | undefined;
@@ -53,6 +65,8 @@ export class DockerRuntime extends RevisionRotation {
   private readonly relays = new Map<string, Promise<DatabaseRelay>>();
   private socketDir: string | undefined;
   private replicas = 0;
+  /** Containers a previous control plane started that this one took over. */
+  private readonly adopted = new Set<string>();
   /** Tells this control plane's containers from those a previous one (killed) left. */
   private readonly instance = randomBytes(6).toString("hex");
   private readonly owner: string;
@@ -69,12 +83,18 @@ export class DockerRuntime extends RevisionRotation {
   async start(spec: LaunchSpec): Promise<RevisionGroup> {
     const { count, memoryMb } = replicaShape(spec);
     const memory = memoryMb ?? DEFAULT_MEMORY_MB;
+    const adopted = await this.adopt(spec, count, memory).catch((error: Error) => {
+      this.deps.log.warn({ err: error, deployment_id: spec.deploymentId }, "adopting a previous control plane's containers failed; starting new ones");
+      return undefined;
+    });
+    if (adopted) return adopted;
     await this.removeLeftovers(spec.deploymentId);
     const internalKey = randomBytes(32).toString("base64url");
     const containers = spec.build ? await this.agentContainers(spec, spec.build, memory, internalKey) : await this.imageContainers(spec, memory, internalKey);
     warnIfUnreachable(spec, this.deps.publicUrl?.());
     const replicas = Array.from({ length: count }, (_, index) => {
-      const file = `${++this.replicas}-${index + 1}`;
+      // Unique beside the containers (and sockets) of an earlier control plane that this one adopted.
+      const file = `${this.instance.slice(0, 6)}-${++this.replicas}-${index + 1}`;
       const container = `slipway-${this.owner.slice(0, 8)}-${spec.revisionId.slice(0, 8)}-${file}`;
       const name = `${spec.revisionId.slice(0, 8)}#${index + 1}`;
       return new ContainerReplica(this.settings.docker, { name, container, log: spec.log, serverLog: this.deps.log, ...containers(file) }, memory);
@@ -83,6 +103,62 @@ export class DockerRuntime extends RevisionRotation {
     this.launched.add(group);
     for (const replica of replicas) replica.start();
     return group;
+  }
+
+  /**
+   * The revision's containers that a previous control plane of this data directory left
+   * running, taken over as they are when every one still serves (container-adoption.ts):
+   * no restart, no request lost. Not on the embedded database: the deployment's storage
+   * was served by that control plane and went with it.
+   */
+  private async adopt(spec: LaunchSpec, count: number, memory: number): Promise<RevisionGroup | undefined> {
+    if (spec.build && !this.deps.databaseUrl) return undefined;
+    const { docker } = this.settings;
+    const found = await adoptableContainers(docker, {
+      labels: { [LABEL.owner]: this.owner, [LABEL.deployment]: spec.deploymentId, [LABEL.revision]: spec.revisionId },
+      count,
+      runtimeLabel: spec.build ? [LABEL.runtime, runtimeImageTag(this.settings.baseImage)] : undefined,
+      image: spec.build ? undefined : spec.image,
+      containerPort: spec.build ? undefined : IMAGE_PORT,
+    });
+    if (!found) return undefined;
+    const sockets = spec.build ? this.socketDirectory(spec.deploymentId, this.uidOf(spec.deploymentId)) : undefined;
+    // Its storage reaches the database through a relay socket in that directory: only there is it reopened.
+    if (sockets && found.containers.some((c) => dirname(c.endpoint.socketPath ?? "") !== sockets)) return undefined;
+    const containers = spec.build ? await this.agentContainers(spec, spec.build, memory, found.internalKey) : await this.imageContainers(spec, memory, found.internalKey);
+    const replicas = found.containers.map((container, index) => {
+      const file = container.endpoint.socketPath ? basename(container.endpoint.socketPath, ".sock") : container.name;
+      const name = `${spec.revisionId.slice(0, 8)}#${index + 1}`;
+      return new ContainerReplica(docker, { name, container: container.name, log: spec.log, serverLog: this.deps.log, ...containers(file) }, memory);
+    });
+    const group = new RevisionGroup(spec.deploymentId, spec.revisionId, replicas, found.internalKey, spec.log);
+    this.launched.add(group);
+    found.containers.forEach((container, index) => {
+      this.adopted.add(container.id);
+      replicas[index].adopt(container.endpoint, container.cors);
+    });
+    return group;
+  }
+
+  /**
+   * After the restore: containers a previous control plane left that serve nothing now
+   * (deleted deployments, replaced revisions, ones not adopted) go, then the images of
+   * Slipway's earlier builds that nothing uses any more.
+   */
+  override async tidy(): Promise<void> {
+    const { docker } = this.settings;
+    const all = await docker.containers({ [LABEL.owner]: this.owner });
+    const ours = new Set(await docker.containers({ [LABEL.owner]: this.owner, [LABEL.instance]: this.instance }));
+    await docker.remove(all.filter((id) => !ours.has(id) && !this.adopted.has(id)));
+    await this.removeStaleImages(runtimeImageTag(this.settings.baseImage));
+  }
+
+  private async removeStaleImages(currentRuntimeTag: string): Promise<void> {
+    const removed = await removeStaleImages(this.settings.docker, currentRuntimeTag).catch((error: Error) => {
+      this.deps.log.warn({ err: error }, "removing the images of Slipway's earlier builds failed");
+      return [];
+    });
+    if (removed.length) this.deps.log.info({ images: removed }, "removed the images of Slipway's earlier builds");
   }
 
   /** Containers of Slipway's agent server on the revision's build, as the deployment's uid, reached on a socket. */
@@ -97,6 +173,7 @@ export class DockerRuntime extends RevisionRotation {
     const env = definedOnly({ ...agentEnvironment(this.deps, spec, storage.env, internalKey, memory, inImage?.env), HOME: "/tmp", TMPDIR: "/tmp" });
     const options = [
       ...this.limits(spec, memory),
+      "--label", `${LABEL.runtime}=${image.runtimeTag}`,
       "--read-only",
       "--user", `${uid}:${uid}`,
       "--workdir", BUILD_IN_IMAGE,
@@ -116,13 +193,13 @@ export class DockerRuntime extends RevisionRotation {
    * socket directory when the server is on this machine's loopback (see database-relay.ts).
    */
   private async containerStorage(spec: LaunchSpec, uid: number, sockets: string): Promise<StorageAttachment> {
-    const storage = await this.storage.attach(spec.deploymentId);
+    const storage = await this.storage.attach(spec.deploymentId, { rotate: spec.rotateCredentials });
     const url = storage.env.SLIPWAY_DATABASE_URL;
     const server = url ? localServer(url) : undefined;
     if (!url || !server) return storage;
     let relay = this.relays.get(spec.deploymentId);
     if (!relay) {
-      relay = DatabaseRelay.open(sockets, server, decodeURIComponent(new URL(url).username), uid);
+      relay = DatabaseRelay.open(sockets, server, loginRolesOf(spec.deploymentId), uid);
       relay.catch(() => this.relays.delete(spec.deploymentId));
       this.relays.set(spec.deploymentId, relay);
     }
@@ -175,7 +252,7 @@ export class DockerRuntime extends RevisionRotation {
 
   /** `docker run` options of every container of a revision: its limits, no capabilities, its labels. */
   private limits(spec: LaunchSpec, memoryMb: number): string[] {
-    const cpus = spec.resourceSpec?.cpu;
+    const { cpus } = replicaShape(spec);
     const labels = {
       [LABEL.owner]: this.owner,
       [LABEL.instance]: this.instance,
@@ -197,10 +274,14 @@ export class DockerRuntime extends RevisionRotation {
   }
 
   /** The revision's image: the runtime image and its build (its files the deployment's uid's, as the builder left them); made once per build. */
-  private async revisionImage(spec: LaunchSpec, build: NonNullable<LaunchSpec["build"]>, uid: number, venv: string | undefined, pythonSources: Array<{ host: string; inside: string }>): Promise<RuntimeImage> {
+  private async revisionImage(spec: LaunchSpec, build: NonNullable<LaunchSpec["build"]>, uid: number, venv: string | undefined, pythonSources: Array<{ host: string; inside: string }>): Promise<RuntimeImage & { runtimeTag: string }> {
     const { docker } = this.settings;
     try {
-      this.runtimeImage ??= ensureRuntimeImage(docker, this.settings.baseImage);
+      // Once made (a change of Slipway's sources makes a new one), the older ones nothing uses go.
+      this.runtimeImage ??= ensureRuntimeImage(docker, this.settings.baseImage).then(async (made) => {
+        await this.removeStaleImages(made.tag);
+        return made;
+      });
       this.runtimeImage.catch(() => (this.runtimeImage = undefined));
       const runtime = await this.runtimeImage;
       const tag = `slipway-revision:${createHash("sha256").update(`${runtime.tag}\0${build.directory}\0${uid}\0${venv ?? ""}`).digest("hex").slice(0, 24)}`;
@@ -216,7 +297,7 @@ export class DockerRuntime extends RevisionRotation {
           changes: [`LABEL dev.slipway.kind=revision ${LABEL.owner}=${this.owner} ${LABEL.deployment}=${spec.deploymentId}`],
         });
       }
-      return { ...runtime, tag };
+      return { ...runtime, tag, runtimeTag: runtime.tag };
     } catch (error) {
       throw new StepFailure("DEPLOY_FAILED", `Building the revision's container image failed: ${(error as Error).message}`);
     }
@@ -245,7 +326,7 @@ export class DockerRuntime extends RevisionRotation {
     const ids = await docker.containers({ [LABEL.owner]: this.owner, [LABEL.deployment]: deploymentId });
     if (!ids.length) return;
     const current = new Set(await docker.containers({ [LABEL.owner]: this.owner, [LABEL.deployment]: deploymentId, [LABEL.instance]: this.instance }));
-    await docker.remove(ids.filter((id) => !current.has(id)));
+    await docker.remove(ids.filter((id) => !current.has(id) && !this.adopted.has(id)));
   }
 
   /** The deployment's own uid when the control plane is root (it can give it files); else its own. */
@@ -254,10 +335,15 @@ export class DockerRuntime extends RevisionRotation {
     return own === 0 ? deploymentUid(deploymentId) : own;
   }
 
-  /** Where a deployment's agent servers listen: a directory of its own, shared with its containers only. */
+  /**
+   * Where a deployment's agent servers listen: a directory of its own, shared with its
+   * containers only, in one of this data directory's (the same after a restart: an
+   * adopted container's sockets, and its database relay's, stay where it has them).
+   */
   private socketDirectory(deploymentId: string, uid: number): string {
     if (!this.socketDir) {
-      this.socketDir = mkdtempSync(join(tmpdir(), "slipway-containers-"));
+      this.socketDir = join(tmpdir(), `slipway-containers-${this.owner}`);
+      mkdirSync(this.socketDir, { recursive: true, mode: 0o700 });
       chmodSync(this.socketDir, 0o700);
     }
     const dir = join(this.socketDir, deploymentId.replace(/-/g, "").slice(0, 16));

@@ -7,6 +7,14 @@ import type { DockerCli } from "./docker-cli.ts";
 import { buildImage } from "./image-build.ts";
 
 const SLIPWAY_ROOT = realpathSync(fileURLToPath(new URL("../../../../", import.meta.url)));
+/** Tells this checkout's (or installation's) images from those of another Slipway on the same dockerd. */
+export const SLIPWAY_ROOT_ID = createHash("sha256").update(SLIPWAY_ROOT).digest("hex").slice(0, 16);
+/**
+ * Labels of the runtime image, which every image made on it (python layers, revisions)
+ * inherits: which Slipway made it, and on which runtime image (stale-images.ts removes
+ * those of older runtime images).
+ */
+export const IMAGE_LABEL = { kind: "dev.slipway.kind", root: "dev.slipway.root", runtime: "dev.slipway.runtime" };
 /** What of Slipway an agent server needs (what the local sandbox shows too). */
 const SLIPWAY_ENTRIES = ["bin", "dist", "src", "package.json", "node_modules"];
 /** Where Slipway is in the image: not its host path, which may lie under /tmp (a private tmpfs in a container). */
@@ -36,7 +44,7 @@ export interface RuntimeImage {
  */
 export async function ensureRuntimeImage(docker: DockerCli, baseImage: string | undefined): Promise<RuntimeImage> {
   const node = baseImage ? "node" : realpathSync(process.execPath);
-  const tag = `slipway-runtime:${fingerprint(baseImage ?? node)}`;
+  const tag = runtimeImageTag(baseImage);
   if (await docker.hasImage(tag)) return { tag, node, slipway: SLIPWAY_BIN_IN_IMAGE };
   const slipway = SLIPWAY_ENTRIES.filter((entry) => existsSync(join(SLIPWAY_ROOT, entry))).map((entry) => ({ host: join(SLIPWAY_ROOT, entry), inside: `${SLIPWAY_IN_IMAGE}/${entry}` }));
   const programs = [node, ...SHELL_PROGRAMS.filter((path) => existsSync(path))];
@@ -47,9 +55,14 @@ export async function ensureRuntimeImage(docker: DockerCli, baseImage: string | 
     sources: [...system, ...slipway],
     files: baseImage ? {} : MINIMAL_ETC,
     dereference: true,
-    changes: [...(baseImage ? [] : ["ENV PATH=/usr/local/bin:/usr/bin:/bin"]), "LABEL dev.slipway.kind=runtime"],
+    changes: [...(baseImage ? [] : ["ENV PATH=/usr/local/bin:/usr/bin:/bin"]), `LABEL ${IMAGE_LABEL.kind}=runtime ${IMAGE_LABEL.root}=${SLIPWAY_ROOT_ID} ${IMAGE_LABEL.runtime}=${tag}`],
   });
   return { tag, node, slipway: SLIPWAY_BIN_IN_IMAGE };
+}
+
+/** The tag of the runtime image of this Slipway (its sources, dependencies and node) on this base, made or not. */
+export function runtimeImageTag(baseImage: string | undefined): string {
+  return `slipway-runtime:${fingerprint(baseImage ?? realpathSync(process.execPath))}`;
 }
 
 /** Besides node, what graphs commonly start: a POSIX shell, env and sleep (the rest is the operator's base image's). */
