@@ -103,9 +103,9 @@ describe("rotating a deployment's database credential, on postgres", () => {
   it(
     "rolls the processes to a new credential with no failed request; the old one is refused, the new one is out of another deployment's reach",
     async () => {
-      const rotated = await deploy("rotated");
       // The other one with a CPU limit of its own: its process's control group holds it.
-      const other = await deploy("other", { cpu: 0.25, cpu_limit: 0.5 });
+      // Both are built at once: they share the package cache, and the test its time.
+      const [rotated, other] = await Promise.all([deploy("rotated"), deploy("other", { cpu: 0.25, cpu_limit: 0.5 })]);
       const [otherPid] = startedPids((await cpApi.logs(other.id, other.revision, "deploy")).join("\n"));
       expect(cpuQuotaOf(otherPid)).toEqual({ quotaUs: 50_000, periodUs: 100_000 });
       const client = new Client({ apiUrl: rotated.url, apiKey: cp.apiKey });
