@@ -92,8 +92,7 @@ export function describeEscapeProbe(runtime: EscapeProbeRuntime, backends: Backe
       git = await startGitDaemon(join(root, "repos"));
       cp = await startPipelineControlPlane(root, { backend, args: runtime.args(), env: { SLIPWAY_STOP_GRACE_SECONDS: "3", SLIPWAY_CONTROL_SCHEMA: controlSchema } });
       cpApi = api(cp);
-      probe = await deploy("probe");
-      other = await deploy("other");
+      [probe, other] = await Promise.all([deploy("probe"), deploy("other")]);
     }, SLOW);
 
     afterAll(async () => {
