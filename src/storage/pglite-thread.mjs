@@ -9,6 +9,7 @@ import { join } from "node:path";
 import { parentPort, workerData } from "node:worker_threads";
 import { PGlite } from "@electric-sql/pglite";
 import { useNativeBytea } from "./pglite-bytea.mjs";
+import { compactNewCluster, NEW_CLUSTER_INITDB, NEW_CLUSTER_START } from "./pglite-compact.mjs";
 import { PreparedStatements } from "./pglite-prepared.mjs";
 import { serveOnSocket } from "./pglite-sharing.mjs";
 import { runUpkeep } from "./pglite-upkeep.mjs";
@@ -96,7 +97,8 @@ function plainError(error) {
 
 async function open() {
   const inMemory = dataDir === "memory://" || dataDir === "";
-  pg = inMemory ? new PGlite() : new PGlite(dataDir, templateFor(dataDir));
+  // A cluster in memory is new: made by initdb here, in 1 MB WAL segments (pglite-compact.mjs).
+  pg = inMemory ? new PGlite({ initDbStartParams: NEW_CLUSTER_INITDB, startParams: NEW_CLUSTER_START }) : new PGlite(dataDir, templateFor(dataDir));
   await pg.waitReady;
   useNativeBytea(pg);
   prepared = new PreparedStatements(pg);
@@ -189,6 +191,8 @@ async function handle(message) {
         plainError,
       });
       return undefined;
+    case "compact":
+      return compactNewCluster(pg);
     case "writeTemplate": {
       const dump = await pg.dumpDataDir("none");
       writeFileSync(message.path, Buffer.from(await dump.arrayBuffer()));

@@ -114,7 +114,9 @@ export class DeploymentStorage {
     const given = process.env.SLIPWAY_PGLITE_TEMPLATE;
     if (given && existsSync(given)) return Promise.resolve(given);
     this.template ??= (async () => {
-      const file = join(this.deps.dataDir, "cache", "pglite-cluster.tar");
+      // "-2": clusters compacted as decision 0046 says; the first template (39 MB) goes.
+      rmSync(join(this.deps.dataDir, "cache", "pglite-cluster.tar"), { force: true });
+      const file = join(this.deps.dataDir, "cache", "pglite-cluster-2.tar");
       if (existsSync(file)) return file;
       mkdirSync(join(this.deps.dataDir, "cache"), { recursive: true });
       const partial = `${file}.${process.pid}.partial`;
