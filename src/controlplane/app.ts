@@ -10,6 +10,7 @@ import { routeModules, serviceModules } from "./routes.ts";
 import { buildServices } from "./services.ts";
 import type { Authenticator } from "./tenancy/authenticate.ts";
 import { SLIPWAY_VERSION } from "../config/version.ts";
+import type { MetricsService } from "./metrics/service.ts";
 
 /**
  * The self-hosted mirror: every path also answers under /api-host. It is an alias taken
@@ -44,11 +45,13 @@ interface ControlPlaneAppOptions {
 }
 
 /** A node server that hands deployment requests to the router and the rest to Fastify. */
-function routedServer(router: DeploymentRouter): FastifyServerFactory {
+function routedServer(router: DeploymentRouter, metrics: MetricsService): FastifyServerFactory {
   return (handler) =>
     createServer((req, res) => {
-      if (router.handles(req)) router.handle(req, res);
-      else handler(req, res);
+      if (!router.handles(req)) return handler(req, res);
+      const started = performance.now();
+      res.once("finish", () => metrics.recordRouted(req.url, req.method, res.statusCode, (performance.now() - started) / 1000));
+      router.handle(req, res);
     });
 }
 
@@ -76,6 +79,7 @@ function agentApiHint(_method: string, path: string): string | undefined {
  * health at `GET /ok`. The caller listens (or uses `app.inject`) and closes it.
  */
 export async function buildControlPlaneApp(options: ControlPlaneAppOptions): Promise<FastifyInstance> {
+  const services = buildServices(options.deps);
   const app = await createHttpServer({
     title: "Slipway Control Plane API",
     version: SLIPWAY_VERSION,
@@ -83,7 +87,7 @@ export async function buildControlPlaneApp(options: ControlPlaneAppOptions): Pro
     pathAliases: [API_HOST],
     bodyLimit: options.bodyLimit ?? 1024 * 1024,
     logLevel: options.logLevel,
-    serverFactory: options.router ? routedServer(options.router) : undefined,
+    serverFactory: options.router ? routedServer(options.router, services.metrics) : undefined,
     notFoundHint: agentApiHint,
   });
   installOpenApiExtras(
@@ -103,7 +107,6 @@ export async function buildControlPlaneApp(options: ControlPlaneAppOptions): Pro
   app.get("/api-host/openapi.json", { schema: { hide: true } }, async () => apiHostDocument(app));
 
   const modules = options.modules ?? routeModules;
-  const services = buildServices(options.deps);
   await app.register(async (scope) => {
     scope.addHook("onRequest", async (request) => {
       const { public: open, anyWorkspace } = request.routeOptions.config;
@@ -113,6 +116,10 @@ export async function buildControlPlaneApp(options: ControlPlaneAppOptions): Pro
         return;
       }
       request.tenant = await options.authenticator.authenticate(request.headers);
+    });
+    // Counted per workspace for its /metrics; requests refused before a tenant is known are not.
+    scope.addHook("onResponse", async (request, reply) => {
+      services.metrics.recordRequest(request.tenant?.workspaceId, request.method, request.routeOptions.url, reply.statusCode, reply.elapsedTime / 1000);
     });
     for (const register of modules) await register(scope, services);
   });

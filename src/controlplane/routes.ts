@@ -5,6 +5,7 @@ import { registerDeploymentRoutes } from "./deployments/routes.ts";
 import { registerIntegrationRoutes } from "./integrations/routes.ts";
 import { registerListenerRoutes } from "./listeners/routes.ts";
 import { registerLogRoutes } from "./logs/routes.ts";
+import { registerMetricsRoutes } from "./metrics/routes.ts";
 import { registerRevisionRoutes } from "./revisions/routes.ts";
 import { registerTenancyRoutes } from "./tenancy/routes.ts";
 import { registerUploadRoutes } from "./uploads/routes.ts";
@@ -31,6 +32,7 @@ export const routeModules: RegisterRoutes[] = [
   registerWebhookRoutes,
   registerTenancyRoutes,
   registerConsoleRoutes,
+  registerMetricsRoutes,
 ];
 
 /** Background services started once when the app is ready and stopped when it closes (see StartService). */

@@ -12,6 +12,7 @@ import { RevisionService } from "./revisions/service.ts";
 import { TenancyService } from "./tenancy/service.ts";
 import { UploadService } from "./uploads/service.ts";
 import { WebhookService } from "./webhooks/service.ts";
+import { MetricsService } from "./metrics/service.ts";
 
 /** The services behind the control plane's routes, one of each per app. */
 export interface ControlPlaneServices {
@@ -26,6 +27,7 @@ export interface ControlPlaneServices {
   oauthFlows: OAuthFlowService;
   oauthTokens: OAuthTokenService;
   tenancy: TenancyService;
+  metrics: MetricsService;
 }
 
 /**
@@ -53,5 +55,6 @@ export function buildServices(deps: ControlPlaneDeps): ControlPlaneServices {
     oauthFlows: new OAuthFlowService(deps, keeper, outbound),
     oauthTokens: new OAuthTokenService(deps, outbound),
     tenancy: new TenancyService(deps),
+    metrics: new MetricsService(deps),
   };
 }

@@ -98,6 +98,11 @@ describe.each(BACKENDS)("a deployment from git, on %s", (backend) => {
       expect(statSync(dirname(processSocket)).mode & 0o777).toBe(0o700);
       expect((await callSocket(processSocket, "/threads/search", { method: "POST", headers: { "x-api-key": cp.apiKey!, "content-type": "application/json" }, body: "{}" })).status).toBe(403);
       expect((await fetch(`${deployment.url}/threads/search`, { method: "POST", headers: { "content-type": "application/json" }, body: "{}" })).status).toBe(401);
+      // The control plane's /metrics counts what its router passed to the deployment, by status.
+      const metrics = (await cpApi.call("GET", "/metrics?format=json")).body as { router: { requests_total: { deployment_id: string; status: number; count: number }[] } };
+      const routed = metrics.router.requests_total.filter((series) => series.deployment_id === deployment.id);
+      expect(routed.filter((series) => series.status === 200).reduce((sum, series) => sum + series.count, 0)).toBeGreaterThan(5);
+      expect(routed.find((series) => series.status === 401)?.count).toBeGreaterThanOrEqual(1);
 
       // ── a new commit, deployed while clients keep calling ─────────────────────────
       const secondCommit = repo.commit({ "src/version.ts": sampleFiles("v2")["src/version.ts"] }, "v2");

@@ -3,7 +3,8 @@ import type { HttpApp } from "../../http/server.ts";
 import type { Database } from "../../storage/database.ts";
 import type { RunLifecycle } from "../runs/lifecycle.ts";
 import { queueStats, type QueueStats } from "../runs/queue-stats.ts";
-import { LATENCY_BUCKETS, ServerMetrics, type Histogram } from "./metrics.ts";
+import { histogramLines, labels, PROMETHEUS_TEXT, type Histogram } from "../../http/prometheus.ts";
+import { ServerMetrics } from "./metrics.ts";
 
 interface MetricsDeps {
   db: Database;
@@ -55,7 +56,7 @@ export function registerMetricsRoute(app: HttpApp, deps: MetricsDeps): void {
         pool: deps.db.poolStats?.(),
       };
       if (request.query.format === "json") return reply.send(asJson(metrics, snapshot));
-      return reply.type("text/plain; version=0.0.4; charset=utf-8").send(asPrometheus(metrics, snapshot, deps.labels));
+      return reply.type(PROMETHEUS_TEXT).send(asPrometheus(metrics, snapshot, deps.labels));
     },
   );
 }
@@ -126,19 +127,4 @@ function asPrometheus(metrics: ServerMetrics, snapshot: Snapshot, base: MetricsD
     for (const [status, histogram] of metrics.runDurations) histogramLines(out, "slipway_run_duration_seconds", { ...base, status }, histogram);
   }
   return `${out.join("\n")}\n`;
-}
-
-function histogramLines(out: string[], name: string, base: Record<string, string>, histogram: Histogram): void {
-  let cumulative = 0;
-  LATENCY_BUCKETS.forEach((bound, index) => {
-    cumulative += histogram.counts[index]!;
-    out.push(`${name}_bucket${labels({ ...base, le: bound === Infinity ? "+Inf" : String(bound) })} ${cumulative}`);
-  });
-  out.push(`${name}_sum${labels(base)} ${histogram.sum.toFixed(6)}`, `${name}_count${labels(base)} ${histogram.count}`);
-}
-
-/** `{a="1",b="2"}`, values escaped as the exposition format requires. */
-function labels(values: Record<string, string>): string {
-  const escaped = Object.entries(values).map(([key, value]) => `${key}="${value.replace(/\\/g, "\\\\").replace(/"/g, '\\"').replace(/\n/g, "\\n")}"`);
-  return `{${escaped.join(",")}}`;
 }

@@ -1,28 +1,16 @@
+import { Histogram } from "../../http/prometheus.ts";
+
 /**
  * What `/metrics` reports that only this process knows: HTTP requests by route and
  * status with their latency, and the runs this process executed (their durations and
  * how long they waited in the queue). The vendor's names and buckets; ours are
  * `slipway_`-prefixed. Bounded like the vendor's: past the caps, new series are dropped.
  */
-export const LATENCY_BUCKETS = [0.01, 0.1, 0.5, 1, 5, 15, 30, 60, 120, 300, 600, 1800, 3600, Infinity];
 const MAX_REQUEST_SERIES = 5000;
 const MAX_HISTOGRAM_SERIES = 1000;
 
 /** Routes left out of the HTTP series, as on the vendor's server. */
 const UNCOUNTED_ROUTES = new Set(["/ok", "/info", "/metrics", "/docs", "/openapi.json"]);
-
-export class Histogram {
-  readonly counts = LATENCY_BUCKETS.map(() => 0);
-  sum = 0;
-  count = 0;
-
-  observe(seconds: number): void {
-    const index = LATENCY_BUCKETS.findIndex((bound) => seconds <= bound);
-    this.counts[index === -1 ? LATENCY_BUCKETS.length - 1 : index]!++;
-    this.sum += seconds;
-    this.count++;
-  }
-}
 
 export class ServerMetrics {
   /** `method route status` → count. */
