@@ -9,7 +9,7 @@ import type { ControlPlaneProcess } from "../support/control-plane-process.ts";
 import { startPipelineControlPlane } from "../pipeline/control-plane.ts";
 import { api, type Api } from "../pipeline/api.ts";
 import { APPROVE_NODE, APPROVE_QUESTION, JS_URL, XSS, writeConsoleProject } from "./console-project.ts";
-import { cspViolations, expectNoInjection, launchConsoleBrowser, phoneOverflow, seriousViolations } from "./console-browser.ts";
+import { cspViolations, expectNoInjection, keepShots, launchConsoleBrowser, phoneOverflow, seriousViolations } from "./console-browser.ts";
 
 /**
  * The console's second half in a real Chromium against a real `slipway up`: an assistant's
@@ -74,6 +74,7 @@ describe("the web console's graph, runs, interrupts, integrations and listeners,
   afterAll(async () => {
     await browser?.close();
     await cp?.kill("SIGTERM");
+    keepShots(shots, /(graph|runs|interrupted|resumed|integrations|agent-phone|listeners-phone)\.png$/);
     rmSync(root, { recursive: true, force: true });
   });
 

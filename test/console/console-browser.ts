@@ -1,4 +1,5 @@
-import { readFileSync } from "node:fs";
+import { copyFileSync, mkdirSync, readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
 import { createRequire } from "node:module";
 import { chromium, type Browser, type Page } from "playwright-core";
 import { expect } from "vitest";
@@ -73,4 +74,13 @@ export async function phoneOverflow(page: Page): Promise<string[]> {
       .slice(0, 5)
       .map((el) => `${el.tagName.toLowerCase()}${el.id ? `#${el.id}` : ""}.${[...el.classList].join(".")} right=${Math.round(el.getBoundingClientRect().right)}`);
   });
+}
+
+/** Where a few screenshots of each run are kept for people to look at. */
+const LEAD_SHOTS = "/work/console-shots";
+
+/** Copies the screenshots in `dir` whose names match `names` to where the lead reads them. */
+export function keepShots(dir: string, names: RegExp): void {
+  mkdirSync(LEAD_SHOTS, { recursive: true });
+  for (const file of readdirSync(dir)) if (names.test(file)) copyFileSync(join(dir, file), join(LEAD_SHOTS, file));
 }

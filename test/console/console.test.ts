@@ -1,4 +1,4 @@
-import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Client } from "@langchain/langgraph-sdk";
@@ -8,7 +8,7 @@ import type { ControlPlaneProcess } from "../support/control-plane-process.ts";
 import { startPipelineControlPlane } from "../pipeline/control-plane.ts";
 import { api, type Api } from "../pipeline/api.ts";
 import { JS_URL, XSS, writeBrokenProject, writeConsoleProject } from "./console-project.ts";
-import { cspViolations, expectNoInjection as noInjection, launchConsoleBrowser, seriousViolations } from "./console-browser.ts";
+import { cspViolations, expectNoInjection as noInjection, keepShots, launchConsoleBrowser, seriousViolations } from "./console-browser.ts";
 
 /**
  * The web console in a real Chromium (Debian's, driven by playwright-core) against a real
@@ -17,7 +17,6 @@ import { cspViolations, expectNoInjection as noInjection, launchConsoleBrowser, 
  * delete; markup in a name, a log line, a message and an error stays text; axe finds no
  * serious violation. Screenshots of each step go to <tmp>/shots (a few to /work/console-shots).
  */
-const LEAD_SHOTS = "/work/console-shots";
 const NAME = `${XSS} ${JS_URL}`;
 
 describe("the web console, in Chromium", () => {
@@ -50,11 +49,8 @@ describe("the web console, in Chromium", () => {
   afterAll(async () => {
     await browser?.close();
     await cp?.kill("SIGTERM");
-    mkdirSync(LEAD_SHOTS, { recursive: true });
     // Screenshots are for people to look at: a few go where the lead reads them.
-    for (const file of readdirSync(shots)) {
-      if (/(signed-in|api-keys|deployed|chat|stopped|failed|phone)\.png$/.test(file)) copyFileSync(join(shots, file), join(LEAD_SHOTS, file));
-    }
+    keepShots(shots, /(signed-in|api-keys|deployed|chat|stopped|failed|phone)\.png$/);
     rmSync(root, { recursive: true, force: true });
   });
 

@@ -1,4 +1,5 @@
-import { h } from "../dom.js";
+import { api } from "../api.js";
+import { h, toast } from "../dom.js";
 
 /** Asks for the name of what is deleted (a deployment, an integration…); resolves true only when it was typed exactly. */
 export function confirmDelete(name, kind = "deployment") {
@@ -29,4 +30,16 @@ export function confirmDelete(name, kind = "deployment") {
       resolve(result);
     }
   });
+}
+
+/** Deletes `path` once `name` was typed in the dialog, says so, and calls `then` (a reload of the list). */
+export async function deleteAfterConfirm(name, kind, path, then) {
+  if (!(await confirmDelete(name, kind))) return;
+  try {
+    await api("DELETE", path);
+    toast(`Deleted ${name}`);
+    await then();
+  } catch (failure) {
+    toast(`Not deleted: ${failure.message}`);
+  }
 }

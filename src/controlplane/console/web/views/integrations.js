@@ -1,7 +1,7 @@
 import { api } from "../api.js";
 import { h, replace, toast } from "../dom.js";
 import { timeAgo } from "../time.js";
-import { confirmDelete } from "./delete-dialog.js";
+import { deleteAfterConfirm } from "./delete-dialog.js";
 
 /** Hosts a provider choice fills in; any other git host is typed. */
 const PROVIDERS = [
@@ -85,16 +85,7 @@ export function renderIntegrations(main) {
     }
   }
 
-  async function remove(item) {
-    if (!(await confirmDelete(item.name, "integration"))) return;
-    try {
-      await api("DELETE", `/v1/integrations/github/${item.id}`);
-      toast(`Deleted ${item.name}`);
-      await load();
-    } catch (failure) {
-      toast(`Not deleted: ${failure.message}`);
-    }
-  }
+  const remove = (item) => deleteAfterConfirm(item.name, "integration", `/v1/integrations/github/${item.id}`, load);
 
   load().catch((failure) => (error.textContent = `Could not list the integrations: ${failure.message}`));
 }

@@ -1,7 +1,7 @@
 import { api } from "../api.js";
 import { h, replace, toast } from "../dom.js";
 import { timeAgo } from "../time.js";
-import { confirmDelete } from "./delete-dialog.js";
+import { deleteAfterConfirm } from "./delete-dialog.js";
 
 /**
  * Listeners (Kubernetes clusters bound to the control plane; records for now): list, add
@@ -73,16 +73,7 @@ export function renderListeners(main) {
     }
   }
 
-  async function remove(listener) {
-    if (!(await confirmDelete(listener.compute_id, "listener"))) return;
-    try {
-      await api("DELETE", `/v2/listeners/${listener.id}`);
-      toast(`Deleted ${listener.compute_id}`);
-      await load();
-    } catch (failure) {
-      toast(`Not deleted: ${failure.message}`);
-    }
-  }
+  const remove = (listener) => deleteAfterConfirm(listener.compute_id, "listener", `/v2/listeners/${listener.id}`, load);
 
   load().catch((failure) => (error.textContent = `Could not list the listeners: ${failure.message}`));
 }
