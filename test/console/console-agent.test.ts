@@ -180,6 +180,8 @@ describe("the web console's graph, runs, interrupts, integrations and listeners,
     await page.getByLabel("Message").fill("and now?");
     await page.getByRole("button", { name: "Send" }).click();
     await form.waitFor({ timeout: 30_000 });
+    // Resume is enabled once the interrupted run has ended (its stream closes after the interrupt shows).
+    await page.locator("#resume:enabled").waitFor();
     await page.getByLabel("Resume value").fill(`yes ${XSS}`);
     // From the keyboard: Tab from the value reaches Resume.
     await page.getByLabel("Resume value").press("Tab");

@@ -19,6 +19,8 @@ export function chatPlayground(deploymentId, { onRunEnded }) {
   const runStatus = h("span", { id: "run-status" });
   const resumeInput = h("textarea", { id: "resume-input", rows: 2, "aria-describedby": "resume-hint" });
   const interruptValues = h("div", { id: "interrupt-values" });
+  // The interrupt shows while its run's stream is still closing: Resume waits for the run to end.
+  const resumeButton = h("button", { type: "submit", id: "resume", disabled: true }, "Resume");
   const interrupt = h(
     "form",
     { class: "interrupt", id: "interrupt", hidden: true, "aria-labelledby": "interrupt-title", onsubmit: (event) => { event.preventDefault(); resume(); } },
@@ -27,7 +29,7 @@ export function chatPlayground(deploymentId, { onRunEnded }) {
     h("label", { for: "resume-input" }, "Resume value"),
     resumeInput,
     h("p", { class: "hint", id: "resume-hint" }, 'JSON (for example {"approved": true}) or plain text; sent as command.resume.'),
-    h("button", { type: "submit", id: "resume" }, "Resume"),
+    resumeButton,
   );
   let threadId;
   let running;
@@ -99,6 +101,7 @@ export function chatPlayground(deploymentId, { onRunEnded }) {
     const controller = new AbortController();
     running = { controller, runId: undefined };
     send.disabled = true;
+    resumeButton.disabled = true;
     stopButton.disabled = false;
     interrupt.hidden = true;
     replace(runStatus, badge("running"));
@@ -137,6 +140,7 @@ export function chatPlayground(deploymentId, { onRunEnded }) {
     } finally {
       running = undefined;
       send.disabled = false;
+      resumeButton.disabled = false;
       stopButton.disabled = true;
       onRunEnded?.();
     }
