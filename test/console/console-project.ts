@@ -5,17 +5,22 @@ import { EXAMPLE_AGENT } from "../pipeline/sample-project.ts";
 /** Markup that would run if any of the console's text ever became HTML. */
 export const XSS = `<img src=x onerror="window.__xss='html'">`;
 export const JS_URL = "javascript:window.__xss='url'";
+/** The interrupting node of `approve` and what it asks (node names may hold neither ":" nor "|"). */
+export const APPROVE_NODE = `ask ${XSS}`;
+export const APPROVE_QUESTION = `approve ${XSS} ${JS_URL}?`;
 
 /**
  * The project the console test uploads: the example echo agent, plus `slow` (a chat model
- * that streams a word every 100 ms for a minute, to be stopped) and `boom` (fails with
- * markup in its error, and prints markup to its log when loaded).
+ * that streams a word every 100 ms for a minute, to be stopped), `boom` (fails with
+ * markup in its error, and prints markup to its log when loaded) and `approve` (a node
+ * named with markup asks with interrupt(), markup in the question, then answers what it
+ * was told; a conditional edge leads on).
  */
 export function writeConsoleProject(dir: string): void {
   mkdirSync(join(dir, "src"), { recursive: true });
   cpSync(EXAMPLE_AGENT, dir, { recursive: true, filter: (source) => !source.includes("node_modules") });
   const files: Record<string, string> = {
-    "langgraph.json": JSON.stringify({ node_version: "20", graphs: { agent: "./src/agent.ts:graph", slow: "./src/slow.ts:graph", boom: "./src/boom.ts:graph" }, env: {} }, null, 2),
+    "langgraph.json": JSON.stringify({ node_version: "20", graphs: { agent: "./src/agent.ts:graph", slow: "./src/slow.ts:graph", boom: "./src/boom.ts:graph", approve: "./src/approve.ts:graph" }, env: {} }, null, 2),
     "src/slow.ts": [
       'import { END, MessagesAnnotation, START, StateGraph } from "@langchain/langgraph";',
       'import { AIMessageChunk } from "@langchain/core/messages";',
@@ -46,6 +51,21 @@ export function writeConsoleProject(dir: string): void {
       `  .addNode("agent", async () => { throw new Error(${JSON.stringify(`boom ${XSS}`)}); })`,
       '  .addEdge(START, "agent")',
       '  .addEdge("agent", END)',
+      "  .compile();",
+      "",
+    ].join("\n"),
+    "src/approve.ts": [
+      'import { END, MessagesAnnotation, START, StateGraph, interrupt } from "@langchain/langgraph";',
+      `const ASK = ${JSON.stringify(APPROVE_NODE)};`,
+      "export const graph = new StateGraph(MessagesAnnotation)",
+      "  .addNode(ASK, async () => {",
+      `    const answer = interrupt({ question: ${JSON.stringify(APPROVE_QUESTION)} });`,
+      '    return { messages: [{ role: "ai", content: `answer: ${JSON.stringify(answer)}` }] };',
+      "  })",
+      '  .addNode("record", async () => ({}))',
+      "  .addEdge(START, ASK)",
+      '  .addConditionalEdges(ASK, (state) => (state.messages.length > 1000 ? END : "record"), ["record", END])',
+      '  .addEdge("record", END)',
       "  .compile();",
       "",
     ].join("\n"),

@@ -1,14 +1,14 @@
-import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { createRequire } from "node:module";
 import { Client } from "@langchain/langgraph-sdk";
-import { chromium, type Browser, type Page } from "playwright-core";
+import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ControlPlaneProcess } from "../support/control-plane-process.ts";
 import { startPipelineControlPlane } from "../pipeline/control-plane.ts";
 import { api, type Api } from "../pipeline/api.ts";
 import { JS_URL, XSS, writeBrokenProject, writeConsoleProject } from "./console-project.ts";
+import { cspViolations, expectNoInjection as noInjection, keepShots, launchConsoleBrowser, seriousViolations } from "./console-browser.ts";
 
 /**
  * The web console in a real Chromium (Debian's, driven by playwright-core) against a real
@@ -17,8 +17,6 @@ import { JS_URL, XSS, writeBrokenProject, writeConsoleProject } from "./console-
  * delete; markup in a name, a log line, a message and an error stays text; axe finds no
  * serious violation. Screenshots of each step go to <tmp>/shots (a few to /work/console-shots).
  */
-const CHROMIUM = "/usr/bin/chromium";
-const LEAD_SHOTS = "/work/console-shots";
 const NAME = `${XSS} ${JS_URL}`;
 
 describe("the web console, in Chromium", () => {
@@ -30,20 +28,14 @@ describe("the web console, in Chromium", () => {
   let page: Page;
   let deploymentId: string;
   let step = 0;
-  const dialogs: string[] = [];
+  let dialogs: string[] = [];
 
   async function shot(name: string, target = page): Promise<void> {
     const file = join(shots, `${String(++step).padStart(2, "0")}-${name}.png`);
     await target.screenshot({ path: file, fullPage: true });
   }
 
-  /** Nothing the page shows ran as markup: no dialog, no flag, no element made from a payload. */
-  async function expectNoInjection(target = page): Promise<void> {
-    expect(dialogs).toEqual([]);
-    expect(await target.evaluate(() => (window as unknown as { __xss?: string }).__xss)).toBeUndefined();
-    expect(await target.locator('img[src="x"]').count()).toBe(0);
-    expect(await target.locator('a[href^="javascript:"]').count()).toBe(0);
-  }
+  const expectNoInjection = () => noInjection(page, dialogs);
 
   beforeAll(async () => {
     root = mkdtempSync(join(tmpdir(), "slipway-console-"));
@@ -51,29 +43,14 @@ describe("the web console, in Chromium", () => {
     mkdirSync(shots);
     cp = await startPipelineControlPlane(root);
     cpApi = api(cp);
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: ["--no-sandbox"] });
-    const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
-    await context.grantPermissions(["clipboard-read", "clipboard-write"], { origin: cp.url });
-    // CSP violations are recorded by the page itself (an init script is not subject to the policy).
-    await context.addInitScript(() => {
-      const seen: string[] = ((window as unknown as { __csp: string[] }).__csp = []);
-      document.addEventListener("securitypolicyviolation", (event) => seen.push(`${event.violatedDirective} ${event.blockedURI}`));
-    });
-    page = await context.newPage();
-    page.on("dialog", (dialog) => {
-      dialogs.push(dialog.message());
-      void dialog.dismiss();
-    });
+    ({ browser, page, dialogs } = await launchConsoleBrowser(cp.url));
   }, 180_000);
 
   afterAll(async () => {
     await browser?.close();
     await cp?.kill("SIGTERM");
-    mkdirSync(LEAD_SHOTS, { recursive: true });
     // Screenshots are for people to look at: a few go where the lead reads them.
-    for (const file of readdirSync(shots)) {
-      if (/(signed-in|api-keys|deployed|chat|stopped|failed|phone)\.png$/.test(file)) copyFileSync(join(shots, file), join(LEAD_SHOTS, file));
-    }
+    keepShots(shots, /(signed-in|api-keys|deployed|chat|stopped|failed|phone)\.png$/);
     rmSync(root, { recursive: true, force: true });
   });
 
@@ -231,12 +208,7 @@ describe("the web console, in Chromium", () => {
   });
 
   it("has no serious accessibility violations, and fits a phone", async () => {
-    const axeSource = readFileSync(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8");
-    const serious = async () => {
-      await page.evaluate(axeSource);
-      const results = await page.evaluate(() => (window as unknown as { axe: { run(): Promise<{ violations: { id: string; impact: string; nodes: unknown[] }[] }> } }).axe.run());
-      return results.violations.filter((v) => v.impact === "serious" || v.impact === "critical").map((v) => `${v.id} (${v.nodes.length})`);
-    };
+    const serious = () => seriousViolations(page);
     expect(await serious()).toEqual([]);
     await page.goto(`${cp.url}/#/d/${deploymentId}`);
     await page.locator("main[data-ready=true]").waitFor();
@@ -248,7 +220,7 @@ describe("the web console, in Chromium", () => {
     expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
     await shot("phone");
     await page.setViewportSize({ width: 1280, height: 800 });
-    expect(await page.evaluate(() => (window as unknown as { __csp: string[] }).__csp)).toEqual([]);
+    expect(await cspViolations(page)).toEqual([]);
   });
 
   it("shows a failed deployment's reason and log tail", async () => {

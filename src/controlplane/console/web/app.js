@@ -1,6 +1,6 @@
-// The console's shell: a hash router (#/, #/new, #/d/<id>, #/d/<id>/agent), the navigation,
-// and the sign-in gate. Each view renders into <main> and answers a function that stops
-// its timers when the page changes.
+// The console's shell: a hash router (#/, #/new, #/d/<id>, #/d/<id>/agent, #/keys,
+// #/integrations, #/listeners), the navigation, and the sign-in gate. Each view renders
+// into <main> and answers a function that stops its timers when the page changes.
 
 import { h, replace } from "./dom.js";
 import { session, signOut } from "./api.js";
@@ -10,10 +10,14 @@ import { renderCreate } from "./views/create.js";
 import { renderDeployment } from "./views/deployment.js";
 import { renderAgent } from "./views/agent.js";
 import { renderKeys } from "./views/keys.js";
+import { renderIntegrations } from "./views/integrations.js";
+import { renderListeners } from "./views/listeners.js";
 
 const ROUTES = [
   [/^#\/new$/, renderCreate],
   [/^#\/keys$/, renderKeys],
+  [/^#\/integrations$/, renderIntegrations],
+  [/^#\/listeners$/, renderListeners],
   [/^#\/d\/([0-9a-f-]{36})\/agent$/, renderAgent],
   [/^#\/d\/([0-9a-f-]{36})$/, renderDeployment],
   [/^#\/?$/, renderDeployments],
@@ -28,6 +32,8 @@ function navigation(current) {
     nav,
     h("a", { href: "#/" }, "Deployments"),
     h("a", { href: "#/new" }, "New deployment"),
+    h("a", { href: "#/integrations" }, "Integrations"),
+    h("a", { href: "#/listeners" }, "Listeners"),
     h("a", { href: "#/keys" }, "API keys"),
     h("span", { class: "workspace", title: current.workspaceId ?? "" }, current.workspaceName ?? ""),
     h("button", { type: "button", class: "link", onclick: () => { signOut(); route(); } }, "Sign out"),

@@ -10,9 +10,12 @@ const MAX_LINES = 5000;
  * filters the lines shown and a "follow" switch that keeps the newest line in view.
  */
 export function logView(deploymentId) {
-  const type = h("select", { id: "log-type", onchange: () => restart() }, h("option", { value: "build" }, "Build log"), h("option", { value: "deploy" }, "Deploy log"));
-  const search = h("input", { id: "log-search", type: "search", placeholder: "Search the log", oninput: () => filter() });
-  const follow = h("input", { id: "log-follow", type: "checkbox", checked: true });
+  // autocomplete=off: Chrome restores the state of controls made while a page loads when
+  // the user comes Back to it, after this code has read them, without a change event: the
+  // select said "Deploy log" above the build log's lines. These start fresh on each load.
+  const type = h("select", { id: "log-type", autocomplete: "off", onchange: () => restart() }, h("option", { value: "build" }, "Build log"), h("option", { value: "deploy" }, "Deploy log"));
+  const search = h("input", { id: "log-search", type: "search", autocomplete: "off", placeholder: "Search the log", oninput: () => filter() });
+  const follow = h("input", { id: "log-follow", type: "checkbox", autocomplete: "off", checked: true });
   const count = h("span", { class: "hint", "aria-live": "polite" });
   const lines = h("div", { id: "log-lines", class: "log", role: "log", tabindex: "0", "aria-label": "Log lines" });
   const title = h("h2", {}, "Logs");

@@ -2,11 +2,13 @@ import { agent, api } from "../api.js";
 import { badge, h, replace } from "../dom.js";
 import { poll } from "../poll.js";
 import { timeAgo } from "../time.js";
+import { graphDrawing, edgeList } from "../graph-view.js";
 import { chatPlayground } from "./chat.js";
+import { runsPanel } from "./runs.js";
 
 /**
  * Inside a deployment, through its URL (the router checks the same API key): its
- * assistants, its threads with their state, and a chat playground.
+ * assistants and their graphs, its threads with their state and runs, and a chat playground.
  */
 export function renderAgent(main, id) {
   const title = h("h1", {}, "Agent");
@@ -14,13 +16,16 @@ export function renderAgent(main, id) {
   const threads = h("tbody", { id: "threads" });
   const state = h("pre", { class: "state", id: "thread-state", tabindex: "0", "aria-label": "Thread state" });
   const error = h("p", { class: "error", role: "alert" });
-  const chat = chatPlayground(id, { onRunEnded: () => refreshThreads() });
+  const graph = h("section", { class: "card graph-card", id: "graph", "aria-labelledby": "graph-title", hidden: true });
+  const runs = runsPanel(id);
+  const chat = chatPlayground(id, { onRunEnded: () => refreshThreads().then(() => runs.refresh()) });
 
   replace(
     main,
     h("p", {}, h("a", { href: `#/d/${id}` }, "← Deployment")),
     title,
     error,
+    graph,
     h("div", { class: "split" },
       chat.element,
       h("div", {},
@@ -33,6 +38,7 @@ export function renderAgent(main, id) {
             h("table", {}, h("thead", {}, h("tr", {}, ["Thread", "Status", "Updated", ""].map((t) => h("th", { scope: "col" }, t)))), threads)),
           state,
         ),
+        runs.element,
       ),
     ),
   );
@@ -48,6 +54,8 @@ export function renderAgent(main, id) {
           h("strong", {}, assistant.name ?? assistant.graph_id),
           " ",
           h("code", { title: assistant.assistant_id }, assistant.graph_id),
+          " ",
+          h("button", { type: "button", class: "small", "aria-label": `Graph of ${assistant.name ?? assistant.graph_id}`, onclick: () => showGraph(assistant) }, "Graph"),
           assistant.description ? h("p", { class: "hint" }, assistant.description) : null,
         ),
       ),
@@ -67,11 +75,37 @@ export function renderAgent(main, id) {
           h("td", {},
             h("button", { type: "button", class: "small", onclick: () => showState(thread) }, "State"),
             " ",
+            h("button", { type: "button", class: "small", onclick: () => runs.show(thread.thread_id) }, "Runs"),
+            " ",
             h("button", { type: "button", class: "small", onclick: () => chat.openThread(thread.thread_id) }, "Chat"),
           ),
         ),
       ),
     );
+  }
+
+  /** The assistant's graph drawn in the page (nodes and edges from the server; layout here). */
+  async function showGraph(assistant) {
+    const name = assistant.name ?? assistant.graph_id;
+    graph.hidden = false;
+    replace(graph, h("h2", { id: "graph-title" }, `Graph of ${name}`), h("p", { class: "hint" }, "Loading…"));
+    try {
+      const drawing = await agent(id, "GET", `/assistants/${assistant.assistant_id}/graph`);
+      replace(
+        graph,
+        h("div", { class: "heading" },
+          h("h2", { id: "graph-title" }, `Graph of ${name}`),
+          h("button", { type: "button", class: "small", onclick: () => (graph.hidden = true) }, "Close graph")),
+        h("p", { class: "hint" }, "Dashed edges are conditional: the graph picks one of them at run time."),
+        // Focusable: a wide graph scrolls sideways, and a keyboard must be able to scroll it.
+        h("div", { class: "scroll", tabindex: "0", role: "group", "aria-label": `Drawing of ${name}` },
+          graphDrawing(drawing, `Graph of ${name}: ${drawing.nodes?.length ?? 0} nodes, ${drawing.edges?.length ?? 0} edges`)),
+        h("details", {}, h("summary", {}, "Edges as text"), edgeList(drawing)),
+      );
+    } catch (failure) {
+      replace(graph, h("h2", { id: "graph-title" }, `Graph of ${name}`), h("p", { class: "error", role: "alert" }, `The graph could not be read: ${failure.message}`));
+    }
+    graph.scrollIntoView({ block: "nearest" });
   }
 
   async function showState(thread) {
@@ -83,12 +117,13 @@ export function renderAgent(main, id) {
       `Thread ${thread.thread_id} (${thread.status}), ${history.length} recent checkpoints\n` + JSON.stringify(current.values, null, 2);
   }
 
-  const stop = poll(async () => {
+  const stop = poll(async (signal) => {
     try {
       if (!assistants.children.length) await loadAssistants();
       await refreshThreads();
+      await runs.refresh();
       error.textContent = "";
-      main.dataset.ready = "true";
+      if (!signal.aborted) main.dataset.ready = "true";
     } catch (failure) {
       error.textContent = `The deployment did not answer: ${failure.message}`;
       throw failure;

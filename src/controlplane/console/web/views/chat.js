@@ -6,6 +6,8 @@ import { events } from "../sse.js";
  * A chat with one of the deployment's assistants: the answer streams token by token
  * (stream mode `messages-tuple`), tool calls are listed as they come, and Stop cancels the
  * run on the server (POST /threads/{id}/runs/{run_id}/cancel), not only this request.
+ * A run that stops at `interrupt()` shows the interrupt's value and a form whose answer
+ * resumes it (`command: {resume}`), streamed like any run.
  */
 export function chatPlayground(deploymentId, { onRunEnded }) {
   const assistant = h("select", { id: "chat-assistant" });
@@ -15,6 +17,20 @@ export function chatPlayground(deploymentId, { onRunEnded }) {
   const stopButton = h("button", { type: "button", id: "chat-stop", class: "destructive", disabled: true, onclick: () => stopRun() }, "Stop");
   const threadLabel = h("p", { class: "hint", id: "chat-thread" }, "A new thread starts with the first message.");
   const runStatus = h("span", { id: "run-status" });
+  const resumeInput = h("textarea", { id: "resume-input", rows: 2, "aria-describedby": "resume-hint" });
+  const interruptValues = h("div", { id: "interrupt-values" });
+  // The interrupt shows while its run's stream is still closing: Resume waits for the run to end.
+  const resumeButton = h("button", { type: "submit", id: "resume", disabled: true }, "Resume");
+  const interrupt = h(
+    "form",
+    { class: "interrupt", id: "interrupt", hidden: true, "aria-labelledby": "interrupt-title", onsubmit: (event) => { event.preventDefault(); resume(); } },
+    h("h3", { id: "interrupt-title" }, "The graph is waiting for an answer"),
+    interruptValues,
+    h("label", { for: "resume-input" }, "Resume value"),
+    resumeInput,
+    h("p", { class: "hint", id: "resume-hint" }, 'JSON (for example {"approved": true}) or plain text; sent as command.resume.'),
+    resumeButton,
+  );
   let threadId;
   let running;
 
@@ -26,6 +42,7 @@ export function chatPlayground(deploymentId, { onRunEnded }) {
     assistant,
     threadLabel,
     transcript,
+    interrupt,
     h(
       "form",
       { onsubmit: (event) => { event.preventDefault(); start(); } },
@@ -43,7 +60,7 @@ export function chatPlayground(deploymentId, { onRunEnded }) {
 
   function bubble(role, text = "") {
     const body = h("div", { class: "text" }, text);
-    const item = h("div", { class: `message ${role}` }, h("span", { class: "who" }, role === "human" ? "You" : role === "ai" ? "Agent" : role), body);
+    const item = h("div", { class: `message ${role}` }, h("span", { class: "who" }, WHO[role] ?? role), body);
     transcript.append(item);
     transcript.scrollTop = transcript.scrollHeight;
     return body;
@@ -52,10 +69,12 @@ export function chatPlayground(deploymentId, { onRunEnded }) {
   async function openThread(id) {
     threadId = id;
     transcript.replaceChildren();
+    interrupt.hidden = true;
     threadLabel.textContent = id ? `Thread ${id}` : "A new thread starts with the first message.";
     if (!id) return;
     const state = await agent(deploymentId, "GET", `/threads/${id}/state`);
     for (const message of state.values?.messages ?? []) bubble(message.type === "human" ? "human" : message.type === "ai" ? "ai" : message.type, textOf(message.content));
+    await checkInterrupts();
   }
 
   async function start() {
@@ -63,12 +82,32 @@ export function chatPlayground(deploymentId, { onRunEnded }) {
     if (!text.trim() || running) return;
     input.value = "";
     bubble("human", text);
+    await run({ input: { messages: [{ type: "human", content: text }] } });
+  }
+
+  /** Resumes the interrupted thread with the form's value: JSON when it parses, else the text as it is. */
+  async function resume() {
+    const text = resumeInput.value;
+    if (running || !threadId) return;
+    const value = parseResume(text);
+    resumeInput.value = "";
+    interrupt.hidden = true;
+    bubble("resume", typeof value === "string" ? value : JSON.stringify(value));
+    await run({ command: { resume: value } });
+  }
+
+  /** One run on the thread (made first if needed), its stream shown as it comes. */
+  async function run(body) {
     const controller = new AbortController();
     running = { controller, runId: undefined };
     send.disabled = true;
+    resumeButton.disabled = true;
     stopButton.disabled = false;
+    interrupt.hidden = true;
     replace(runStatus, badge("running"));
     const answers = new Map();
+    const streamedNodes = new Set();
+    let interrupted = false;
     try {
       if (!threadId) {
         const thread = await agent(deploymentId, "POST", "/threads", { metadata: { graph_id: selectedGraph() } });
@@ -79,15 +118,19 @@ export function chatPlayground(deploymentId, { onRunEnded }) {
         deploymentId,
         "POST",
         `/threads/${threadId}/runs/stream`,
-        { assistant_id: assistant.value, input: { messages: [{ type: "human", content: text }] }, stream_mode: ["messages-tuple"], on_disconnect: "cancel" },
+        { assistant_id: assistant.value, ...body, stream_mode: ["messages-tuple", "updates"], on_disconnect: "cancel" },
         { raw: true, signal: controller.signal },
       );
       for await (const { event, data } of events(response)) {
         if (event === "metadata") running.runId = data.run_id;
-        else if (event === "messages") show(answers, data);
+        else if (event === "messages") show(answers, data, streamedNodes);
+        else if ((event === "updates" || event === "values") && data?.__interrupt__) interrupted = showInterrupts(data.__interrupt__) || interrupted;
+        else if (event === "updates") showUnstreamed(data, streamedNodes);
         else if (event === "error") bubble("error", `${data?.error ?? "Error"}: ${data?.message ?? ""}`);
       }
-      replace(runStatus, badge(running.cancelled ? "interrupted" : "success"));
+      // The thread's state is the authority: an interrupt the stream did not carry shows too.
+      if (!running.cancelled) interrupted = (await checkInterrupts()) || interrupted;
+      replace(runStatus, badge(running.cancelled || interrupted ? "interrupted" : "success"));
     } catch (error) {
       if (running?.cancelled) replace(runStatus, badge("interrupted"));
       else {
@@ -97,14 +140,39 @@ export function chatPlayground(deploymentId, { onRunEnded }) {
     } finally {
       running = undefined;
       send.disabled = false;
+      resumeButton.disabled = false;
       stopButton.disabled = true;
       onRunEnded?.();
     }
   }
 
+  /** Reads the thread's pending interrupts (`interrupts`, or each task's) and shows them; true when any. */
+  async function checkInterrupts() {
+    if (!threadId) return false;
+    const state = await agent(deploymentId, "GET", `/threads/${threadId}/state`);
+    const pending = Array.isArray(state.interrupts) ? state.interrupts : (state.tasks ?? []).flatMap((task) => task.interrupts ?? []);
+    return showInterrupts(pending);
+  }
+
+  /** The interrupts' values, as text, above a form that resumes the run. */
+  function showInterrupts(list) {
+    const pending = Array.isArray(list) ? list : [];
+    interrupt.hidden = pending.length === 0;
+    replace(
+      interruptValues,
+      pending.map((item) => [
+        h("pre", { class: "interrupt-value", tabindex: "0", "aria-label": "Interrupt value" }, typeof item?.value === "string" ? item.value : JSON.stringify(item?.value ?? null, null, 2)),
+        // Several at once are resumed with {"<id>": value, …}: their ids are shown for that.
+        pending.length > 1 && item?.id ? h("p", { class: "hint" }, `Interrupt id ${item.id}`) : null,
+      ]),
+    );
+    return pending.length > 0;
+  }
+
   /** One `messages` event: [chunk, metadata]; chunks of one message id grow one bubble. */
-  function show(answers, data) {
-    const [chunk] = Array.isArray(data) ? data : [data];
+  function show(answers, data, streamedNodes) {
+    const [chunk, metadata] = Array.isArray(data) ? data : [data];
+    if (metadata?.langgraph_node) streamedNodes.add(metadata.langgraph_node);
     if (!chunk || (chunk.type !== "AIMessageChunk" && chunk.type !== "ai" && chunk.type !== "tool")) return;
     const key = chunk.id ?? "answer";
     let body = answers.get(key);
@@ -115,6 +183,23 @@ export function chatPlayground(deploymentId, { onRunEnded }) {
       body.append(h("div", { class: "tool-call" }, `tool call ${call.name ?? ""}(${typeof call.args === "string" ? call.args : JSON.stringify(call.args ?? {})})`));
     }
     transcript.scrollTop = transcript.scrollHeight;
+  }
+
+  /**
+   * An `updates` event: the AI messages a node returned without a chat model streaming them
+   * (a node that writes its answer itself, as after a resume), shown whole. A node whose
+   * tokens came as `messages` is skipped: its answer is already on screen.
+   */
+  function showUnstreamed(data, streamedNodes) {
+    for (const [node, update] of Object.entries(data ?? {})) {
+      if (streamedNodes.has(node) || !update || typeof update !== "object") continue;
+      const list = Array.isArray(update.messages) ? update.messages : update.messages ? [update.messages] : [];
+      for (const message of list) {
+        const fields = message?.kwargs ?? message;
+        const ai = fields?.type === "ai" || fields?.role === "ai" || fields?.role === "assistant";
+        if (ai) bubble("ai", textOf(fields.content));
+      }
+    }
   }
 
   async function stopRun() {
@@ -145,6 +230,17 @@ export function chatPlayground(deploymentId, { onRunEnded }) {
       running?.controller.abort();
     },
   };
+}
+
+const WHO = { human: "You", ai: "Agent", resume: "You resumed with" };
+
+/** A resume value as typed: JSON when it parses (an object, a number, true), else the text itself. */
+export function parseResume(text) {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
 }
 
 function textOf(content) {

@@ -47,14 +47,20 @@ export function renderDeployment(main, id) {
     ),
   );
 
-  const stopPolling = poll(async () => {
+  const stopPolling = poll(async (signal) => {
     let revisions;
     try {
-      [deployment, revisions] = await Promise.all([api("GET", `/v2/deployments/${id}`), api("GET", `/v2/deployments/${id}/revisions?limit=50`)]);
+      [deployment, revisions] = await Promise.all([
+        api("GET", `/v2/deployments/${id}`, undefined, { signal }),
+        api("GET", `/v2/deployments/${id}/revisions?limit=50`, undefined, { signal }),
+      ]);
     } catch (error) {
-      if (error.status === 404) replace(main, h("h1", {}, "Deployment not found"), h("p", {}, h("a", { href: "#/" }, "Back to the deployments")));
+      // Once the view has stopped, <main> belongs to the next page (after a delete, the list).
+      if (!signal.aborted && error.status === 404) replace(main, h("h1", {}, "Deployment not found"), h("p", {}, h("a", { href: "#/" }, "Back to the deployments")));
       throw error;
     }
+    // A stopped view starts no log stream: nothing would ever stop it.
+    if (signal.aborted) return;
     title.textContent = deployment.name;
     replace(status, badge(deployment.status));
     replace(url, h("code", {}, deployment.url), " ", copyButton(deployment.url, "Copy URL"));
@@ -63,7 +69,7 @@ export function renderDeployment(main, id) {
     const latest = revisions.resources[0];
     if (latest) logs.show(latest.id);
     await showFailure(latest);
-    main.dataset.ready = "true";
+    if (!signal.aborted) main.dataset.ready = "true";
   }, 2000);
 
   function drawTimeline(revisions) {

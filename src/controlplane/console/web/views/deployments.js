@@ -26,10 +26,10 @@ export function renderDeployments(main) {
   );
   const rows = new Map();
 
-  return poll(async () => {
+  return poll(async (signal) => {
     let list;
     try {
-      list = await api("GET", "/v2/deployments?limit=100");
+      list = await api("GET", "/v2/deployments?limit=100", undefined, { signal });
       error.textContent = "";
     } catch (failure) {
       error.textContent = `Could not list deployments: ${failure.message}`;
@@ -37,8 +37,9 @@ export function renderDeployments(main) {
     }
     const deployments = list.resources;
     const revisions = await Promise.all(
-      deployments.map((d) => (d.latest_revision_id ? api("GET", `/v2/deployments/${d.id}/revisions/${d.latest_revision_id}`).catch(() => null) : null)),
+      deployments.map((d) => (d.latest_revision_id ? api("GET", `/v2/deployments/${d.id}/revisions/${d.latest_revision_id}`, undefined, { signal }).catch(() => null) : null)),
     );
+    if (signal.aborted) return;
     const seen = new Set();
     deployments.forEach((deployment, index) => {
       seen.add(deployment.id);
