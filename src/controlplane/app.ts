@@ -11,6 +11,7 @@ import { buildServices } from "./services.ts";
 import type { Authenticator } from "./tenancy/authenticate.ts";
 import { SLIPWAY_VERSION } from "../config/version.ts";
 import type { MetricsService } from "./metrics/service.ts";
+import { applyFastifyTimeouts } from "../http/server-timeouts.ts";
 
 /**
  * The self-hosted mirror: every path also answers under /api-host. It is an alias taken
@@ -46,13 +47,16 @@ interface ControlPlaneAppOptions {
 
 /** A node server that hands deployment requests to the router and the rest to Fastify. */
 function routedServer(router: DeploymentRouter, metrics: MetricsService): FastifyServerFactory {
-  return (handler) =>
-    createServer((req, res) => {
-      if (!router.handles(req)) return handler(req, res);
-      const started = performance.now();
-      res.once("finish", () => metrics.recordRouted(req.url, req.method, res.statusCode, (performance.now() - started) / 1000));
-      router.handle(req, res);
-    });
+  return (handler, options) =>
+    applyFastifyTimeouts(
+      createServer((req, res) => {
+        if (!router.handles(req)) return handler(req, res);
+        const started = performance.now();
+        res.once("finish", () => metrics.recordRouted(req.url, req.method, res.statusCode, (performance.now() - started) / 1000));
+        router.handle(req, res);
+      }),
+      options,
+    );
 }
 
 /**

@@ -1,4 +1,4 @@
-import { rmSync } from "node:fs";
+import { rm } from "node:fs/promises";
 import { packageCacheDir } from "./build/builder.ts";
 import { join } from "node:path";
 import { DELETE_CHANNEL, deleteDeploymentRow, deploymentsAwaitingDelete } from "../controlplane/deployments/repository.ts";
@@ -58,9 +58,10 @@ export class Deleter {
       await this.sleeper?.forget(id);
       await this.runtime.stopDeployment(id);
       await this.storage.remove(id);
-      for (const directory of await buildDirectories(this.deps.db, id)) rmSync(directory, { recursive: true, force: true });
-      rmSync(join(this.deps.dataDir, "uploads", id), { recursive: true, force: true });
-      if (this.deps.isolation?.sandboxed) rmSync(packageCacheDir(this.deps, id), { recursive: true, force: true });
+      // Asynchronous: a build's node_modules takes seconds to remove, and the control plane serves meanwhile.
+      for (const directory of await buildDirectories(this.deps.db, id)) await rm(directory, { recursive: true, force: true });
+      await rm(join(this.deps.dataDir, "uploads", id), { recursive: true, force: true });
+      if (this.deps.isolation?.sandboxed) await rm(packageCacheDir(this.deps, id), { recursive: true, force: true });
       await deleteDeploymentRow(this.deps.db, id);
       this.deps.log.info({ deployment_id: id }, "deployment deleted");
     }

@@ -12,6 +12,7 @@ import { keepCalling } from "./keep-calling.ts";
 import { api, type Api } from "./api.ts";
 import { checkProtocolEndpoints } from "./protocol-endpoints.ts";
 import { sampleFiles, writeSampleProject } from "./sample-project.ts";
+import { Agent, get } from "node:http";
 
 /**
  * The revision pipeline end to end, with real parts only: a git daemon on loopback
@@ -98,6 +99,9 @@ describe.each(BACKENDS)("a deployment from git, on %s", (backend) => {
       expect(statSync(dirname(processSocket)).mode & 0o777).toBe(0o700);
       expect((await callSocket(processSocket, "/threads/search", { method: "POST", headers: { "x-api-key": cp.apiKey!, "content-type": "application/json" }, body: "{}" })).status).toBe(403);
       expect((await fetch(`${deployment.url}/threads/search`, { method: "POST", headers: { "content-type": "application/json" }, body: "{}" })).status).toBe(401);
+      // The server in front of the router and the API keeps idle connections as Fastify would (72 s),
+      // not Node's 5 s that a client reusing a connection can meet closing (ECONNRESET).
+      expect(await keepAliveHeader(`${cp.url}/ok`)).toBe("timeout=72");
       // The control plane's /metrics counts what its router passed to the deployment, by status.
       const metrics = (await cpApi.call("GET", "/metrics?format=json")).body as { router: { requests_total: { deployment_id: string; status: number; count: number }[] } };
       const routed = metrics.router.requests_total.filter((series) => series.deployment_id === deployment.id);
@@ -173,3 +177,17 @@ describe.each(BACKENDS)("a deployment from git, on %s", (backend) => {
     SLOW,
   );
 });
+
+/** The Keep-Alive header of a keep-alive GET. */
+function keepAliveHeader(url: string): Promise<string | undefined> {
+  return new Promise((resolve, reject) => {
+    const agent = new Agent({ keepAlive: true });
+    get(url, { agent }, (res) => {
+      res.resume();
+      res.once("end", () => {
+        agent.destroy();
+        resolve(res.headers["keep-alive"] as string | undefined);
+      });
+    }).once("error", reject);
+  });
+}

@@ -3,6 +3,7 @@ import { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import type { FastifyBaseLogger, FastifyServerFactory } from "fastify";
 import { STATUS_OF, type SlipwayError } from "../../http/errors.ts";
+import { applyFastifyTimeouts } from "../../http/server-timeouts.ts";
 import type { FetchHandler } from "./load-app.ts";
 
 /** What the front of the server needs; filled in once Fastify and the project's app exist. */
@@ -50,13 +51,7 @@ export function frontServer(front: Front): FastifyServerFactory {
         else res.destroy();
       });
     });
-    // The timeouts Fastify sets on the server it makes itself.
-    const timeouts = options as { keepAliveTimeout?: number; requestTimeout?: number; connectionTimeout?: number; maxRequestsPerSocket?: number };
-    server.keepAliveTimeout = timeouts.keepAliveTimeout ?? server.keepAliveTimeout;
-    server.requestTimeout = timeouts.requestTimeout ?? server.requestTimeout;
-    server.setTimeout(timeouts.connectionTimeout ?? 0);
-    if ((timeouts.maxRequestsPerSocket ?? 0) > 0) server.maxRequestsPerSocket = timeouts.maxRequestsPerSocket!;
-    return server;
+    return applyFastifyTimeouts(server, options);
   };
 }
 
