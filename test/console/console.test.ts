@@ -253,7 +253,8 @@ describe("the web console, in Chromium", () => {
     await dialog.getByRole("button", { name: "Delete" }).click();
     await page.waitForURL(/#\/$/);
     await expect.poll(async () => (await cpApi.call("GET", `/v2/deployments/${deploymentId}`)).status, { timeout: 60_000 }).toBe(404);
-    await expect.poll(() => page.locator(`#deployments tr[data-id="${deploymentId}"]`).count()).toBe(0);
+    // The list refreshes every 2 s: the row may outlive the deletion by that much.
+    await expect.poll(() => page.locator(`#deployments tr[data-id="${deploymentId}"]`).count(), { timeout: 10_000 }).toBe(0);
     await page.getByRole("button", { name: "Sign out" }).click();
     await page.getByLabel("API key").waitFor();
     expect(await page.evaluate(() => sessionStorage.length)).toBe(0);
