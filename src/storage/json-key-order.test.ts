@@ -87,7 +87,8 @@ describe.each(BACKENDS)("json key order in storage (%s)", (backend) => {
       JSON.stringify({ second: "b", first: "a" }),
       JSON.stringify({ messages: [{ type: "text", text: "old" }] }),
     ]);
-    expect(await migrate(db, "agent")).toEqual([25]);
+    // 0025 and whatever came after it: this test is about 0025.
+    expect((await migrate(db, "agent"))[0]).toBe(25);
 
     const thread = await getThread(db, threadId);
     expect(thread?.metadata).toEqual({ second: "b", first: "a" });
