@@ -52,8 +52,10 @@ export function registerA2aRoutes(app: HttpApp, deps: A2aDeps & { mountPrefix: s
     try {
       return agentCard(request, await (await load()).assistant(request, assistantId), deps.mountPrefix);
     } catch (error) {
-      if (error instanceof RpcFault) throw notFound(`Assistant ${assistantId} not found`);
+      if (error instanceof RpcFault) throw notFound(`Assistant ${assistantId.slice(0, 100)} not found`);
       if (error instanceof OwnApiRefusal && (error.status === 401 || error.status === 403)) throw new SlipwayError(error.status === 401 ? "unauthorized" : "forbidden", error.detail);
+      // Any other refusal of the lookup (an id no route takes, such as one too long for a path) finds no assistant.
+      if (error instanceof OwnApiRefusal && error.status >= 400 && error.status < 500) throw notFound(`Assistant ${assistantId.slice(0, 100)} not found`);
       throw error;
     }
   };
