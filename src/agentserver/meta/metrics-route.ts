@@ -1,9 +1,8 @@
-import { Type } from "@sinclair/typebox";
 import type { HttpApp } from "../../http/server.ts";
 import type { Database } from "../../storage/database.ts";
 import type { RunLifecycle } from "../runs/lifecycle.ts";
 import { queueStats, type QueueStats } from "../runs/queue-stats.ts";
-import { histogramLines, labels, PROMETHEUS_TEXT, type Histogram } from "../../http/prometheus.ts";
+import { histogramLines, labels, METRICS_QUERY, METRICS_RESPONSE, PROMETHEUS_TEXT, type Histogram } from "../../http/prometheus.ts";
 import { ServerMetrics } from "./metrics.ts";
 
 interface MetricsDeps {
@@ -36,16 +35,8 @@ export function registerMetricsRoute(app: HttpApp, deps: MetricsDeps): void {
         tags: ["System"],
         summary: "System Metrics",
         description: "Queue, workers, HTTP requests, runs, stream readers and the database pool, in Prometheus text or JSON.",
-        querystring: Type.Object({ format: Type.Optional(Type.Union([Type.Literal("prometheus"), Type.Literal("json")], { default: "prometheus" })) }),
-        response: {
-          200: {
-            description: "Success",
-            content: {
-              "text/plain": { schema: Type.String({ description: "Metrics in Prometheus exposition format" }) },
-              "application/json": { schema: Type.Object({}, { additionalProperties: true, description: "Metrics in JSON format" }) },
-            },
-          },
-        },
+        querystring: METRICS_QUERY,
+        response: METRICS_RESPONSE,
       },
     },
     async (request, reply) => {

@@ -1,4 +1,4 @@
-import { Histogram } from "../../http/prometheus.ts";
+import { Histogram, openApiPath } from "../../http/prometheus.ts";
 
 /**
  * What `/metrics` reports that only this process knows: HTTP requests by route and
@@ -26,7 +26,7 @@ export class ServerMetrics {
   /** `route` is Fastify's template (`/threads/:thread_id`); shown as the vendor's (`/threads/{thread_id}`). */
   recordRequest(method: string, route: string | undefined, status: number, seconds: number): void {
     if (route === undefined || UNCOUNTED_ROUTES.has(route)) return;
-    const path = this.vendorPath(route);
+    const path = openApiPath(route);
     const requestKey = `${method} ${path} ${status}`;
     const request = this.requests.get(requestKey);
     if (request) request.count++;
@@ -35,14 +35,6 @@ export class ServerMetrics {
     let series = this.latency.get(latencyKey);
     if (!series && this.latency.size < MAX_HISTOGRAM_SERIES) this.latency.set(latencyKey, (series = { method, path, histogram: new Histogram() }));
     series?.histogram.observe(seconds);
-  }
-
-  /** Every request records its route: the spelling is worked out once per route. */
-  private readonly paths = new Map<string, string>();
-  private vendorPath(route: string): string {
-    let path = this.paths.get(route);
-    if (path === undefined) this.paths.set(route, (path = route.replace(/:([A-Za-z0-9_]+)/g, "{$1}")));
-    return path;
   }
 
   runClaimed(runId: string, attempt: number, queuedAt: Date, now = Date.now()): void {

@@ -11,13 +11,20 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const isUuid = (text: string) => UUID.test(text);
 
 /** Every deployment of the workspace whose name contains `text`, all pages. */
-export async function listDeployments(client: ControlPlaneClient, query: { name_contains?: string; status?: Deployment["status"] } = {}): Promise<Deployment[]> {
-  const all: Deployment[] = [];
+export function listDeployments(client: ControlPlaneClient, query: { name_contains?: string; status?: Deployment["status"] } = {}): Promise<Deployment[]> {
+  return allPages((offset) => client.deployments.list({ ...query, limit: PAGE, offset }));
+}
+
+const PAGE = 100;
+
+/** Every resource of a listing, page by page (`offset` in each answer is where the next starts). */
+async function allPages<T>(page: (offset: number) => Promise<{ resources: T[]; offset: number }>): Promise<T[]> {
+  const all: T[] = [];
   for (let offset = 0; ; ) {
-    const page = await client.deployments.list({ ...query, limit: 100, offset });
-    all.push(...page.resources);
-    if (page.resources.length < 100) return all;
-    offset = page.offset;
+    const answer = await page(offset);
+    all.push(...answer.resources);
+    if (answer.resources.length < PAGE) return all;
+    offset = answer.offset;
   }
 }
 
@@ -65,13 +72,8 @@ export async function revisionOf(client: ControlPlaneClient, deployment: Deploym
 
 /** Every revision id of a deployment, all pages. */
 async function listRevisionIds(client: ControlPlaneClient, deploymentId: string): Promise<string[]> {
-  const ids: string[] = [];
-  for (let offset = 0; ; ) {
-    const page = await client.revisions.list(deploymentId, { limit: 100, offset });
-    ids.push(...page.resources.map((revision) => revision.id));
-    if (page.resources.length < 100) return ids;
-    offset = page.offset;
-  }
+  const revisions = await allPages((offset) => client.revisions.list(deploymentId, { limit: PAGE, offset }));
+  return revisions.map((revision) => revision.id);
 }
 
 export async function findIntegration(client: ControlPlaneClient, idOrName: string): Promise<GithubIntegration> {

@@ -1,5 +1,4 @@
-import { Type } from "@sinclair/typebox";
-import { describeMetric, histogramLines, labels, PROMETHEUS_TEXT } from "../../http/prometheus.ts";
+import { describeMetric, histogramLines, labels, METRICS_QUERY, METRICS_RESPONSE, PROMETHEUS_TEXT } from "../../http/prometheus.ts";
 import { requireTenant, type RegisterRoutes } from "../context.ts";
 import type { WorkspaceMetrics } from "./service.ts";
 
@@ -18,16 +17,8 @@ export const registerMetricsRoutes: RegisterRoutes = (app, { metrics }) => {
         description:
           "Deployments and revisions by status, build durations, the control plane's API requests and the requests the router passed to " +
           "the workspace's deployments, in Prometheus text (default) or JSON. Counters are this process's since its start; the rest is read from the database.",
-        querystring: Type.Object({ format: Type.Optional(Type.Union([Type.Literal("prometheus"), Type.Literal("json")], { default: "prometheus" })) }),
-        response: {
-          200: {
-            description: "Success",
-            content: {
-              "text/plain": { schema: Type.String({ description: "Metrics in Prometheus exposition format" }) },
-              "application/json": { schema: Type.Object({}, { additionalProperties: true, description: "Metrics in JSON format" }) },
-            },
-          },
-        },
+        querystring: METRICS_QUERY,
+        response: METRICS_RESPONSE,
       },
     },
     async (request, reply) => {

@@ -1,4 +1,4 @@
-import { Histogram } from "../../http/prometheus.ts";
+import { Histogram, openApiPath } from "../../http/prometheus.ts";
 import type { ControlPlaneDeps } from "../context.ts";
 import { countByStatus, deploymentIds, recentBuildDurations } from "./repository.ts";
 
@@ -38,7 +38,7 @@ export class MetricsService {
   /** `route` is Fastify's template (`/v2/deployments/:deployment_id`), shown in the OpenAPI spelling. */
   recordRequest(workspaceId: string | undefined, method: string, route: string | undefined, status: number, seconds: number): void {
     if (!workspaceId || route === undefined) return;
-    const path = route.replace(/:([A-Za-z0-9_]+)/g, "{$1}");
+    const path = openApiPath(route);
     record(this.api, `${workspaceId} ${method} ${path} ${status}`, () => ({ workspaceId, method, path, status }), seconds);
   }
 
