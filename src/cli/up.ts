@@ -4,6 +4,7 @@ import { BUILD_ENV_PASSED } from "../config/build-env.ts";
 import { resolveControlPlaneConfig } from "../config/controlplane.ts";
 import type { ControlPlaneDeps } from "../controlplane/context.ts";
 import { addRateLimitFlags } from "../ratelimit/cli-options.ts";
+import { closeServer } from "../http/close-server.ts";
 
 /**
  * `slipway up`: serve the control plane. Over an empty database it first creates a
@@ -176,7 +177,7 @@ async function serve(flags: UpFlags): Promise<void> {
     const shutdown = async () => {
       if (stopping) return;
       stopping = true;
-      await app.close().catch(() => undefined);
+      await closeServer(app, settings.stopGraceMs).catch(() => undefined);
       await openPipeline.stop().catch(() => undefined);
       await openDb.close().catch(() => undefined);
       release();
