@@ -12,7 +12,7 @@ type Env = Record<string, string | undefined>;
  * | SLIPWAY_READINESS_TIMEOUT_SECONDS    | 300     | a new revision's processes must answer /ok within this, else DEPLOY_FAILED |
  * | SLIPWAY_CHECK_TIMEOUT_SECONDS        | 60      | the build's graph check; a slower one is left to the readiness check |
  * | SLIPWAY_DRAIN_TIMEOUT_SECONDS        | 30      | a replaced revision keeps its requests this long before SIGTERM |
- * | SLIPWAY_STOP_GRACE_SECONDS           | 10      | between SIGTERM and SIGKILL |
+ * | SLIPWAY_STOP_GRACE_SECONDS           | 10      | between SIGTERM and SIGKILL; open requests at `up`'s stop |
  * | SLIPWAY_PUSH_QUIET_SECONDS           | 3       | a push waits this long for a newer push before it builds |
  * | SLIPWAY_JOB_LEASE_SECONDS            | 30      | a revision job without a heartbeat for this long is taken over |
  * | SLIPWAY_SLEEP_AFTER_MINUTES          | 0 (off) | deployments without a setting of their own sleep after this many idle minutes (`--sleep-after`) |
