@@ -93,6 +93,10 @@ describe("the README's Quick start, as printed", () => {
     env = { ...process.env, SLIPWAY_PORT: String(port), SLIPWAY_PACKAGE_CACHE: PACKAGE_CACHE, SLIPWAY_DATABASE_URL: undefined, SLIPWAY_API_KEY: undefined, SLIPWAY_TENANT_ID: undefined, SLIPWAY_URL: undefined };
   }, 300_000);
 
+  it("is part of a README short enough to read in ten minutes (at most 400 lines)", () => {
+    expect(readFileSync(join(ROOT, "README.md"), "utf8").split("\n").length).toBeLessThanOrEqual(400);
+  });
+
   afterAll(async () => {
     await stop(agent);
     await stop(controlPlane);
