@@ -1,8 +1,8 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startControlPlane, type ControlPlaneFixture } from "../controlplane/deployments-fixture.ts";
+import { describe, expect, it } from "vitest";
+import { servedDocument } from "../controlplane/deployments-fixture.ts";
 import { vendorDocument } from "../support/vendor-contract.ts";
 
 /**
@@ -36,16 +36,10 @@ function slipwayFields(text: string): Set<string> {
 }
 
 describe("docs/compatibility.md against the control plane's /openapi.json", () => {
-  let cp: ControlPlaneFixture;
-  let ours: Document;
-  beforeAll(async () => {
-    cp = await startControlPlane("pglite");
-    ours = (await cp.app.inject({ method: "GET", url: "/openapi.json" })).json();
-  });
-  afterAll(async () => cp?.close());
+  const served = servedDocument<Document>();
 
   it("names every route we add to the vendor's, and only routes we serve", () => {
-    const mine = operations(ours);
+    const mine = operations(served.document());
     const vendor = operations(vendorDocument<Document>("control-plane"));
     const added = [...mine].filter((op) => !vendor.has(op) && !NOT_ADDITIONS.has(op));
     expect(added.length, "the comparison finds our additions").toBeGreaterThan(10);
@@ -55,7 +49,7 @@ describe("docs/compatibility.md against the control plane's /openapi.json", () =
   });
 
   it("names every slipway_* field of the document, and only those", () => {
-    const inDocument = slipwayFields(JSON.stringify(ours));
+    const inDocument = slipwayFields(JSON.stringify(served.document()));
     expect(inDocument.size).toBeGreaterThan(0);
     expect([...inDocument].filter((field) => !additions.includes(`\`${field}\``))).toEqual([]);
     expect([...slipwayFields(additions)].filter((field) => !inDocument.has(field))).toEqual([]);
