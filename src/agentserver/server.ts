@@ -146,7 +146,7 @@ async function assemble(db: Database, project: PreparedProject, options: AgentSe
   const refreshThread = (threadId: string, outcome?: { runError?: unknown }) => refreshThreadSnapshot({ db, graphs }, threadId, outcome);
   const webhookPolicy = { allowHosts: options.webhookAllowHosts ?? [], onlyAllowed: false };
   const lifecycle = new RunLifecycle(log);
-  subscribeRunParts(lifecycle, { db, broker, completion, relaySent: relay ? () => relay.sent() : undefined, webhookPolicy, log });
+  subscribeRunParts(lifecycle, { db, broker, completion, relaySent: relay ? () => relay.sent() : undefined, webhookPolicy, sendWebhooks: !config.http.webhooksOff, log });
 
   const handoff = new AssistantHandoff();
   const runAttempt = createAttemptRunner({
