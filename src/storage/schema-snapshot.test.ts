@@ -33,20 +33,32 @@ describe.each(BACKENDS)("schema snapshots (%s)", (backend) => {
   }, 60_000);
 });
 
-/** The first stretch of lines where the two texts part, as a short unified diff. */
+/**
+ * The lines that differ (a longest-common-subsequence diff, on the failure path only),
+ * numbered as in the checked-in file, at most 40 of them.
+ */
 function firstDifference(expected: string, actual: string, file: string): string {
   const want = expected.split("\n");
   const got = actual.split("\n");
-  let start = 0;
-  while (start < want.length && start < got.length && want[start] === got[start]) start++;
-  let endWant = want.length;
-  let endGot = got.length;
-  while (endWant > start && endGot > start && want[endWant - 1] === got[endGot - 1]) endWant--, endGot--;
-  const shown = (lines: string[], from: number, to: number, mark: string) =>
-    lines.slice(from, Math.min(to, from + 20)).map((line) => `${mark} ${line}`).concat(to - from > 20 ? [`${mark} ... (${to - from - 20} more)`] : []);
+  // common[i][j]: length of the longest common subsequence of want[i..] and got[j..].
+  const common = Array.from({ length: want.length + 1 }, () => new Int32Array(got.length + 1));
+  for (let i = want.length - 1; i >= 0; i--) {
+    for (let j = got.length - 1; j >= 0; j--) {
+      common[i]![j] = want[i] === got[j] ? common[i + 1]![j + 1]! + 1 : Math.max(common[i + 1]![j]!, common[i]![j + 1]!);
+    }
+  }
+  const lines: string[] = [];
+  let i = 0;
+  let j = 0;
+  while (i < want.length || j < got.length) {
+    if (i < want.length && j < got.length && want[i] === got[j]) i++, j++;
+    else if (j < got.length && (i === want.length || common[i]![j + 1]! >= common[i + 1]![j]!)) lines.push(`+ ${i + 1}: ${got[j++]}`);
+    else lines.push(`- ${i + 1}: ${want[i++]}`);
+  }
   return [
-    `${file} is not what the migrations build (from line ${start + 1}). Regenerate it with \`npm run db:snapshot\` and commit it.`,
-    ...shown(want, start, endWant, "- snapshot:"),
-    ...shown(got, start, endGot, "+ migrated:"),
+    `${file} is not what the migrations build ("-" only in the file, "+" only in the migrated schema).`,
+    "Regenerate it with `npm run db:snapshot` and commit it.",
+    ...lines.slice(0, 40),
+    ...(lines.length > 40 ? [`... ${lines.length - 40} more lines differ`] : []),
   ].join("\n");
 }

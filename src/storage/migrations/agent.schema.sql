@@ -19,6 +19,7 @@
 -- applied 0024_enqueue_checks_assistant.sql sha256:625f1dc78d656b99
 -- applied 0025_key_order.sql sha256:1a5bf758e78aceb0
 -- applied 0026_mcp_sessions.sql sha256:66cf61912b6a2af1
+-- applied 0027_drop_uncalled_functions.sql sha256:7455ab96a927ec4b
 
 CREATE TABLE assistant_versions (
   assistant_id uuid NOT NULL,
@@ -409,26 +410,6 @@ BEGIN
   END IF;
 END $function$;
 
-CREATE OR REPLACE FUNCTION finish_run(p_run_id uuid, p_worker text, p_attempt integer, p_status text, p_error jsonb, p_thread_id uuid, p_values jsonb, p_interrupts jsonb, p_thread_error jsonb, p_settled_status text, p_now timestamp with time zone)
- RETURNS boolean
- LANGUAGE plpgsql
-AS $function$
-BEGIN
-  UPDATE runs SET status = p_status, error = p_error, lease_owner = NULL, lease_expires_at = NULL, updated_at = now()
-  WHERE run_id = p_run_id AND lease_owner = p_worker AND attempt = p_attempt;
-  IF NOT FOUND THEN RETURN false; END IF;
-  PERFORM 1 FROM threads WHERE thread_id = p_thread_id FOR UPDATE;
-  IF FOUND THEN
-    UPDATE threads SET "values" = p_values, interrupts = p_interrupts, error = p_thread_error,
-      status = CASE WHEN EXISTS (SELECT 1 FROM runs r WHERE r.thread_id = threads.thread_id AND r.status IN ('pending', 'running'))
-                    THEN 'busy' ELSE p_settled_status END,
-      expires_at = CASE WHEN ttl IS NULL THEN expires_at ELSE p_now + make_interval(secs => (ttl->>'ttl_minutes')::float8 * 60) END,
-      state_updated_at = now(), updated_at = now()
-    WHERE thread_id = p_thread_id;
-  END IF;
-  RETURN true;
-END $function$;
-
 CREATE OR REPLACE FUNCTION finish_run(p_run_id uuid, p_worker text, p_attempt integer, p_status text, p_error jsonb, p_thread_id uuid, p_write_snapshot boolean, p_values json, p_interrupts json, p_thread_error jsonb, p_settled_status text, p_now timestamp with time zone)
  RETURNS boolean
  LANGUAGE plpgsql
@@ -515,40 +496,5 @@ BEGIN
         task_path = EXCLUDED.task_path, run_id = EXCLUDED.run_id
     WHERE EXCLUDED.idx < 0;
   END IF;
-END
-$function$;
-
-CREATE OR REPLACE FUNCTION put_checkpoint(p_thread_id text, p_checkpoint_ns text, p_checkpoint_id text, p_parent_checkpoint_id text, p_checkpoint jsonb, p_metadata jsonb, p_channels text[], p_versions text[], p_types text[], p_blobs bytea[])
- RETURNS void
- LANGUAGE plpgsql
-AS $function$
-BEGIN
-  IF cardinality(p_channels) > 0 THEN
-    INSERT INTO checkpoint_blobs (thread_id, checkpoint_ns, channel, version, type, blob)
-    SELECT p_thread_id, p_checkpoint_ns, u.channel, u.version, u.type, u.blob
-    FROM unnest(p_channels, p_versions, p_types, p_blobs) AS u(channel, version, type, blob)
-    ON CONFLICT (thread_id, checkpoint_ns, channel, version) DO NOTHING;
-  END IF;
-  INSERT INTO checkpoints (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, checkpoint, metadata)
-  VALUES (p_thread_id, p_checkpoint_ns, p_checkpoint_id, p_parent_checkpoint_id, p_checkpoint, p_metadata)
-  ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id)
-  DO UPDATE SET checkpoint = EXCLUDED.checkpoint, metadata = EXCLUDED.metadata;
-END
-$function$;
-
-CREATE OR REPLACE FUNCTION put_writes(p_thread_id text, p_checkpoint_ns text, p_checkpoint_id text, p_task_id text, p_task_path text, p_run_id text, p_idx integer[], p_channels text[], p_types text[], p_blobs bytea[])
- RETURNS void
- LANGUAGE plpgsql
-AS $function$
-BEGIN
-  INSERT INTO checkpoint_writes
-    (thread_id, checkpoint_ns, checkpoint_id, task_id, task_path, run_id, idx, channel, type, blob)
-  SELECT p_thread_id, p_checkpoint_ns, p_checkpoint_id, p_task_id, p_task_path, p_run_id,
-         u.idx, u.channel, u.type, u.blob
-  FROM unnest(p_idx, p_channels, p_types, p_blobs) AS u(idx, channel, type, blob)
-  ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id, task_id, idx) DO UPDATE
-  SET channel = EXCLUDED.channel, type = EXCLUDED.type, blob = EXCLUDED.blob,
-      task_path = EXCLUDED.task_path, run_id = EXCLUDED.run_id
-  WHERE EXCLUDED.idx < 0;
 END
 $function$;
