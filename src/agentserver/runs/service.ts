@@ -9,9 +9,7 @@ import {
   activeRunsOfThread,
   deletePendingRun,
   deleteRun,
-  enqueueRunFast,
   findRunsToCancel,
-  isStaleAssistant,
   getRun,
   insertRun,
   interruptPendingRun,
@@ -21,6 +19,7 @@ import {
   type RunKwargs,
   type RunRow,
 } from "./repository.ts";
+import { enqueueRunFast, isStaleAssistant } from "./queue-repository.ts";
 import type { MultitaskStrategy, RunCreate, RunStatus } from "./schemas.ts";
 import { isTerminal } from "../run-statuses.ts";
 import type { AssistantHandoff } from "./assistant-handoff.ts";
