@@ -8,7 +8,8 @@ import { migrate, splitStatements } from "./migrate.ts";
 import { openPglite } from "./pglite.ts";
 import { openPostgres } from "./postgres.ts";
 import { getThread, searchThreads } from "../agentserver/threads/repository.ts";
-import { enqueueRunFast, loadRunEvents, persistRunEvents, readRunResult, saveRunResult } from "../agentserver/runs/repository.ts";
+import { enqueueRunFast } from "../agentserver/runs/queue-repository.ts";
+import { loadRunEvents, persistRunEvents, readRunResult, saveRunResult } from "../agentserver/runs/repository.ts";
 
 /**
  * Migration 0025 (decision 0031): the columns handed back to clients and graphs are

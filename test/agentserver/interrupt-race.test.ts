@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { RunCompletion } from "../../src/agentserver/runs/completion.ts";
 import { RunLifecycle } from "../../src/agentserver/runs/lifecycle.ts";
 import { subscribeRunParts } from "../../src/agentserver/runs/lifecycle-listeners.ts";
-import { claimNextRun } from "../../src/agentserver/runs/repository.ts";
+import { claimNextRun } from "../../src/agentserver/runs/queue-repository.ts";
 import type { RunCreate } from "../../src/agentserver/runs/schemas.ts";
 import { RunService } from "../../src/agentserver/runs/service.ts";
 import { StreamBroker } from "../../src/agentserver/stream/broker.ts";

@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { finishRunWithSnapshot, requestCancel } from "../../src/agentserver/runs/repository.ts";
+import { finishRunWithSnapshot } from "../../src/agentserver/runs/queue-repository.ts";
+import { requestCancel } from "../../src/agentserver/runs/repository.ts";
 import { lockThread } from "../../src/agentserver/threads/repository.ts";
 import type { Database } from "../../src/storage/database.ts";
 import { openDatabase } from "../../src/storage/open.ts";
@@ -32,7 +33,7 @@ describe("lock order between run creation and a run's end (PostgreSQL)", () => {
     let finishing: Promise<{ owned: boolean }> | undefined;
     await db.transaction(async (tx) => {
       expect(await lockThread(tx, thread)).toBeDefined();
-      finishing = finishRunWithSnapshot(db!, { runId: run, threadId: thread }, { workerId: "w1", attempt: 1 }, { status: "success" }, snapshot);
+      finishing = finishRunWithSnapshot(db!, { runId: run, threadId: thread, workerId: "w1", attempt: 1 }, { outcome: { status: "success" }, snapshot });
       await new Promise((resolve) => setTimeout(resolve, 200));
       expect(await requestCancel(tx, run, "interrupt")).toBeDefined();
     });

@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { enqueueRunFast, type RunKwargs } from "../../src/agentserver/runs/repository.ts";
+import { enqueueRunFast } from "../../src/agentserver/runs/queue-repository.ts";
+import type { RunKwargs } from "../../src/agentserver/runs/repository.ts";
 import { openDatabase } from "../../src/storage/open.ts";
 import { freshBackend } from "../support/backends.ts";
 

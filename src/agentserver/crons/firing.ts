@@ -1,7 +1,8 @@
 import type { Database, Queryable } from "../../storage/database.ts";
 import { queueAnnouncement, runsChannel } from "../runs/announcements.ts";
 import type { RunLifecycle } from "../runs/lifecycle.ts";
-import { activeRunsOfThread, announceAtCommit, enqueueRunFast, insertRun, type RunRow } from "../runs/repository.ts";
+import { announceAtCommit, enqueueRunFast } from "../runs/queue-repository.ts";
+import { activeRunsOfThread, insertRun, type RunRow } from "../runs/repository.ts";
 import type { MultitaskStrategy } from "../runs/schemas.ts";
 import { lockThread, markThreadBusy } from "../threads/repository.ts";
 import { advanceCron, claimDueCron, recordFiring, type DueCron } from "./repository.ts";

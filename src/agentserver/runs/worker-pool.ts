@@ -3,7 +3,8 @@ import { getHeapStatistics } from "node:v8";
 import type { Database } from "../../storage/database.ts";
 import type { AttemptControl, NextRun } from "./attempt.ts";
 import type { RunAssistant } from "./executor.ts";
-import { claimNextRun, handBackRun, renewLeases, requeueExpiredLeases, secondsUntilNextDueRun, type RunRow } from "./repository.ts";
+import { claimNextRun, handBackRun, renewLeases, requeueExpiredLeases, secondsUntilNextDueRun } from "./queue-repository.ts";
+import type { RunRow } from "./repository.ts";
 import { readQueueAnnouncement, runCancelChannel, runsChannel } from "./announcements.ts";
 import type { RunLifecycle } from "./lifecycle.ts";
 
