@@ -17,7 +17,7 @@ type Env = Record<string, string | undefined>;
  * | SLIPWAY_JOB_LEASE_SECONDS            | 30      | a revision job without a heartbeat for this long is taken over |
  * | SLIPWAY_SLEEP_AFTER_MINUTES          | 0 (off) | deployments without a setting of their own sleep after this many idle minutes (`--sleep-after`) |
  * | SLIPWAY_SLEEP_MINUTE_MS              | 60000   | for tests only: how long a "minute" of the sleep rules lasts |
- * | SLIPWAY_KEEP_BUILDS                  | 3       | builds kept per deployment: those of its last revisions that deployed (docs/decisions/0050) |
+ * | SLIPWAY_KEEP_BUILDS                  | 3       | builds kept per deployment: those of its last revisions that deployed (docs/decisions/0051) |
  * | SLIPWAY_PACKAGE_CACHE_LIMIT_MB       | 2048    | the download caches Slipway fills are emptied past this size |
  *
  * and `--build-env` (SLIPWAY_BUILD_ENV): names that installs and build_commands get

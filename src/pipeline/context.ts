@@ -59,7 +59,7 @@ export interface PipelineSettings {
   sleepAfterMinutes: number;
   /** How long a "minute" of the sleep rules lasts: 60 000 ms, shorter only in tests. */
   sleepMinuteMs: number;
-  /** Builds kept per deployment besides the active one's: those of its last revisions that deployed (docs/decisions/0050). */
+  /** Builds kept per deployment: those of its last revisions that deployed, the active one always among them (docs/decisions/0051). */
   keepBuilds: number;
   /** Slipway's package managers' download caches are emptied past this size (MB). */
   packageCacheLimitMb: number;

@@ -38,7 +38,7 @@ export async function startPipeline(given: PipelineDeps): Promise<Pipeline> {
   const runner = new JobRunner(deps, runtime);
   removeStaleSources(deps.dataDir);
   await restoreDeployments(deps, runtime);
-  // Old builds go once the revision that replaced them has served a while (docs/decisions/0050).
+  // Old builds go once the revision that replaced them has served a while (docs/decisions/0051).
   const pruner = new BuildPruner(deps);
   runtime.onPromote((group) => pruner.schedule(group.deploymentId));
   void pruner.pruneAll();

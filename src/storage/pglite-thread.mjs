@@ -9,6 +9,7 @@ import { join } from "node:path";
 import { parentPort, workerData } from "node:worker_threads";
 import { PGlite } from "@electric-sql/pglite";
 import { useNativeBytea } from "./pglite-bytea.mjs";
+import { DURABLE_START, DurableNodeFS, embeddedFsync } from "./pglite-durable-fs.mjs";
 import { compactNewCluster, NEW_CLUSTER_INITDB, NEW_CLUSTER_START } from "./pglite-compact.mjs";
 import { PreparedStatements } from "./pglite-prepared.mjs";
 import { serveOnSocket } from "./pglite-sharing.mjs";
@@ -98,7 +99,12 @@ function plainError(error) {
 async function open() {
   const inMemory = dataDir === "memory://" || dataDir === "";
   // A cluster in memory is new: made by initdb here, in 1 MB WAL segments (pglite-compact.mjs).
-  pg = inMemory ? new PGlite({ initDbStartParams: NEW_CLUSTER_INITDB, startParams: NEW_CLUSTER_START }) : new PGlite(dataDir, templateFor(dataDir));
+  // On disk, commits reach the disk before they are answered (pglite-durable-fs.mjs).
+  pg = inMemory
+    ? new PGlite({ initDbStartParams: NEW_CLUSTER_INITDB, startParams: NEW_CLUSTER_START })
+    : embeddedFsync()
+      ? new PGlite({ fs: new DurableNodeFS(dataDir), startParams: DURABLE_START, ...templateFor(dataDir) })
+      : new PGlite(dataDir, templateFor(dataDir));
   await pg.waitReady;
   useNativeBytea(pg);
   prepared = new PreparedStatements(pg);

@@ -11,7 +11,7 @@ import { startPipelineControlPlane } from "./control-plane.ts";
 import { sampleFiles, writeSampleProject } from "./sample-project.ts";
 
 /**
- * The disk rules of docs/decisions/0050, end to end: superseded and failed builds go, and
+ * The disk rules of docs/decisions/0051, end to end: superseded and failed builds go, and
  * once every deployment is deleted the data directory is back within 20 MB of its size
  * when fresh. Unsandboxed (SLIPWAY_SANDBOX=off), so that builds share the package cache
  * in the data directory, the case where Slipway's own downloads must go too; that cache

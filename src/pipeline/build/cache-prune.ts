@@ -22,7 +22,7 @@ export interface CachePruning {
 }
 
 /**
- * Removes from a package cache what no build left uses (docs/decisions/0050): install
+ * Removes from a package cache what no build left uses (docs/decisions/0051): install
  * layers (`installs/<key>`) and Python environments (`python-envs/<key>` and the folder
  * it links) that no user names, their half-made leftovers, and the download caches when
  * they exceed the limit. Nothing is removed while this process runs a build. What goes

@@ -9,7 +9,7 @@ import { buildsToKeep, mayPrune } from "./retention.ts";
 import { SOURCE_PREFIX } from "./stale-sources.ts";
 
 /**
- * Applies the retention rule (retention.ts, docs/decisions/0050) to a deployment's builds
+ * Applies the retention rule (retention.ts, docs/decisions/0051) to a deployment's builds
  * and then to the package cache they use. A pruning is scheduled each time a revision
  * starts serving, and runs once the revision it replaced has had the time to drain and
  * stop (its processes may still read their build until then); and for every deployment

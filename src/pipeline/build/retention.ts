@@ -1,7 +1,7 @@
 import { isInFlight, type RevisionStatus } from "../../controlplane/revisions/state-machine.ts";
 
 /**
- * Which builds of a deployment are kept (docs/decisions/0050): the `keep` most recent
+ * Which builds of a deployment are kept (docs/decisions/0051): the `keep` most recent
  * distinct builds of its revisions that reached DEPLOYED (the serving one is the
  * latest), and the active revision's in any case. A redeploy of one of those revisions,
  * or a new revision of the same source and recipe, reuses its build; any other build

@@ -1,6 +1,6 @@
 /**
  * How many builds this process is running. A package cache is pruned only when none is
- * (docs/decisions/0050): a build may be linking a layer or reusing an environment that
+ * (docs/decisions/0051): a build may be linking a layer or reusing an environment that
  * no finished build names yet. A data directory, and so its caches, belong to one
  * control-plane process.
  */
