@@ -17,6 +17,8 @@ type Env = Record<string, string | undefined>;
  * | SLIPWAY_JOB_LEASE_SECONDS            | 30      | a revision job without a heartbeat for this long is taken over |
  * | SLIPWAY_SLEEP_AFTER_MINUTES          | 0 (off) | deployments without a setting of their own sleep after this many idle minutes (`--sleep-after`) |
  * | SLIPWAY_SLEEP_MINUTE_MS              | 60000   | for tests only: how long a "minute" of the sleep rules lasts |
+ * | SLIPWAY_KEEP_BUILDS                  | 3       | builds kept per deployment: those of its last revisions that deployed (docs/decisions/0051) |
+ * | SLIPWAY_PACKAGE_CACHE_LIMIT_MB       | 2048    | the download caches Slipway fills are emptied past this size |
  *
  * and `--build-env` (SLIPWAY_BUILD_ENV): names that installs and build_commands get
  * besides the package managers' settings (config/build-env.ts).
@@ -40,6 +42,8 @@ export function pipelineSettingsFromEnv(env: Env = process.env, flags: { buildEn
     buildEnv: parseBuildEnvNames(flags.buildEnv ?? env.SLIPWAY_BUILD_ENV),
     sleepAfterMinutes: wholeNumber("--sleep-after (SLIPWAY_SLEEP_AFTER_MINUTES)", flags.sleepAfter ?? env.SLIPWAY_SLEEP_AFTER_MINUTES, PIPELINE_DEFAULTS.sleepAfterMinutes, MAX_SLEEP_AFTER_MINUTES),
     sleepMinuteMs: wholeNumber("SLIPWAY_SLEEP_MINUTE_MS", env.SLIPWAY_SLEEP_MINUTE_MS, PIPELINE_DEFAULTS.sleepMinuteMs, 60_000, 1),
+    keepBuilds: wholeNumber("SLIPWAY_KEEP_BUILDS", env.SLIPWAY_KEEP_BUILDS, PIPELINE_DEFAULTS.keepBuilds, 1000, 1),
+    packageCacheLimitMb: wholeNumber("SLIPWAY_PACKAGE_CACHE_LIMIT_MB", env.SLIPWAY_PACKAGE_CACHE_LIMIT_MB, PIPELINE_DEFAULTS.packageCacheLimitMb, 10_000_000, 1),
   };
 }
 

@@ -59,6 +59,10 @@ export interface PipelineSettings {
   sleepAfterMinutes: number;
   /** How long a "minute" of the sleep rules lasts: 60 000 ms, shorter only in tests. */
   sleepMinuteMs: number;
+  /** Builds kept per deployment: those of its last revisions that deployed, the active one always among them (docs/decisions/0051). */
+  keepBuilds: number;
+  /** Slipway's package managers' download caches are emptied past this size (MB). */
+  packageCacheLimitMb: number;
 }
 
 export const PIPELINE_DEFAULTS: PipelineSettings = {
@@ -72,6 +76,8 @@ export const PIPELINE_DEFAULTS: PipelineSettings = {
   buildEnv: [],
   sleepAfterMinutes: 0,
   sleepMinuteMs: 60_000,
+  keepBuilds: 3,
+  packageCacheLimitMb: 2048,
 };
 
 /** The pipeline's own log: the server log, where crashes of agent processes show too. */

@@ -2,6 +2,7 @@ import { rm } from "node:fs/promises";
 import { packageCacheDir } from "./build/builder.ts";
 import { join } from "node:path";
 import { DELETE_CHANNEL, deleteDeploymentRow, deploymentsAwaitingDelete } from "../controlplane/deployments/repository.ts";
+import { prunePackageCache } from "./build/prune.ts";
 import { buildDirectories } from "./build/repository.ts";
 import type { PipelineDeps } from "./context.ts";
 import type { DeploymentStorage } from "./runtime/deployment-storage.ts";
@@ -54,7 +55,8 @@ export class Deleter {
   }
 
   private async sweep(): Promise<void> {
-    for (const { id } of await deploymentsAwaitingDelete(this.deps.db)) {
+    const deleting = await deploymentsAwaitingDelete(this.deps.db);
+    for (const { id } of deleting) {
       await this.sleeper?.forget(id);
       await this.runtime.stopDeployment(id);
       await this.storage.remove(id);
@@ -65,5 +67,7 @@ export class Deleter {
       await deleteDeploymentRow(this.deps.db, id);
       this.deps.log.info({ deployment_id: id }, "deployment deleted");
     }
+    // The shared cache's layers and environments of these builds; its downloads too once none is left.
+    if (deleting.length > 0) await prunePackageCache(this.deps, null);
   }
 }

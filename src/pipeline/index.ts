@@ -1,4 +1,5 @@
 import type { PipelineDeps } from "./context.ts";
+import { BuildPruner } from "./build/prune.ts";
 import { removeStaleSources } from "./build/stale-sources.ts";
 import { Deleter } from "./deleter.ts";
 import { JobRunner } from "./jobs/runner.ts";
@@ -37,6 +38,10 @@ export async function startPipeline(given: PipelineDeps): Promise<Pipeline> {
   const runner = new JobRunner(deps, runtime);
   removeStaleSources(deps.dataDir);
   await restoreDeployments(deps, runtime);
+  // Old builds go once the revision that replaced them has served a while (docs/decisions/0051).
+  const pruner = new BuildPruner(deps);
+  runtime.onPromote((group) => pruner.schedule(group.deploymentId));
+  void pruner.pruneAll();
   await runtime.tidy().catch((error: Error) => deps.log.warn({ err: error }, "removing what a previous control plane left failed"));
   await sleeper?.start();
   await deleter.start();
@@ -54,6 +59,7 @@ export async function startPipeline(given: PipelineDeps): Promise<Pipeline> {
         await sleeper?.stop();
         await runner.stop();
         await deleter.stop();
+        await pruner.stop();
         await runtime.close();
         await storage.close();
       })();
