@@ -1,8 +1,8 @@
 import { rm } from "node:fs/promises";
-import { packageCacheDir } from "./build/builder.ts";
+import { packageCacheDir } from "./builder/builder.ts";
 import { join } from "node:path";
 import { DELETE_CHANNEL, deleteDeploymentRow, deploymentsAwaitingDelete } from "../controlplane/deployments/repository.ts";
-import { buildDirectories } from "./build/repository.ts";
+import { buildDirectories } from "./builder/repository.ts";
 import type { PipelineDeps } from "./context.ts";
 import type { DeploymentStorage } from "./runtime/deployment-storage.ts";
 import type { DeploymentRuntime } from "./runtime/runtime.ts";

@@ -1,5 +1,5 @@
 import type { PipelineDeps } from "./context.ts";
-import { removeStaleSources } from "./build/stale-sources.ts";
+import { removeStaleSources } from "./builder/stale-sources.ts";
 import { Deleter } from "./deleter.ts";
 import { JobRunner } from "./jobs/runner.ts";
 import { restoreDeployments } from "./restore.ts";

@@ -1,6 +1,6 @@
 import { existsSync } from "node:fs";
 import { openSecrets } from "../controlplane/secrets/sealed.ts";
-import { getBuild } from "./build/repository.ts";
+import { getBuild } from "./builder/repository.ts";
 import type { PipelineDeps } from "./context.ts";
 import { LogWriter } from "./log-writer.ts";
 import type { RevisionGroup } from "./runtime/revision-group.ts";

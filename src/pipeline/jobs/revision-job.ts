@@ -1,12 +1,12 @@
 import { existsSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { removeFetchedSource, SOURCE_PREFIX } from "../build/stale-sources.ts";
+import { removeFetchedSource, SOURCE_PREFIX } from "../builder/stale-sources.ts";
 import type { IntegrationService } from "../../controlplane/integrations/service.ts";
 import type { RevisionService } from "../../controlplane/revisions/service.ts";
 import { canTransition, type RevisionStatus } from "../../controlplane/revisions/state-machine.ts";
 import { openSecrets } from "../../controlplane/secrets/sealed.ts";
-import { buildSource, reusableBuild, type BuildRecipe } from "../build/builder.ts";
-import { getBuild, type BuildRow } from "../build/repository.ts";
+import { buildSource, reusableBuild, type BuildRecipe } from "../builder/builder.ts";
+import { getBuild, type BuildRow } from "../builder/repository.ts";
 import type { PipelineDeps } from "../context.ts";
 import { JobStopped, StepFailure } from "../failure.ts";
 import { LogWriter } from "../log-writer.ts";

@@ -2,7 +2,7 @@ import { randomBytes } from "node:crypto";
 import { chmodSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { revisionPython } from "../build/python-link.ts";
+import { revisionPython } from "../builder/python-link.ts";
 import { childEnv } from "../child-env.ts";
 import type { PipelineDeps } from "../context.ts";
 import { StepFailure } from "../failure.ts";
