@@ -4,7 +4,7 @@ import { dirname, join } from "node:path";
 import type { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { SlipwayError, badRequest, conflict, invalidField } from "../../http/errors.ts";
-import { checkTarball, TarballRefused } from "../../pipeline/source/tarball.ts";
+import { checkTarball, TarballRefused } from "../../tarball/tarball.ts";
 import type { ControlPlaneDeps } from "../context.ts";
 import { deploymentNotFound } from "../deployments/not-found.ts";
 import { findDeployment } from "../deployments/repository.ts";

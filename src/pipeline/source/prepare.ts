@@ -4,7 +4,7 @@ import type { PipelineDeps } from "../context.ts";
 import { StepFailure } from "../failure.ts";
 import type { LogWriter } from "../log-writer.ts";
 import { fetchCommit, resolveCommit, type GitSource } from "./git.ts";
-import { TarballRefused, unpackTarball } from "./tarball.ts";
+import { TarballRefused, unpackTarball } from "../../tarball/tarball.ts";
 import { findUpload } from "../../controlplane/uploads/repository.ts";
 
 /** Where a revision's source comes from, as its snapshot says. */
