@@ -1,4 +1,5 @@
 import type { AddressGuardPolicy } from "../net/address-guard.ts";
+import type { PipelineSettings } from "../config/pipeline.ts";
 import type { Database } from "../storage/database.ts";
 import type { DockerSettings } from "./runtime/docker/docker-runtime.ts";
 import type { Isolation } from "./runtime/isolation.ts";
@@ -37,42 +38,6 @@ export interface PipelineDeps {
   /** Run deployments as Docker containers (`slipway up --runtime docker`) instead of local processes. */
   docker?: DockerSettings;
 }
-
-export interface PipelineSettings {
-  /** How long a new revision's processes may take to answer /ok before DEPLOY_FAILED. */
-  readinessTimeoutMs: number;
-  /** How long the graph check at build time may take before the build goes on without it. */
-  checkTimeoutMs: number;
-  /** How long the previous revision keeps its requests and runs before SIGTERM. */
-  drainTimeoutMs: number;
-  /** Between SIGTERM and SIGKILL (the agent's own grace is set a little shorter). */
-  stopGraceMs: number;
-  /** Lease of a revision job without a heartbeat. */
-  jobLeaseMs: number;
-  /** How long a push waits for a newer push before it builds. */
-  pushQuietMs: number;
-  /** The largest uploaded source, in bytes. */
-  maxUploadBytes: number;
-  /** Names (a trailing `*`: a prefix) of the control plane's environment that installs and build_commands get besides config/build-env.ts's list. */
-  buildEnv: string[];
-  /** Minutes idle before a deployment without a setting of its own sleeps (`--sleep-after`); 0: never (docs/decisions/0039). */
-  sleepAfterMinutes: number;
-  /** How long a "minute" of the sleep rules lasts: 60 000 ms, shorter only in tests. */
-  sleepMinuteMs: number;
-}
-
-export const PIPELINE_DEFAULTS: PipelineSettings = {
-  readinessTimeoutMs: 300_000,
-  checkTimeoutMs: 60_000,
-  drainTimeoutMs: 30_000,
-  stopGraceMs: 10_000,
-  jobLeaseMs: 30_000,
-  pushQuietMs: 3_000,
-  maxUploadBytes: 200 * 1024 * 1024,
-  buildEnv: [],
-  sleepAfterMinutes: 0,
-  sleepMinuteMs: 60_000,
-};
 
 /** The pipeline's own log: the server log, where crashes of agent processes show too. */
 interface PipelineLog {

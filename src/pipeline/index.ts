@@ -10,8 +10,7 @@ import { LocalRuntime } from "./runtime/local-runtime.ts";
 import type { DeploymentRuntime } from "./runtime/runtime.ts";
 import { DeploymentSleeper } from "./sleep/sleeper.ts";
 
-export type { PipelineDeps, PipelineSettings } from "./context.ts";
-export { PIPELINE_DEFAULTS } from "./context.ts";
+export type { PipelineDeps } from "./context.ts";
 
 /** The running pipeline: what the router asks, and how to stop it. */
 interface Pipeline {
