@@ -199,8 +199,12 @@ export class DeploymentService {
   private async markForDeletion(workspaceId: string, ids: readonly string[]): Promise<string[]> {
     const { deps } = this;
     const marked = await deps.db.transaction(async (tx) => {
-      const marked = await repo.markForDeletion(tx, workspaceId, ids, deps.now().toISOString());
-      if (marked.length > 0) await repo.announceDeletion(tx, marked);
+      const now = deps.now().toISOString();
+      const marked = await repo.markForDeletion(tx, workspaceId, ids, now);
+      if (marked.length > 0) {
+        await this.revisions.interruptForDeletion(tx, workspaceId, marked, now);
+        await repo.announceDeletion(tx, marked);
+      }
       return marked;
     });
     if (marked.length > 0) deps.onDeploymentsDeleted?.(marked);
