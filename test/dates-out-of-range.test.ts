@@ -62,7 +62,7 @@ describe.each(BACKENDS)("dates out of range on %s", (backend) => {
     });
     let serving: RevisionGroup | undefined;
     const router = createDeploymentRouter({ db: harness.db, authenticator: harness.authenticator, target: () => serving, holdMs: 300 });
-    app = await buildControlPlaneApp({ deps: harness.deps, authenticator: harness.authenticator, router, services: [], logLevel: "error" });
+    app = await buildControlPlaneApp({ deps: harness.deps, authenticator: harness.authenticator, router, logLevel: "error" });
     await app.listen({ port: 0, host: "127.0.0.1" });
     base = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
     owner = await harness.tenancy.bootstrap({ keyScope: "workspace" });

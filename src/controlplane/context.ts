@@ -60,13 +60,6 @@ export interface ControlPlaneDeps {
 export type RegisterRoutes = (app: HttpApp, services: ControlPlaneServices) => void | Promise<void>;
 
 /**
- * A background service of the control plane (e.g. the revision pipeline's workers),
- * started once per process when the app is ready (not once per mount prefix); it
- * resolves to its stop function, called when the app closes.
- */
-export type StartService = (deps: ControlPlaneDeps) => Promise<() => Promise<void>>;
-
-/**
  * The tenant the auth hook resolved for this request. Every route mounted through
  * `routes.ts` is behind that hook, so a missing tenant is a wiring bug (500), never a
  * client error.

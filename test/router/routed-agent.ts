@@ -57,7 +57,7 @@ export async function openRoutedAgent(configPath: string, name: string): Promise
   try {
     agent = await startAgentServer({ configPath, socketPath: join(sockets, "agent.sock"), dataDir: target.dataDir, schema: target.schema, apiKey: INTERNAL_KEY, logLevel: "error" });
     const router = createDeploymentRouter({ db: harness.db, authenticator: harness.authenticator, target: () => serving, holdMs: 300 });
-    app = await buildControlPlaneApp({ deps: harness.deps, authenticator: harness.authenticator, router, services: [], logLevel: "error" });
+    app = await buildControlPlaneApp({ deps: harness.deps, authenticator: harness.authenticator, router, logLevel: "error" });
     await app.listen({ port: 0, host: "127.0.0.1" });
     const address = app.server.address();
     const base = `http://127.0.0.1:${typeof address === "object" && address ? address.port : 0}`;
