@@ -81,6 +81,7 @@ async function serve(flags: UpFlags): Promise<void> {
   const { openDatabase } = await import("../storage/open.ts");
   const { createBearerVerifier } = await import("../auth/bearer.ts");
   const { buildControlPlaneApp, resolveRateLimitIdentity } = await import("../controlplane/app.ts");
+  const { buildServices } = await import("../controlplane/services.ts");
   const { rateLimitFlagsFrom, rateLimitOptionsFromFlags } = await import("../ratelimit/index.ts");
   const { createAuthenticator } = await import("../controlplane/tenancy/authenticate.ts");
   const { TenancyService } = await import("../controlplane/tenancy/service.ts");
@@ -144,12 +145,15 @@ async function serve(flags: UpFlags): Promise<void> {
     // Deployments are served on this port too, by the router in front of the control plane's routes.
     const router = createDeploymentRouter({ db, authenticator, target: (id) => pipeline?.runtime.target(id), wake: (id) => pipeline?.wake(id) ?? false });
     deps.onDeploymentsDeleted = (ids) => router.forget(ids);
-    const app = await buildControlPlaneApp({ deps, authenticator, rateLimit, router });
+    // One set of services: the routes' and the pipeline's (it reaches the control plane only through them).
+    const services = buildServices(deps);
+    const app = await buildControlPlaneApp({ deps, services, authenticator, rateLimit, router });
     const urlOf = (port: number) => `http://${config.host.includes(":") ? `[${config.host}]` : config.host}:${port}`;
     // Known before listening when the port is: deployments served again at start-up get it too.
     if (config.port) deps.publicUrl ||= urlOf(config.port);
     pipeline = await startPipeline({
       db,
+      services,
       secretsKey: secrets.key,
       now: deps.now,
       newId: deps.newId,

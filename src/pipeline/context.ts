@@ -1,5 +1,10 @@
 import type { AddressGuardPolicy } from "../net/address-guard.ts";
 import type { PipelineSettings } from "../config/pipeline.ts";
+import type { DeploymentService } from "../controlplane/deployments/service.ts";
+import type { IntegrationService } from "../controlplane/integrations/service.ts";
+import type { LogService } from "../controlplane/logs/service.ts";
+import type { RevisionService } from "../controlplane/revisions/service.ts";
+import type { UploadService } from "../controlplane/uploads/service.ts";
 import type { Database } from "../storage/database.ts";
 import type { DockerSettings } from "./runtime/docker/docker-runtime.ts";
 import type { Isolation } from "./runtime/isolation.ts";
@@ -9,8 +14,10 @@ import type { Isolation } from "./runtime/isolation.ts";
  * `slipway up` (or a test) and passed to every part of the pipeline.
  */
 export interface PipelineDeps {
-  /** The control plane's database (revisions, builds, logs). */
+  /** The control plane's database: the pipeline's own SQL (jobs, builds, what is served) runs here. */
   db: Database;
+  /** The control plane's services, through which the pipeline reaches deployments, revisions, logs and uploads. */
+  services: PipelineServices;
   /** Opens deployment secrets and integration tokens. */
   secretsKey: Buffer;
   now: () => Date;
@@ -38,6 +45,22 @@ export interface PipelineDeps {
   /** Run deployments as Docker containers (`slipway up --runtime docker`) instead of local processes. */
   docker?: DockerSettings;
 }
+
+/**
+ * The control plane's services, narrowed to what the pipeline calls: it moves revisions,
+ * writes their logs, opens uploads and integrations' credentials and finishes deletions
+ * through these, never through the control plane's SQL.
+ */
+export interface PipelineServices {
+  revisions: Pick<RevisionService, "advance" | "startDue" | "onReady">;
+  integrations: Pick<IntegrationService, "credentials">;
+  logs: LogSink;
+  uploads: Pick<UploadService, "received">;
+  deployments: Pick<DeploymentService, "onDeletion" | "awaitingDeletion" | "finishDeletion">;
+}
+
+/** Where revision logs are stored (LogWriter's batches). */
+export type LogSink = Pick<LogService, "append" | "trim">;
 
 /** The pipeline's own log: the server log, where crashes of agent processes show too. */
 interface PipelineLog {

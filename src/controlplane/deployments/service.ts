@@ -212,6 +212,21 @@ export class DeploymentService {
   }
 
   /** Deletes what exists of `ids`; the rest are reported, not fatal (the vendor's partial success). */
+  /** Calls `listener` when deployments are marked for deletion, by any process; resolves to its removal. */
+  onDeletion(listener: () => void): Promise<() => Promise<void>> {
+    return this.deps.db.listen(repo.DELETE_CHANNEL, () => listener());
+  }
+
+  /** Deployments whose deletion is pending: the pipeline finishes them, also after a restart. */
+  awaitingDeletion(): Promise<{ id: string; workspace_id: string }[]> {
+    return repo.deploymentsAwaitingDelete(this.deps.db);
+  }
+
+  /** The last step of a deletion, once its processes, data and builds are gone: the row (revisions, builds, uploads and logs cascade). */
+  async finishDeletion(id: string): Promise<void> {
+    await repo.deleteDeploymentRow(this.deps.db, id);
+  }
+
   async deleteMany(
     workspaceId: string,
     ids: readonly string[],

@@ -132,6 +132,11 @@ export class RevisionService {
     });
   }
 
+  /** Calls `listener` when a revision is ready to start (CREATING), made by any process; resolves to its removal. */
+  onReady(listener: () => void): Promise<() => Promise<void>> {
+    return this.deps.db.listen(repo.REVISION_READY_CHANNEL, () => listener());
+  }
+
   /**
    * Starts waiting revisions that have become due (a push's quiet period is over) on
    * deployments with nothing in flight. Called by the pipeline's timer.
