@@ -21,7 +21,7 @@ export interface TenantContext {
   principal: { kind: "api_key" | "bearer"; id: string };
 }
 
-/** Infrastructure the control-plane routes need; built once in main.ts / cli/up.ts. */
+/** Infrastructure the control-plane services need; built once by startControlPlane (server.ts) or a test. */
 export interface ControlPlaneDeps {
   db: Database;
   /** Key that encrypts deployment secrets at rest (32 bytes). */

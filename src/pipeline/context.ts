@@ -11,7 +11,7 @@ import type { Isolation } from "./runtime/isolation.ts";
 
 /**
  * What the revision pipeline needs from the control plane that runs it. Built once by
- * `slipway up` (or a test) and passed to every part of the pipeline.
+ * startControlPlane (controlplane/server.ts) and passed to every part of the pipeline.
  */
 export interface PipelineDeps {
   /** The control plane's database: the pipeline's own SQL (jobs, builds, what is served) runs here. */
