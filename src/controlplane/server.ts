@@ -17,7 +17,6 @@ import { checkSecretsKey } from "./secrets/key-canary.ts";
 import { buildServices } from "./services.ts";
 import { announceBootstrap, announceIsolation, type StartUpNews } from "./start-up-news.ts";
 import { createAuthenticator } from "./tenancy/authenticate.ts";
-import { TenancyService } from "./tenancy/service.ts";
 
 export interface ControlPlaneOptions {
   /** Address, storage, region, bearer tokens, git hosts, quotas (config/controlplane.ts). */
@@ -63,9 +62,6 @@ export async function startControlPlane(options: ControlPlaneOptions): Promise<R
     const docker = options.docker ? await connectDocker(options.docker) : undefined;
     announceIsolation(news, isolation, docker?.version);
     db = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.pgliteDir, schema: config.schema, component: "control" });
-    const refusal = docker ? undefined : await unsandboxedTenantsRefusal(db, isolation, options.allowUnsandboxed);
-    if (refusal) throw new Error(refusal);
-    await checkSecretsKey(db, secrets.key, new Date());
     const deps: ControlPlaneDeps = {
       db,
       secretsKey: secrets.key,
@@ -78,7 +74,12 @@ export async function startControlPlane(options: ControlPlaneOptions): Promise<R
       maxDeploymentsPerWorkspace: config.maxDeploymentsPerWorkspace,
       containerRuntime: docker !== undefined,
     };
-    const created = await new TenancyService(deps).ensureDefaultTenant();
+    // One set of services: the routes' and the pipeline's (it reaches the control plane only through them).
+    const services = buildServices(deps);
+    const refusal = docker ? undefined : await unsandboxedTenantsRefusal(services.tenancy, isolation, options.allowUnsandboxed);
+    if (refusal) throw new Error(refusal);
+    await checkSecretsKey(db, secrets.key, new Date());
+    const created = await services.tenancy.ensureDefaultTenant();
     if (created) announceBootstrap(news, created);
 
     const authenticator = createAuthenticator({ db, bearer: config.bearer ? createBearerVerifier(config.bearer) : undefined });
@@ -89,8 +90,6 @@ export async function startControlPlane(options: ControlPlaneOptions): Promise<R
     // Deployments are served on this port too, by the router in front of the control plane's routes.
     const router = createDeploymentRouter({ db, authenticator, target: (id) => pipeline?.runtime.target(id), wake: (id) => pipeline?.wake(id) ?? false });
     deps.onDeploymentsDeleted = (ids) => router.forget(ids);
-    // One set of services: the routes' and the pipeline's (it reaches the control plane only through them).
-    const services = buildServices(deps);
     const app = await buildControlPlaneApp({ deps, services, authenticator, rateLimit, router });
     const urlOf = (port: number) => `http://${config.host.includes(":") ? `[${config.host}]` : config.host}:${port}`;
     // Known before listening when the port is: deployments served again at start-up get it too.

@@ -4,6 +4,7 @@ import type { DeploymentService } from "../controlplane/deployments/service.ts";
 import type { IntegrationService } from "../controlplane/integrations/service.ts";
 import type { LogService } from "../controlplane/logs/service.ts";
 import type { RevisionService } from "../controlplane/revisions/service.ts";
+import type { TenancyService } from "../controlplane/tenancy/service.ts";
 import type { UploadService } from "../controlplane/uploads/service.ts";
 import type { Database } from "../storage/database.ts";
 import type { DockerSettings } from "./runtime/docker/docker-runtime.ts";
@@ -57,6 +58,7 @@ export interface PipelineServices {
   logs: LogSink;
   uploads: Pick<UploadService, "received">;
   deployments: Pick<DeploymentService, "onDeletion" | "awaitingDeletion" | "finishDeletion">;
+  tenancy: Pick<TenancyService, "organizationCount">;
 }
 
 /** Where revision logs are stored (LogWriter's batches). */

@@ -42,7 +42,7 @@ export class LocalRuntime extends RevisionRotation {
   async start(spec: LaunchSpec): Promise<RevisionGroup> {
     const build = spec.build;
     if (!build) throw new StepFailure("DEPLOY_FAILED", "An image source runs only on the Docker runtime (`slipway up --runtime docker`).");
-    const refusal = await unsandboxedTenantsRefusal(this.deps.db, this.isolation, this.deps.allowUnsandboxed);
+    const refusal = await unsandboxedTenantsRefusal(this.deps.services.tenancy, this.isolation, this.deps.allowUnsandboxed);
     if (refusal) throw new StepFailure("DEPLOY_FAILED", `Refused: ${refusal}`);
     const { count, memoryMb: memory, cpus } = replicaShape(spec);
     const cpuLimited = cpus !== undefined && this.isolation.limits.cpu;
