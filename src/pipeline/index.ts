@@ -1,6 +1,6 @@
 import type { PipelineDeps } from "./context.ts";
-import { BuildPruner } from "./build/prune.ts";
-import { removeStaleSources } from "./build/stale-sources.ts";
+import { BuildPruner } from "./builder/prune.ts";
+import { removeStaleSources } from "./builder/stale-sources.ts";
 import { Deleter } from "./deleter.ts";
 import { JobRunner } from "./jobs/runner.ts";
 import { restoreDeployments } from "./restore.ts";
@@ -11,8 +11,7 @@ import { LocalRuntime } from "./runtime/local-runtime.ts";
 import type { DeploymentRuntime } from "./runtime/runtime.ts";
 import { DeploymentSleeper } from "./sleep/sleeper.ts";
 
-export type { PipelineDeps, PipelineSettings } from "./context.ts";
-export { PIPELINE_DEFAULTS } from "./context.ts";
+export type { PipelineDeps } from "./context.ts";
 
 /** The running pipeline: what the router asks, and how to stop it. */
 interface Pipeline {
