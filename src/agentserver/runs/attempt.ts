@@ -304,7 +304,10 @@ export function createAttemptRunner(deps: AttemptDeps) {
         ? outcome.values
         : snapshot
           ? snapshot.values
-          : await threadValues(deps.db, run.thread_id).catch((e) => (deps.log.warn({ err: e, run_id: run.run_id }, "reading the thread's values at a run's end failed"), unread));
+          : await threadValues(deps.db, run.thread_id).catch((e) => {
+              deps.log.warn({ err: e, run_id: run.run_id }, "reading the thread's values at a run's end failed");
+              return unread;
+            });
       // The end is recorded: it is told all the same, and its waiters read the records.
       if (read === unread) return ended(run, undefined, "finished");
       values = read;

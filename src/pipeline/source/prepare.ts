@@ -60,7 +60,7 @@ async function gitSource(deps: SourceDeps, source: Extract<RevisionSource, { kin
 
 async function uploadedFile(deps: SourceDeps, source: Extract<RevisionSource, { kind: "tarball" }>) {
   const upload = await findUpload(deps.db, source.workspaceId, source.deploymentId, source.objectPath);
-  if (!upload || !upload.sha256 || upload.uploaded_at === null) {
+  if (!upload?.sha256 || upload.uploaded_at === null) {
     throw new StepFailure(
       "CREATE_FAILED",
       `The uploaded source ${source.objectPath} was not found for this deployment: ask POST /v2/deployments/${source.deploymentId}/upload-url for a URL, PUT the .tar.gz there, then use its object_path.`,
