@@ -37,7 +37,7 @@ import { stopAll } from "./agent/processes.ts";
 import { runInflight, type InflightOptions } from "./agent/inflight.ts";
 import { render, renderCpu, renderFloor, renderInflight, renderRoundTrips, type Column, type Floor, type InflightColumn, type RoundTrips } from "./agent/report.ts";
 import { dropSchema, logDir, postgresDurability, postgresForBench, startOurs, startPeer, type Target } from "./agent/targets.ts";
-import { type WorkloadOptions } from "./agent/workload.ts";
+import type { WorkloadOptions } from "./agent/workload.ts";
 import { measureInTurn, type Plan } from "./agent/measure.ts";
 
 const repoRoot = fileURLToPath(new URL("..", import.meta.url));

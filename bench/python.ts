@@ -22,7 +22,7 @@ import { parseArgs } from "node:util";
 import { measureInTurn, type Plan as BasePlan } from "./agent/measure.ts";
 import { render, type Column } from "./agent/report.ts";
 import { postgresDurability, postgresForBench, startOurs } from "./agent/targets.ts";
-import { type WorkloadOptions } from "./agent/workload.ts";
+import type { WorkloadOptions } from "./agent/workload.ts";
 import { renderPythonCpu, renderRatios } from "./python/report.ts";
 import { benchPython, installedVersion, PYTHON_FIXTURE, startVendorPython, workerPidOf } from "./python/targets.ts";
 

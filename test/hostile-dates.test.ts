@@ -52,7 +52,7 @@ function randomDate(random: () => number): string {
   const day = random() < 0.1 ? oneOf([0, 29, 30, 31, 32]) : between(1, 28);
   const hour = random() < 0.05 ? 24 : between(0, 23);
   const second = random() < 0.1 ? 60 : between(0, 59);
-  const fraction = random() < 0.3 ? "." + pad(between(0, 999_999_999), between(1, 9)).slice(0, 9) : "";
+  const fraction = random() < 0.3 ? `.${pad(between(0, 999_999_999), between(1, 9)).slice(0, 9)}` : "";
   const offset = () => `${oneOf(["+", "-"])}${pad(random() < 0.1 ? 24 : between(0, 14), 2)}${oneOf([":", ""])}${pad(oneOf([0, 30, 45, 59, 60]), 2)}`;
   const zone = oneOf(["Z", "z", "+00:00", offset(), offset(), ""]);
   return `${pad(year, 4)}-${pad(month, 2)}-${pad(day, 2)}${oneOf(["T", "t", " "])}${pad(hour, 2)}:${pad(between(0, 59), 2)}:${pad(second, 2)}${fraction}${zone}`;

@@ -88,7 +88,7 @@ function openAiChat(body: Json, response: ServerResponse): void {
   const finish = reply.tool ? "tool_calls" : "stop";
   const usage = { prompt_tokens: 10, completion_tokens: 10, total_tokens: 20 };
   if (!body.stream) {
-    return sendJson(response, {
+    return void sendJson(response, {
       id,
       object: "chat.completion",
       created: Math.floor(Date.now() / 1000),
@@ -128,7 +128,7 @@ function anthropicMessages(body: Json, response: ServerResponse): void {
   const content = reply.tool ? [{ type: "tool_use", id: reply.tool.id, name: reply.tool.name, input: reply.tool.args }] : [{ type: "text", text: reply.text }];
   const stop = reply.tool ? "tool_use" : "end_turn";
   const usage = { input_tokens: 10, output_tokens: 10 };
-  if (!body.stream) return sendJson(response, { id, type: "message", role: "assistant", model, content, stop_reason: stop, stop_sequence: null, usage });
+  if (!body.stream) return void sendJson(response, { id, type: "message", role: "assistant", model, content, stop_reason: stop, stop_sequence: null, usage });
   response.writeHead(200, { "content-type": "text/event-stream" });
   const send = (event: string, data: Json) => response.write(`event: ${event}\ndata: ${JSON.stringify({ type: event, ...data })}\n\n`);
   send("message_start", { message: { id, type: "message", role: "assistant", model, content: [], stop_reason: null, stop_sequence: null, usage: { input_tokens: 10, output_tokens: 0 } } });

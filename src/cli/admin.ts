@@ -111,7 +111,7 @@ function print(flags: StorageFlags, value: unknown, lines: string[]): void {
 
 async function withTenancy(flags: StorageFlags, work: (tenancy: TenancyService) => Promise<void>): Promise<void> {
   let db: Database | undefined;
-  let release = () => undefined as void;
+  let release: () => void = () => {};
   try {
     const { randomUUID } = await import("node:crypto");
     const { resolveStorageConfig, lockDataDir } = await import("../config/controlplane.ts");

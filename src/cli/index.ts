@@ -1,4 +1,4 @@
-import { Command, CommanderError } from "commander";
+import { Command, type CommanderError } from "commander";
 import { registerAgentCommand } from "./agent.ts";
 import { registerUpCommand } from "./up.ts";
 import { registerAdminCommand } from "./admin.ts";

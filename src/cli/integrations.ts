@@ -69,7 +69,7 @@ export function registerIntegrationsCommand(program: CommandType): void {
 }
 
 function show(integration: GithubIntegration, json: boolean): void {
-  if (json) return printJson(integration);
+  if (json) return void printJson(integration);
   printFields([
     ["name", integration.name],
     ["id", integration.id],

@@ -140,7 +140,7 @@ export function loadSecretsKey(dataDir: string, env: Env = process.env): { key: 
   mkdirSync(dataDir, { recursive: true, mode: 0o700 });
   const key = generateSecretsKey();
   try {
-    writeFileSync(path, key.toString("base64") + "\n", { mode: 0o600, flag: "wx" });
+    writeFileSync(path, `${key.toString("base64")}\n`, { mode: 0o600, flag: "wx" });
   } catch (error) {
     // Another process created it first: use theirs.
     if ((error as NodeJS.ErrnoException).code === "EEXIST") return { key: parseSecretsKey(readFileSync(path, "utf8")), source: "file", path };

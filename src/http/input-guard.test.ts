@@ -6,7 +6,7 @@ import { MAX_JSON_DEPTH } from "./input-guard.ts";
 import { createHttpServer } from "./server.ts";
 
 const json = { "content-type": "application/json" };
-const nested = (levels: number) => '{"a":'.repeat(levels - 1) + "{}" + "}".repeat(levels - 1);
+const nested = (levels: number) => `${'{"a":'.repeat(levels - 1)}{}${"}".repeat(levels - 1)}`;
 
 describe("the input guard", () => {
   let server: FastifyInstance;

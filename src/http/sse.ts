@@ -87,7 +87,7 @@ export class SseWriter {
     if (this.closed) return;
     let frame = `event: ${event}\ndata: ${JSON.stringify(data ?? null)}\n`;
     if (id !== undefined) frame += `id: ${id}\n`;
-    if (!this.reply.raw.write(frame + "\n")) await this.drained();
+    if (!this.reply.raw.write(`${frame}\n`)) await this.drained();
   }
 
   /** A heartbeat; skipped while the socket is backed up (the client is busy reading anyway). */

@@ -62,7 +62,10 @@ describe("readGitUrl", () => {
   it("never throws, and reads its canonical text back as itself", () => {
     const pieces = ["http://", "https://", "ssh://", "git://", "git@", "h", "127.0.0.2", "[::1]", ":80", ":", "/", "@", "\\", "%40", "%C3%A9", "[", "]", ".", "..", "~", "-", "#", "?", " ", "é", "\u0000", "x.git"];
     let state = 31;
-    const next = (n: number) => ((state = (state * 1103515245 + 12345) % 2147483648), state % n);
+    const next = (n: number) => {
+      state = (state * 1103515245 + 12345) % 2147483648;
+      return state % n;
+    };
     let accepted = 0;
     for (let i = 0; i < 20_000; i++) {
       let raw = "";

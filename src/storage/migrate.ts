@@ -50,7 +50,7 @@ export function splitStatements(sql: string): string[] {
   let inDollar = false;
   for (const line of sql.split("\n")) {
     if (line.trim().startsWith("--") && !inDollar) continue;
-    current += line + "\n";
+    current += `${line}\n`;
     if ((line.match(/\$\$/g)?.length ?? 0) % 2 === 1) inDollar = !inDollar;
     if (!inDollar && line.trimEnd().endsWith(";")) {
       statements.push(current.trim());

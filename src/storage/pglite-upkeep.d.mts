@@ -20,6 +20,6 @@ export interface UpkeepStep {
 
 export function planUpkeep(tables: TableStats[], settingRows: Array<{ name: string; value: number }>): UpkeepStep[];
 export function runUpkeep(pg: {
-  query: (sql: string) => Promise<{ rows: any[] }>;
+  query: (sql: string) => Promise<{ rows: unknown[] }>;
   exec: (sql: string) => Promise<unknown>;
 }): Promise<{ done: Array<UpkeepStep & { ms: number }>; failed: Array<UpkeepStep & { error: unknown }>; oldestOther: { name: string; xidAge: number } | undefined }>;

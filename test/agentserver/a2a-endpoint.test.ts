@@ -89,7 +89,7 @@ describe.each(BACKENDS)("A2A endpoint on %s", (backend) => {
     expect((await agent.client.runs.get(task.contextId, task.id)).status).toBe("interrupted");
     const rest: StreamResponse[] = [];
     for await (const event of stream) rest.push(event);
-    expect((rest.at(-1)?.payload?.value as { status?: { state: TaskState } }).status?.state).toBe(TaskState.TASK_STATE_CANCELED);
+    expect((rest.at(-1)?.payload?.value as { status?: { state: TaskState } } | undefined)?.status?.state).toBe(TaskState.TASK_STATE_CANCELED);
     // An ended task cannot be cancelled again.
     await expect(slow.cancelTask({ tenant: "", id: task.id, metadata: undefined })).rejects.toThrow(/cannot be canceled/);
   });

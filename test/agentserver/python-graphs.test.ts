@@ -221,7 +221,7 @@ describe.each(BACKENDS)("Python graphs (%s)", (backend) => {
   it("fires a thread cron on a Python graph", async () => {
     const thread = await agent.client.threads.create();
     const cron = await agent.client.crons.createForThread(thread.thread_id, "echo", { schedule: "* * * * * *", input: { messages: [{ role: "user", content: "tick" }] } });
-    await until(async () => ((await agent.client.threads.getState(thread.thread_id)).values as { messages?: unknown[] }).messages?.length! >= 4);
+    await until(async () => (((await agent.client.threads.getState(thread.thread_id)).values as { messages?: unknown[] }).messages?.length ?? 0) >= 4);
     await agent.client.crons.delete(cron.cron_id);
     const said = ((await agent.client.threads.getState(thread.thread_id)).values as { messages: { content: string }[] }).messages.map((m) => m.content);
     expect(said.slice(0, 4)).toEqual(["tick", "You said: tick", "tick", "You said: tick"]);

@@ -71,7 +71,7 @@ describe.each(BACKENDS)("hostile input to the control plane on %s", (backend) =>
 
   it("refuses JSON nested 10,000 deep, naming the field", async () => {
     const before = await names();
-    const deep = '{"a":'.repeat(10_000) + "1" + "}".repeat(10_000);
+    const deep = `${'{"a":'.repeat(10_000)}1${"}".repeat(10_000)}`;
     expect422(await send("POST", "/v2/deployments", `{"name":"deep","source_config":${deep}}`), ["body", "source_config"], /nests deeper than 100 levels/);
     expect422(await send("POST", "/v2/listeners", `{"compute_config":${deep}}`), ["body", "compute_config"], /nests deeper/);
     expect(await names()).toEqual(before);

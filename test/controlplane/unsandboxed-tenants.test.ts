@@ -40,7 +40,10 @@ describe("slipway up without a sandbox", () => {
     expect(admin.stdout).toContain("organization_id");
 
     const refused = await startControlPlane(["--data-dir", dataDir], UNSANDBOXED).then(
-      (started) => ((cp = started), "started"),
+      (started) => {
+        cp = started;
+        return "started";
+      },
       (error: Error) => error.message,
     );
     expect(refused).toContain("deployments cannot be sandboxed here (SLIPWAY_SANDBOX=off) and this control plane has 2 organizations");

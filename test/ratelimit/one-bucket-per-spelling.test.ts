@@ -113,7 +113,7 @@ describe.each(BACKENDS)("one bucket per client and path, whatever the spelling, 
     return new Promise((resolve, reject) => {
       const socket = connect(port, "127.0.0.1", () => {
         const lines = [`GET ${target} HTTP/1.1`, "Host: 127.0.0.1", "Connection: close", ...Object.entries(headers).map(([k, v]) => `${k}: ${v}`)];
-        socket.write(lines.join("\r\n") + "\r\n\r\n");
+        socket.write(`${lines.join("\r\n")}\r\n\r\n`);
       });
       let head = "";
       socket.setEncoding("latin1");

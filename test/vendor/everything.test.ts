@@ -6,7 +6,7 @@ import { Client } from "@langchain/langgraph-sdk";
 import { RemoteGraph } from "@langchain/langgraph/remote";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { spawnAgent, type AgentProcess } from "../support/agent-process.ts";
-import { partsAlike, runAlike, stateAlike, type Part } from "./known-differences.ts";
+import { partsAlike, stateAlike, type Part } from "./known-differences.ts";
 import { keysOf, normalise, without } from "./normalise.ts";
 import { startVendorServer, type VendorServer } from "./vendor-server.ts";
 

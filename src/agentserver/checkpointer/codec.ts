@@ -73,7 +73,7 @@ export async function dumpBlobs(
   const columns: BlobColumns = { channels: [], versions: [], types: [], values: [] };
   for (const [channel, version] of Object.entries(newVersions)) {
     // A channel with a new version and no value was emptied: no blob means absent.
-    if (!Object.prototype.hasOwnProperty.call(values, channel) || values[channel] === undefined) continue;
+    if (!Object.hasOwn(values, channel) || values[channel] === undefined) continue;
     const [type, bytes] = await serde.dumpsTyped(values[channel]);
     columns.channels.push(channel);
     columns.versions.push(String(version));

@@ -109,7 +109,11 @@ export class RunTail {
   ): void {
     this.latest = { checkpoint, metadata, parentId };
     this.latestStored = stored && { skeleton: stored.skeleton, metadata: stored.metadata };
-    if (stored) stored.blobs.channels.forEach((channel, i) => this.channelBytes.set(channel, [stored.blobs.types[i], stored.blobs.values[i]]));
+    if (stored) {
+      stored.blobs.channels.forEach((channel, i) => {
+        this.channelBytes.set(channel, [stored.blobs.types[i], stored.blobs.values[i]]);
+      });
+    }
     // Ids are time-ordered (uuid6): writes of older checkpoints are no longer wanted.
     for (const id of this.writes.keys()) if (id < checkpoint.id) this.writes.delete(id);
   }

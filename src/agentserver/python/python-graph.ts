@@ -135,7 +135,10 @@ export class PythonGraph implements GraphLike {
           if (state && typeof threadId === "string") this.runEnds.keep(threadId, state);
           finished = true;
         },
-        (error: Error) => ((failure = error), (finished = true)),
+        (error: Error) => {
+          failure = error;
+          finished = true;
+        },
       )
       .finally(() => wake?.());
     return (async function* () {

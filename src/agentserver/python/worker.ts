@@ -201,8 +201,14 @@ export class PythonWorker {
       const done = () => signal?.removeEventListener("abort", onAbort);
       this.requests.set(id, {
         ...handlers,
-        resolve: (value) => (done(), resolve(value)),
-        reject: (error) => (done(), reject(error)),
+        resolve: (value) => {
+          done();
+          resolve(value);
+        },
+        reject: (error) => {
+          done();
+          reject(error);
+        },
       });
       writeFrame(socket, { id, op, ...args });
       if (signal?.aborted) onAbort();
@@ -214,7 +220,7 @@ export class PythonWorker {
     if (typeof message.cb === "number") return void this.answerCallback(message);
     const pending = this.requests.get(message.id as number);
     if (!pending) return; // a cancel's own answer, or a request already failed
-    if ("chunk" in message) return pending.onChunk?.(message.chunk);
+    if ("chunk" in message) return void pending.onChunk?.(message.chunk);
     this.requests.delete(message.id as number);
     if (message.error) {
       const error = message.error as { type: string; message: string; traceback?: string };

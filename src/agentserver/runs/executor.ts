@@ -47,7 +47,7 @@ export async function executeGraph(options: ExecuteOptions): Promise<ExecutionOu
   const kwargs = run.kwargs;
   const config = buildConfig(run, assistant, options.graphs.langgraphVersion(assistant.graph_id) ?? LANGGRAPH_JS_VERSION);
   const plan = planStream(kwargs.stream_mode, kwargs.stream_subgraphs);
-  let finalValues: unknown = undefined;
+  let finalValues: unknown;
   let sent: WireValues | undefined;
   const seeValues = (seen: { values?: unknown; sent?: WireValues }) => {
     if (!("values" in seen)) return;

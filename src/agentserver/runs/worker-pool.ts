@@ -33,6 +33,7 @@ export interface WorkerPoolOptions {
  * Executes one claimed run to its end; provided by runs/attempt.ts. It may come back with
  * the thread's next run, claimed for this pool with the end (`control.claimNext`).
  */
+// biome-ignore lint/suspicious/noConfusingVoidType: a runner with no next run may be an async function that returns nothing.
 export type AttemptRunner = (run: RunRow, control: AttemptControl) => Promise<NextRun | undefined | void>;
 
 /**

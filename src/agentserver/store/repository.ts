@@ -33,7 +33,11 @@ const LIVE = (now: string) => `(expires_at IS NULL OR expires_at > ${now}::times
 /** Placeholders for one statement: `add(value)` returns `$n`. */
 function parameters() {
   const values: unknown[] = [];
-  return { values, add: (value: unknown) => (values.push(value), `$${values.length}`) };
+  const add = (value: unknown) => {
+    values.push(value);
+    return `$${values.length}`;
+  };
+  return { values, add };
 }
 
 /** The rows at `path` or below it; see the comment on the column for the range. */
@@ -182,14 +186,16 @@ export async function listNamespaces(db: Queryable, query: NamespaceQuery, now: 
   if (head.length) inner.push(underPrefix(head.join("."), add));
   if (prefix.length) {
     outer.push(`cardinality(labels) >= ${prefix.length}`);
-    prefix.forEach((label, i) => label !== "*" && outer.push(`labels[${i + 1}] = ${add(label)}::text`));
+    prefix.forEach((label, i) => {
+      if (label !== "*") outer.push(`labels[${i + 1}] = ${add(label)}::text`);
+    });
   }
   const suffix = query.suffix ?? [];
   if (suffix.length) {
     outer.push(`cardinality(labels) >= ${suffix.length}`);
-    suffix.forEach(
-      (label, i) => label !== "*" && outer.push(`labels[cardinality(labels) - ${suffix.length - 1 - i}] = ${add(label)}::text`),
-    );
+    suffix.forEach((label, i) => {
+      if (label !== "*") outer.push(`labels[cardinality(labels) - ${suffix.length - 1 - i}] = ${add(label)}::text`);
+    });
   }
   const path = query.maxDepth === undefined ? "namespace_path" : `array_to_string(labels[1:${add(query.maxDepth)}::int], '.')`;
   const sql = `SELECT DISTINCT ${path} COLLATE "C" AS path FROM (

@@ -230,7 +230,7 @@ function logCheckLine(log: LogWriter, line: string, stream: "stdout" | "stderr")
   if (stream === "stderr" && line.startsWith('{"level":"warn"')) {
     try {
       const { msg } = JSON.parse(line) as { msg?: unknown };
-      if (typeof msg === "string") return log.line("WARNING", msg);
+      if (typeof msg === "string") return void log.line("WARNING", msg);
     } catch {
       // not one of the check's own lines: shown as it is
     }

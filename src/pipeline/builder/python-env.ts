@@ -41,7 +41,7 @@ export interface PythonEnvRequest {
  * addendum). Returns its folder.
  */
 export async function preparePythonEnv(request: PythonEnvRequest): Promise<string> {
-  const { config, log, interpreter } = request;
+  const { log, interpreter } = request;
   const installer = chooseInstaller(request);
   const key = pythonEnvKey(request, installer.name);
   const link = join(request.cacheDir, "python-envs", key);

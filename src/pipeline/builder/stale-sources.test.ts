@@ -6,7 +6,9 @@ import { removeFetchedSource, removeStaleSources } from "./stale-sources.ts";
 
 describe("fetched sources a build never took over", () => {
   const roots: string[] = [];
-  afterEach(() => roots.splice(0).forEach((root) => rmSync(root, { recursive: true, force: true })));
+  afterEach(() => {
+    for (const root of roots.splice(0)) rmSync(root, { recursive: true, force: true });
+  });
   function dataDir(): string {
     const root = mkdtempSync(join(tmpdir(), "slipway-stale-"));
     roots.push(root);

@@ -6,7 +6,6 @@ import { revisionPython } from "../builder/python-link.ts";
 import { childEnv } from "../child-env.ts";
 import type { PipelineDeps } from "../context.ts";
 import { StepFailure } from "../failure.ts";
-import type { LogWriter } from "../log-writer.ts";
 import { AgentProcess } from "./agent-process.ts";
 import { agentEnvironment, replicaShape } from "./agent-env.ts";
 import type { DeploymentStorage } from "./deployment-storage.ts";

@@ -42,13 +42,13 @@ function header(path, size, mtime) {
   put(name, 0, 100);
   // mode, uid, gid, size, mtime: octal numbers ending in NUL.
   const numbers = [[100, 8, 0o644], [108, 8, 0], [116, 8, 0], [124, 12, size], [136, 12, Math.floor(mtime / 1000)]];
-  for (const [offset, length, value] of numbers) put(value.toString(8).padStart(length - 1, "0") + "\0", offset, length);
+  for (const [offset, length, value] of numbers) put(`${value.toString(8).padStart(length - 1, "0")}\0`, offset, length);
   put("        ", 148, 8);
   put("0", 156, 1);
   put("ustar\u000000", 257, 8);
   put(prefix, 345, 155);
   let sum = 0;
   for (const byte of block) sum += byte;
-  put(sum.toString(8).padStart(6, "0") + "\0 ", 148, 8);
+  put(`${sum.toString(8).padStart(6, "0")}\0 `, 148, 8);
   return block;
 }

@@ -98,7 +98,7 @@ export class ContainerReplica implements Replica {
 
   private onLine(line: string): void {
     const listening = "socketPath" in this.spec.listen ? parseListening(line) : undefined;
-    if (!listening) return this.spec.log.info(line);
+    if (!listening) return void this.spec.log.info(line);
     this.endpoint = listening.endpoint;
     this.cors = listening.cors;
     this.spec.log.info(`[${this.spec.name}] listening on ${describeEndpoint(listening.endpoint)}.`);

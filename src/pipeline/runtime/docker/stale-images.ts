@@ -41,5 +41,5 @@ export async function removeStaleImages(docker: DockerCli, currentRuntimeTag: st
 
 function rank(kind: string): number {
   const index = ORDER.indexOf(kind);
-  return index < 0 ? 0 : index;
+  return Math.max(index, 0);
 }

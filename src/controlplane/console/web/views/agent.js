@@ -124,7 +124,7 @@ export function renderAgent(main, id) {
       agent(id, "POST", `/threads/${thread.thread_id}/history`, { limit: 10 }),
     ]);
     state.textContent =
-      `Thread ${thread.thread_id} (${thread.status}), ${history.length} recent checkpoints\n` + JSON.stringify(current.values, null, 2);
+      `Thread ${thread.thread_id} (${thread.status}), ${history.length} recent checkpoints\n${JSON.stringify(current.values, null, 2)}`;
   }
 
   const stop = poll(async (signal) => {

@@ -51,7 +51,11 @@ export function renderDeployments(main) {
       if (known) known.row.replaceWith(row);
       rows.set(deployment.id, { signature, row });
     });
-    for (const [id, known] of rows) if (!seen.has(id)) (known.row.remove(), rows.delete(id));
+    for (const [id, known] of rows) {
+      if (seen.has(id)) continue;
+      known.row.remove();
+      rows.delete(id);
+    }
     // Keep the server's order (newest first).
     body.append(...deployments.map((d) => rows.get(d.id).row));
     empty.hidden = deployments.length > 0;

@@ -31,7 +31,7 @@ async function start(backend: BackendName) {
   return { client, server: running.server, update, observe };
 }
 
-describe.each(BACKENDS)("state updates in a transaction answer as before (%s)", (backend) => {
+describe.each(BACKENDS)("every kind of state update answers from inside its transaction (%s)", (backend) => {
   it("subgraph namespaces, as_node, forks, special nodes and a thread without checkpoints", async () => {
     const { client, update, observe } = await start(backend);
 

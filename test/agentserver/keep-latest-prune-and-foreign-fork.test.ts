@@ -8,8 +8,8 @@ import type { Database } from "../../src/storage/database.ts";
 import { ai, contents, expectOneLine, expectRunLineWhole, human, settle } from "../support/thread-history.ts";
 
 /**
- * Review of bd33edc (keep_latest prune in one transaction under the thread lock) and
- * ed0ec8f (a state update from a checkpoint the thread does not have answers 422).
+ * A keep_latest prune runs in one transaction under the thread lock, beside deletes, runs
+ * and the TTL sweep; a state update from a checkpoint the thread does not have answers 422.
  * Every call here must answer (never hang: PGlite has one connection) and never 500.
  */
 const servers = serverPerTest();

@@ -8,7 +8,7 @@ import { renderCpu, type Column } from "../../bench/agent/report.ts";
 import type { WorkloadResult } from "../../bench/agent/workload.ts";
 
 /**
- * Review of the bench's CPU accounting: the CPU of a process that ended during the
+ * The bench's CPU accounting: the CPU of a process that ended during the
  * phase (a PostgreSQL backend whose connection closed, a server's child process) is
  * still the tree's, and a phase too short for the machine to count renders no Infinity.
  */
