@@ -70,12 +70,20 @@ function plans(): Plan[] {
   const list: Plan[] = [];
   if (wanted.has("py")) list.push({ label: "ours py (PGlite)", start: () => startOurs(repoRoot, "ours py (PGlite)", {}, py) });
   if (wanted.has("py-postgres") && pg) {
-    list.push({ label: "ours py (PostgreSQL)", postgres: true, start: () => startOurs(repoRoot, "ours py (PostgreSQL)", { databaseUrl: pg.databaseUrl, schema: `${pgSchema}_py` }, py) });
+    list.push({
+      label: "ours py (PostgreSQL)",
+      postgres: true,
+      start: () => startOurs(repoRoot, "ours py (PostgreSQL)", { databaseUrl: pg.databaseUrl, schema: `${pgSchema}_py` }, py),
+    });
   }
   if (wanted.has("vendor")) list.push({ label: "vendor py", start: () => startVendorPython(repoRoot, python) });
   if (wanted.has("js")) list.push({ label: "ours js (PGlite)", start: () => startOurs(repoRoot, "ours js (PGlite)", {}, js) });
   if (wanted.has("js-postgres") && pg) {
-    list.push({ label: "ours js (PostgreSQL)", postgres: true, start: () => startOurs(repoRoot, "ours js (PostgreSQL)", { databaseUrl: pg.databaseUrl, schema: `${pgSchema}_js` }, js) });
+    list.push({
+      label: "ours js (PostgreSQL)",
+      postgres: true,
+      start: () => startOurs(repoRoot, "ours js (PostgreSQL)", { databaseUrl: pg.databaseUrl, schema: `${pgSchema}_js` }, js),
+    });
   }
   return list;
 }

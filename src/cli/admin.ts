@@ -71,7 +71,11 @@ export function registerAdminCommand(program: CommandType): void {
       .action((flags) =>
         withTenancy(flags, async (tenancy) => {
           const keys = await tenancy.listApiKeys(flags.organizationId);
-          print(flags, keys, keys.map((k) => `${k.id}  ${k.prefix}…  ${k.workspace_id ?? "(organization)"}  ${k.revoked ? "revoked" : "live"}  ${k.description}`));
+          print(
+            flags,
+            keys,
+            keys.map((k) => `${k.id}  ${k.prefix}…  ${k.workspace_id ?? "(organization)"}  ${k.revoked ? "revoked" : "live"}  ${k.description}`),
+          );
         }),
       ),
   );

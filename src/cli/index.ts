@@ -13,10 +13,7 @@ import { EXIT } from "./support/exit.ts";
 import { SLIPWAY_VERSION } from "../config/version.ts";
 
 /** `slipway <command>`: one file per command under src/cli/. */
-const program = new Command()
-  .name("slipway")
-  .description("Open, self-hostable platform for LangGraph agents")
-  .version(SLIPWAY_VERSION);
+const program = new Command().name("slipway").description("Open, self-hostable platform for LangGraph agents").version(SLIPWAY_VERSION);
 
 registerUpCommand(program);
 registerAgentCommand(program);

@@ -17,7 +17,11 @@ export function registerUpCommand(program: CommandType): void {
     .description("Serve the control plane (/v1, /v2, also under /api-host; docs at /docs)")
     .option("--port <port>", `port to listen on, 0 picks a free one (env SLIPWAY_PORT; default: ${defaults.port})`, undefined)
     .option("--host <host>", `address to bind (env SLIPWAY_HOST; default: ${defaults.host})`, undefined)
-    .option("--data-dir <dir>", `embedded database, secrets.key and lock file (env SLIPWAY_DATA_DIR; default: ${relative(process.cwd(), defaults.dataDir) || "."})`, undefined)
+    .option(
+      "--data-dir <dir>",
+      `embedded database, secrets.key and lock file (env SLIPWAY_DATA_DIR; default: ${relative(process.cwd(), defaults.dataDir) || "."})`,
+      undefined,
+    )
     .option("--database-url <url>", "PostgreSQL server instead of the embedded database (env SLIPWAY_DATABASE_URL; default: embedded)")
     .option("--region <region>", `us or eu: selects the rate-limit table (env SLIPWAY_REGION; default: ${defaults.region})`, undefined)
     .option(
@@ -28,8 +32,14 @@ export function registerUpCommand(program: CommandType): void {
       "--max-deployments-per-workspace <n>",
       `deployments a workspace may have; more are refused with 403 (env SLIPWAY_MAX_DEPLOYMENTS_PER_WORKSPACE; 0: no limit; default: ${defaults.maxDeploymentsPerWorkspace})`,
     )
-    .option("--allow-unsandboxed", "serve several organizations although deployments cannot be sandboxed here: their code could then read each other's data (env SLIPWAY_ALLOW_UNSANDBOXED=1; see docs/security.md, Isolation)")
-    .option("--runtime <runtime>", "what runs deployments: local (sandboxed processes) or docker (a container per replica; needs dockerd) (env SLIPWAY_RUNTIME; default: local)")
+    .option(
+      "--allow-unsandboxed",
+      "serve several organizations although deployments cannot be sandboxed here: their code could then read each other's data (env SLIPWAY_ALLOW_UNSANDBOXED=1; see docs/security.md, Isolation)",
+    )
+    .option(
+      "--runtime <runtime>",
+      "what runs deployments: local (sandboxed processes) or docker (a container per replica; needs dockerd) (env SLIPWAY_RUNTIME; default: local)",
+    )
     .option("--docker-host <url>", "where dockerd listens, for --runtime docker (env SLIPWAY_DOCKER_HOST; default: the docker CLI's)")
     .option(
       "--docker-base-image <image>",
@@ -81,7 +91,8 @@ async function serve(flags: UpFlags): Promise<void> {
   const config = resolveControlPlaneConfig(flags);
   const pipeline = pipelineSettingsFromEnv(process.env, { buildEnv: flags.buildEnv, sleepAfter: flags.sleepAfter });
   const docker = dockerChoice(flags);
-  if (docker && pipeline.sleepAfterMinutes > 0) throw new Error("--sleep-after: deployments do not sleep on the Docker runtime; leave it out, or use the local runtime");
+  if (docker && pipeline.sleepAfterMinutes > 0)
+    throw new Error("--sleep-after: deployments do not sleep on the Docker runtime; leave it out, or use the local runtime");
   const server = await startControlPlane({
     config,
     pipeline,

@@ -107,7 +107,10 @@ function deploymentQuota(value: string | number | undefined): number {
 
 /** A comma-separated list of host names or IP literals; a URL or a CIDR is refused at start. */
 function hostList(value: string, setting: string): string[] {
-  const hosts = value.split(",").map((h) => h.trim()).filter(Boolean);
+  const hosts = value
+    .split(",")
+    .map((h) => h.trim())
+    .filter(Boolean);
   for (const host of hosts) {
     if (!canonicalIp(host) && !/^[a-z0-9_]([a-z0-9_.-]*[a-z0-9_.])?$/i.test(host)) {
       throw new Error(`${setting}: '${host}' is not a host name or an IP address (give names like git.internal or 127.0.0.1, comma-separated)`);

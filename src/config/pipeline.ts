@@ -82,10 +82,21 @@ export function pipelineSettingsFromEnv(env: Env = process.env, flags: { buildEn
     pushQuietMs: seconds("SLIPWAY_PUSH_QUIET_SECONDS", PIPELINE_DEFAULTS.pushQuietMs),
     jobLeaseMs: seconds("SLIPWAY_JOB_LEASE_SECONDS", PIPELINE_DEFAULTS.jobLeaseMs),
     buildEnv: parseBuildEnvNames(flags.buildEnv ?? env.SLIPWAY_BUILD_ENV),
-    sleepAfterMinutes: wholeNumber("--sleep-after (SLIPWAY_SLEEP_AFTER_MINUTES)", flags.sleepAfter ?? env.SLIPWAY_SLEEP_AFTER_MINUTES, PIPELINE_DEFAULTS.sleepAfterMinutes, MAX_SLEEP_AFTER_MINUTES),
+    sleepAfterMinutes: wholeNumber(
+      "--sleep-after (SLIPWAY_SLEEP_AFTER_MINUTES)",
+      flags.sleepAfter ?? env.SLIPWAY_SLEEP_AFTER_MINUTES,
+      PIPELINE_DEFAULTS.sleepAfterMinutes,
+      MAX_SLEEP_AFTER_MINUTES,
+    ),
     sleepMinuteMs: wholeNumber("SLIPWAY_SLEEP_MINUTE_MS", env.SLIPWAY_SLEEP_MINUTE_MS, PIPELINE_DEFAULTS.sleepMinuteMs, 60_000, 1),
     keepBuilds: wholeNumber("SLIPWAY_KEEP_BUILDS", env.SLIPWAY_KEEP_BUILDS, PIPELINE_DEFAULTS.keepBuilds, 1000, 1),
-    packageCacheLimitMb: wholeNumber("SLIPWAY_PACKAGE_CACHE_LIMIT_MB", env.SLIPWAY_PACKAGE_CACHE_LIMIT_MB, PIPELINE_DEFAULTS.packageCacheLimitMb, 10_000_000, 1),
+    packageCacheLimitMb: wholeNumber(
+      "SLIPWAY_PACKAGE_CACHE_LIMIT_MB",
+      env.SLIPWAY_PACKAGE_CACHE_LIMIT_MB,
+      PIPELINE_DEFAULTS.packageCacheLimitMb,
+      10_000_000,
+      1,
+    ),
   };
 }
 

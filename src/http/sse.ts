@@ -40,7 +40,11 @@ export class SseWriter {
 
   private readonly registry: Set<SseWriter>;
 
-  constructor(request: FastifyRequest, private readonly reply: FastifyReply, options: SseOptions = {}) {
+  constructor(
+    request: FastifyRequest,
+    private readonly reply: FastifyReply,
+    options: SseOptions = {},
+  ) {
     reply.hijack();
     // Keyed by the Node server, which every encapsulated Fastify context shares.
     const server = request.server.server;

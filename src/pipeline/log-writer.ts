@@ -100,7 +100,10 @@ export class LogWriter {
 
   private clean(text: string): string {
     // eslint-disable-next-line no-control-regex
-    const plain = this.redact(text).replace(/\u001b\[[0-9;?]*[A-Za-z]/g, "").replace(/\u0000/g, "").trimEnd();
+    const plain = this.redact(text)
+      .replace(/\u001b\[[0-9;?]*[A-Za-z]/g, "")
+      .replace(/\u0000/g, "")
+      .trimEnd();
     return plain.length > MAX_LINE ? `${plain.slice(0, MAX_LINE)}… (${plain.length - MAX_LINE} more characters)` : plain;
   }
 }

@@ -104,7 +104,11 @@ class LimitHook {
     } catch (error) {
       return void done(asHttpError(error));
     }
-    if (decision instanceof Promise) decision.then((value) => finish(request, reply, value, done), (error: unknown) => done(asHttpError(error)));
+    if (decision instanceof Promise)
+      decision.then(
+        (value) => finish(request, reply, value, done),
+        (error: unknown) => done(asHttpError(error)),
+      );
     else finish(request, reply, decision, done);
   }
 }

@@ -13,7 +13,17 @@ import type { AgentEndpoint } from "../pipeline/runtime/agent-endpoint.ts";
  */
 
 /** Hop-by-hop headers (RFC 9110 §7.6.1) are the two connections' own business. */
-const HOP_BY_HOP = new Set(["connection", "keep-alive", "proxy-connection", "proxy-authenticate", "proxy-authorization", "te", "trailer", "transfer-encoding", "upgrade"]);
+const HOP_BY_HOP = new Set([
+  "connection",
+  "keep-alive",
+  "proxy-connection",
+  "proxy-authenticate",
+  "proxy-authorization",
+  "te",
+  "trailer",
+  "transfer-encoding",
+  "upgrade",
+]);
 
 /** Answers up to this size, with a Content-Length, are sent in one write. */
 const BUFFERED_MAX_BYTES = 256 * 1024;

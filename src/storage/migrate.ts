@@ -24,9 +24,7 @@ export async function migrate(db: Database, component: Component): Promise<numbe
       name text NOT NULL,
       applied_at timestamptz NOT NULL DEFAULT now()
     )`);
-    const applied = new Set(
-      (await tx.query<{ version: number }>("SELECT version FROM schema_migrations")).map((r) => r.version),
-    );
+    const applied = new Set((await tx.query<{ version: number }>("SELECT version FROM schema_migrations")).map((r) => r.version));
     const done: number[] = [];
     for (const name of files) {
       const version = Number(MIGRATION_FILE.exec(name)![1]);

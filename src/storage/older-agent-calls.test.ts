@@ -37,7 +37,22 @@ describe.each(BACKENDS)("stored functions older agent versions call (%s)", (back
     const threadId = randomUUID();
     const queued = await db!.query<{ status: string; metadata: unknown }>(
       `SELECT status, metadata FROM enqueue_run($1, $2, $3, $4, $5::jsonb, $6, $7::jsonb, $8::jsonb, $9, $10, $11::jsonb, $12, $13, $14)`,
-      [runId, threadId, true, false, JSON.stringify({ graph_id: "g" }), randomUUID(), JSON.stringify({ run: 1 }), "{}", "enqueue", 0, "{}", "worker-0022", 30, null],
+      [
+        runId,
+        threadId,
+        true,
+        false,
+        JSON.stringify({ graph_id: "g" }),
+        randomUUID(),
+        JSON.stringify({ run: 1 }),
+        "{}",
+        "enqueue",
+        0,
+        "{}",
+        "worker-0022",
+        30,
+        null,
+      ],
     );
     expect(queued).toEqual([{ status: "running", metadata: { graph_id: "g", run: 1 } }]);
     expect(await endRun(runId, threadId, "worker-0022")).toBe(true);
@@ -62,8 +77,7 @@ describe.each(BACKENDS)("stored functions older agent versions call (%s)", (back
   });
 
   it("signatures that only versions before 0022 called are gone", async () => {
-    const exists = async (signature: string) =>
-      (await db!.query<{ found: boolean }>("SELECT to_regprocedure($1) IS NOT NULL AS found", [signature]))[0]?.found;
+    const exists = async (signature: string) => (await db!.query<{ found: boolean }>("SELECT to_regprocedure($1) IS NOT NULL AS found", [signature]))[0]?.found;
     // Dropped by 0025: queued by the code of 0007 to 0021.
     expect(await exists("enqueue_run(uuid, uuid, boolean, boolean, jsonb, uuid, jsonb, jsonb, text, float8)")).toBe(false);
     expect(await exists("enqueue_run(uuid, uuid, boolean, boolean, jsonb, uuid, jsonb, jsonb, text, float8, jsonb)")).toBe(false);

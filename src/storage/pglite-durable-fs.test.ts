@@ -18,7 +18,13 @@ describe("the embedded database's durability", () => {
 
   it("flushes the WAL to the disk at each commit (PGlite's own filesystem never does)", async () => {
     let syncs = 0;
-    const pg = new PGlite({ fs: new DurableNodeFS(dataDir, (fd) => (syncs++, fsyncSync(fd))) as never, startParams: DURABLE_START });
+    const pg = new PGlite({
+      fs: new DurableNodeFS(dataDir, (fd) => {
+        syncs++;
+        fsyncSync(fd);
+      }) as never,
+      startParams: DURABLE_START,
+    });
     await pg.waitReady;
     await pg.exec("CREATE TABLE t (n int)");
     const before = syncs;
@@ -29,7 +35,9 @@ describe("the embedded database's durability", () => {
 
   it("is opened with fsync on, unless the operator turns it off for throwaway data", async () => {
     const db = await openPglite(dataDir, "probe", { template: "" });
-    expect(await db.query("SELECT current_setting('fsync') AS fsync, current_setting('wal_sync_method') AS method")).toEqual([{ fsync: "on", method: "fsync" }]);
+    expect(await db.query("SELECT current_setting('fsync') AS fsync, current_setting('wal_sync_method') AS method")).toEqual([
+      { fsync: "on", method: "fsync" },
+    ]);
     expect(await db.query("SELECT count(*)::int AS n FROM public.t")).toEqual([{ n: 5 }]);
     await db.close();
     expect(embeddedFsync({})).toBe(true);

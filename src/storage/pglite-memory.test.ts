@@ -40,7 +40,9 @@ describe("the embedded database's buffer cache", () => {
 
   it("refuses a size PostgreSQL would refuse, or one without a unit, by name", () => {
     for (const value of ["64kB", "16", "2GB", "16 MB", "-1MB", "16mb"]) {
-      expect(() => sharedBuffersSetting({ SLIPWAY_PGLITE_SHARED_BUFFERS: value }), value).toThrow(/SLIPWAY_PGLITE_SHARED_BUFFERS must be a size from 128kB to 1GB/);
+      expect(() => sharedBuffersSetting({ SLIPWAY_PGLITE_SHARED_BUFFERS: value }), value).toThrow(
+        /SLIPWAY_PGLITE_SHARED_BUFFERS must be a size from 128kB to 1GB/,
+      );
     }
     expect(sharedBuffersSetting({ SLIPWAY_PGLITE_SHARED_BUFFERS: "128kB" })).toBe("128kB");
     expect(sharedBuffersSetting({})).toBe("16MB");

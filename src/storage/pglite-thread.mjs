@@ -16,7 +16,8 @@ import { serveOnSocket } from "./pglite-sharing.mjs";
 import { runUpkeep } from "./pglite-upkeep.mjs";
 
 const port = /** @type {import("node:worker_threads").MessagePort} */ (parentPort);
-const { dataDir, schema, template, upkeepEveryMs, sharedBuffers } = /** @type {{ dataDir: string; schema: string; template?: string; upkeepEveryMs?: number; sharedBuffers?: string }} */ (workerData);
+const { dataDir, schema, template, upkeepEveryMs, sharedBuffers } =
+  /** @type {{ dataDir: string; schema: string; template?: string; upkeepEveryMs?: number; sharedBuffers?: string }} */ (workerData);
 
 /** @type {PGlite} */
 let pg;
@@ -61,7 +62,16 @@ function templateFor(dir) {
  * Errors of PGlite's WebAssembly filesystem carry only a WASI errno (no message); these
  * are the ones a data directory meets.
  */
-const WASI_ERRNO = { 2: "EACCES: permission denied", 20: "EEXIST: file exists", 31: "EISDIR: is a directory", 44: "ENOENT: no such file or directory", 51: "ENOSPC: no space left on device", 54: "ENOTDIR: not a directory", 63: "EPERM: operation not permitted", 69: "EROFS: read-only file system" };
+const WASI_ERRNO = {
+  2: "EACCES: permission denied",
+  20: "EEXIST: file exists",
+  31: "EISDIR: is a directory",
+  44: "ENOENT: no such file or directory",
+  51: "ENOSPC: no space left on device",
+  54: "ENOTDIR: not a directory",
+  63: "EPERM: operation not permitted",
+  69: "EROFS: read-only file system",
+};
 
 /** A readable message for anything thrown, never "[object Object]". */
 function messageOf(error) {
@@ -243,7 +253,9 @@ function runTogether() {
   prepared.queryMany(batch).then(
     (results) =>
       port.postMessage({
-        answers: results.map((result, i) => ("error" in result ? { id: batch[i].id, error: plainError(result.error) } : { id: batch[i].id, rows: result.rows })),
+        answers: results.map((result, i) =>
+          "error" in result ? { id: batch[i].id, error: plainError(result.error) } : { id: batch[i].id, rows: result.rows },
+        ),
       }),
     (error) => port.postMessage({ answers: batch.map(({ id }) => ({ id, error: plainError(error) })) }),
   );

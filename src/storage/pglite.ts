@@ -29,7 +29,9 @@ export function sharedBuffersSetting(env: NodeJS.ProcessEnv = process.env): stri
   const kB = size ? Number(size[1]) * { kB: 1, MB: 1024, GB: 1024 * 1024 }[size[2] as "kB" | "MB" | "GB"] : NaN;
   // PostgreSQL's floor, and WebAssembly's 4 GB of memory in all for the database.
   if (!(kB >= 128 && kB <= 1024 * 1024)) {
-    throw new Error(`SLIPWAY_PGLITE_SHARED_BUFFERS must be a size from 128kB to 1GB, such as 16MB (units kB, MB, GB), not ${JSON.stringify(value.slice(0, 40))}`);
+    throw new Error(
+      `SLIPWAY_PGLITE_SHARED_BUFFERS must be a size from 128kB to 1GB, such as 16MB (units kB, MB, GB), not ${JSON.stringify(value.slice(0, 40))}`,
+    );
   }
   return value;
 }
@@ -155,8 +157,7 @@ export async function openPglite(
       outbox.push({ ...message, id });
     });
   };
-  const query = <Row>(sql: string, params?: readonly unknown[], txId?: number) =>
-    call({ op: "query", sql, params: params ?? [], txId }) as Promise<Row[]>;
+  const query = <Row>(sql: string, params?: readonly unknown[], txId?: number) => call({ op: "query", sql, params: params ?? [], txId }) as Promise<Row[]>;
 
   try {
     await call({ op: "open" });

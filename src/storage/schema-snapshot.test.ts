@@ -21,16 +21,20 @@ describe.each(BACKENDS)("schema snapshots (%s)", (backend) => {
     db = undefined;
   });
 
-  it.each(COMPONENTS)("the %s migrations build the checked-in snapshot", async (component) => {
-    const target = freshBackend(backend, "snap");
-    db = target.databaseUrl ? await openPostgres(target.databaseUrl, target.schema, 1) : await openPglite(target.dataDir!, target.schema);
-    await migrate(db, component);
-    const built = await schemaSnapshot(db, target.schema, component);
-    if (target.databaseUrl) await db.query(`DROP SCHEMA ${target.schema} CASCADE`);
-    const file = snapshotFile(component);
-    const checkedIn = readFileSync(file, "utf8");
-    expect(built === checkedIn, firstDifference(checkedIn, built, file)).toBe(true);
-  }, 60_000);
+  it.each(COMPONENTS)(
+    "the %s migrations build the checked-in snapshot",
+    async (component) => {
+      const target = freshBackend(backend, "snap");
+      db = target.databaseUrl ? await openPostgres(target.databaseUrl, target.schema, 1) : await openPglite(target.dataDir!, target.schema);
+      await migrate(db, component);
+      const built = await schemaSnapshot(db, target.schema, component);
+      if (target.databaseUrl) await db.query(`DROP SCHEMA ${target.schema} CASCADE`);
+      const file = snapshotFile(component);
+      const checkedIn = readFileSync(file, "utf8");
+      expect(built === checkedIn, firstDifference(checkedIn, built, file)).toBe(true);
+    },
+    60_000,
+  );
 });
 
 /**
@@ -51,8 +55,10 @@ function firstDifference(expected: string, actual: string, file: string): string
   let i = 0;
   let j = 0;
   while (i < want.length || j < got.length) {
-    if (i < want.length && j < got.length && want[i] === got[j]) i++, j++;
-    else if (j < got.length && (i === want.length || common[i]![j + 1]! >= common[i + 1]![j]!)) lines.push(`+ ${i + 1}: ${got[j++]}`);
+    if (i < want.length && j < got.length && want[i] === got[j]) {
+      i++;
+      j++;
+    } else if (j < got.length && (i === want.length || common[i]![j + 1]! >= common[i + 1]![j]!)) lines.push(`+ ${i + 1}: ${got[j++]}`);
     else lines.push(`- ${i + 1}: ${want[i++]}`);
   }
   return [

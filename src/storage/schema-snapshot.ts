@@ -32,7 +32,7 @@ export async function schemaSnapshot(db: Queryable, schema: string, component: C
     ...(await functions(db, schema)),
     ...(await triggers(db, schema)),
   ];
-  return unqualified(parts.join("\n\n"), schema) + "\n";
+  return `${unqualified(parts.join("\n\n"), schema)}\n`;
 }
 
 /**
@@ -43,7 +43,10 @@ export async function schemaSnapshot(db: Queryable, schema: string, component: C
 async function applied(db: Queryable, component: Component): Promise<string> {
   const rows = await db.query<{ name: string }>("SELECT name FROM schema_migrations ORDER BY version");
   const hash = (name: string) =>
-    createHash("sha256").update(readFileSync(new URL(`./migrations/${component}/${name}`, import.meta.url))).digest("hex").slice(0, 16);
+    createHash("sha256")
+      .update(readFileSync(new URL(`./migrations/${component}/${name}`, import.meta.url)))
+      .digest("hex")
+      .slice(0, 16);
   return rows.map((row) => `-- applied ${row.name} sha256:${hash(row.name)}`).join("\n");
 }
 

@@ -27,7 +27,6 @@ function paxRecord(key: string, value: string): string {
   return `${length}${tail}`;
 }
 
-
 describe("uploaded source tarballs", () => {
   it("unpacks regular files and folders", async () => {
     const root = scratch();

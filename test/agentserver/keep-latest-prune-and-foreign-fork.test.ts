@@ -30,8 +30,7 @@ async function start(backend: BackendName) {
       if (response.status !== 200) throw Object.assign(new Error(JSON.stringify(body)), { status: response.status });
       return body;
     });
-  const update = (threadId: string, body: Record<string, unknown>) =>
-    settle((signal) => client.threads.updateState(threadId, { ...body, signal } as never));
+  const update = (threadId: string, body: Record<string, unknown>) => settle((signal) => client.threads.updateState(threadId, { ...body, signal } as never));
   const history = (threadId: string) => client.threads.getHistory(threadId, { limit: 100 });
   return { client, prune, update, history };
 }
@@ -79,10 +78,7 @@ describe.each(BACKENDS)("keep_latest prune of several threads at once (%s)", (ba
       await client.runs.wait(thread.thread_id, "agent", { input: human("two") });
     }
     const ids = threads.map((t) => t.thread_id);
-    const [pruned, ...deleted] = await Promise.all([
-      prune(ids, "keep_latest"),
-      ...ids.slice(0, 2).map((id) => settle(() => client.threads.delete(id))),
-    ]);
+    const [pruned, ...deleted] = await Promise.all([prune(ids, "keep_latest"), ...ids.slice(0, 2).map((id) => settle(() => client.threads.delete(id)))]);
     expect(pruned.status).toBe(200);
     expect((pruned.body as { pruned_count: number }).pruned_count).toBeGreaterThanOrEqual(2);
     for (const outcome of deleted) expect([200, 404]).toContain(outcome.status);
@@ -180,7 +176,10 @@ describe.each(BACKENDS)("a fork from a checkpoint the thread does not have (%s)"
     expect(childAfter.length).toBe(childBefore.length + 1);
     // A fork in the child's namespace from one of its own checkpoints still works.
     const own = childAfter[0];
-    const fork = await update(thread.thread_id, { values: ai("child fork"), checkpoint: { checkpoint_ns: own.checkpoint_ns, checkpoint_id: own.checkpoint_id } });
+    const fork = await update(thread.thread_id, {
+      values: ai("child fork"),
+      checkpoint: { checkpoint_ns: own.checkpoint_ns, checkpoint_id: own.checkpoint_id },
+    });
     expect(fork.status).toBe(200);
     const childForked = await child();
     expect(childForked.length).toBe(childAfter.length + 1);

@@ -25,10 +25,11 @@ describe("lock order between run creation and a run's end (PostgreSQL)", () => {
     const [assistant, thread, run] = [crypto.randomUUID(), crypto.randomUUID(), crypto.randomUUID()];
     await db.query(`INSERT INTO assistants (assistant_id, graph_id, name) VALUES ($1, 'g', 'n')`, [assistant]);
     await db.query(`INSERT INTO threads (thread_id, status) VALUES ($1, 'busy')`, [thread]);
-    await db.query(
-      `INSERT INTO runs (run_id, thread_id, assistant_id, kwargs, status, lease_owner, attempt) VALUES ($1, $2, $3, '{}', 'running', 'w1', 1)`,
-      [run, thread, assistant],
-    );
+    await db.query(`INSERT INTO runs (run_id, thread_id, assistant_id, kwargs, status, lease_owner, attempt) VALUES ($1, $2, $3, '{}', 'running', 'w1', 1)`, [
+      run,
+      thread,
+      assistant,
+    ]);
     const snapshot = { values: { done: true }, interrupts: {}, error: null, settledStatus: "idle", now: new Date() };
     let finishing: Promise<{ owned: boolean }> | undefined;
     await db.transaction(async (tx) => {

@@ -37,5 +37,4 @@ describe.each(BACKENDS)("run statuses inside the SQL functions on %s", (backend)
     expect(lists.length).toBeGreaterThanOrEqual(3);
     for (const list of lists) expect(list).toEqual({ name: list.name, statuses: [...ACTIVE_STATUSES] });
   });
-
 });

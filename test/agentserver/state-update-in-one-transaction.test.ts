@@ -17,8 +17,7 @@ async function start(backend: BackendName) {
   const running = await servers.start(backend, { workers: 2 });
   // No retries: a 500 must show as one, not as the answer of a second try.
   const client = new Client({ apiUrl: running.url, callerOptions: { maxRetries: 0 } });
-  const update = (threadId: string, body: Record<string, unknown>) =>
-    settle((signal) => client.threads.updateState(threadId, { ...body, signal } as never));
+  const update = (threadId: string, body: Record<string, unknown>) => settle((signal) => client.threads.updateState(threadId, { ...body, signal } as never));
   /** The thread's state, its stored snapshot and its history; the snapshot must agree with the state. */
   const observe = async (threadId: string) => {
     const state = await client.threads.getState(threadId);

@@ -9,7 +9,10 @@ import { componentOf, describeEdges, importGraph, isRepository } from "../suppor
 const edges = importGraph(fileURLToPath(new URL("../../src/", import.meta.url)));
 const crossing = (from: (c: string) => boolean, to: (c: string) => boolean) =>
   edges.filter((edge) => from(componentOf(edge.from)) && to(componentOf(edge.to)) && componentOf(edge.from) !== componentOf(edge.to));
-const is = (...names: string[]) => (component: string) => names.includes(component);
+const is =
+  (...names: string[]) =>
+  (component: string) =>
+    names.includes(component);
 
 describe("import rules of the control plane", () => {
   it("sees the source tree (the graph is not empty)", () => {

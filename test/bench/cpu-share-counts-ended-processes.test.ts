@@ -54,7 +54,11 @@ describe("CPU of processes that ended during the phase (bench/agent/cpu-share.ts
       await worker.query("SELECT count(*) FROM generate_series(1, 3000000) AS s WHERE s % 7 = 0");
       await worker.end();
       // The backend is gone once the postmaster has reaped it: wait for that, at most 5 s.
-      for (let i = 0; i < 50 && (await watcher.query("SELECT count(*)::int AS n FROM pg_stat_activity WHERE backend_type = 'client backend'")).rows[0].n > 1; i++) {
+      for (
+        let i = 0;
+        i < 50 && (await watcher.query("SELECT count(*)::int AS n FROM pg_stat_activity WHERE backend_type = 'client backend'")).rows[0].n > 1;
+        i++
+      ) {
         await new Promise((resolve) => setTimeout(resolve, 100));
       }
       const after = cpuSample(process.pid, postmaster)!;

@@ -20,7 +20,15 @@ export function writeConsoleProject(dir: string): void {
   mkdirSync(join(dir, "src"), { recursive: true });
   cpSync(EXAMPLE_AGENT, dir, { recursive: true, filter: (source) => !source.includes("node_modules") });
   const files: Record<string, string> = {
-    "langgraph.json": JSON.stringify({ node_version: "20", graphs: { agent: "./src/agent.ts:graph", slow: "./src/slow.ts:graph", boom: "./src/boom.ts:graph", approve: "./src/approve.ts:graph" }, env: {} }, null, 2),
+    "langgraph.json": JSON.stringify(
+      {
+        node_version: "20",
+        graphs: { agent: "./src/agent.ts:graph", slow: "./src/slow.ts:graph", boom: "./src/boom.ts:graph", approve: "./src/approve.ts:graph" },
+        env: {},
+      },
+      null,
+      2,
+    ),
     "src/slow.ts": [
       'import { END, MessagesAnnotation, START, StateGraph } from "@langchain/langgraph";',
       'import { AIMessageChunk } from "@langchain/core/messages";',

@@ -52,13 +52,19 @@ function resolve(doc: Document, schema: Schema | undefined): Schema | undefined 
 function concrete(doc: Document, schema: Schema | undefined): Schema | undefined {
   const resolved = resolve(doc, schema);
   const variants = resolved?.anyOf ?? resolved?.oneOf;
-  if (variants) return concrete(doc, variants.find((v) => resolve(doc, v)?.type !== "null"));
+  if (variants)
+    return concrete(
+      doc,
+      variants.find((v) => resolve(doc, v)?.type !== "null"),
+    );
   if (resolved?.allOf?.length === 1) return concrete(doc, resolved.allOf[0]);
   return resolved;
 }
 
 function successStatus(operation: Operation | undefined): string | undefined {
-  return Object.keys(operation?.responses ?? {}).filter((code) => /^2\d\d$/.test(code)).sort()[0];
+  return Object.keys(operation?.responses ?? {})
+    .filter((code) => /^2\d\d$/.test(code))
+    .sort()[0];
 }
 
 function responseSchema(doc: Document, operation: Operation | undefined, status: string): Schema | undefined {
@@ -115,7 +121,10 @@ describe("control-plane contract with the vendor's OpenAPI", () => {
       expect(successStatus(mine), "success status").toBe(status);
       // Every status the vendor documents (its success and its 422) is one ours documents.
       const vendorStatuses = Object.keys(operation.responses ?? {});
-      expect(vendorStatuses.filter((code) => !mine?.responses?.[code]), "statuses the vendor documents").toEqual([]);
+      expect(
+        vendorStatuses.filter((code) => !mine?.responses?.[code]),
+        "statuses the vendor documents",
+      ).toEqual([]);
       const theirSchema = operation.responses?.[status]?.content?.["application/json"]?.schema;
       const title = theirSchema?.$ref?.split("/").pop() ?? "response";
       expect(missingRequired(theirSchema, responseSchema(ours, mine, status), title, ours)).toEqual([]);

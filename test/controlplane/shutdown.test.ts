@@ -14,7 +14,7 @@ it("stops on SIGTERM while a client holds a request whose body never ends", asyn
   const socket = connect(Number(port), hostname);
   await new Promise<void>((resolve) => socket.once("connect", () => resolve()));
   // Half a body: the server keeps waiting for the rest (up to Node's 300 s request timeout).
-  socket.write("POST /v2/deployments HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{\"name\":");
+  socket.write('POST /v2/deployments HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{"name":');
   socket.resume();
   const closed = new Promise<string>((resolve) => socket.once("close", () => resolve("connection closed")));
   await new Promise((resolve) => setTimeout(resolve, 200));

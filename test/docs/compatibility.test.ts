@@ -22,7 +22,11 @@ const NOT_ADDITIONS = new Set(["GET /docs"]);
 
 function operations(doc: Document): Set<string> {
   return new Set(
-    Object.entries(doc.paths).flatMap(([path, item]) => Object.keys(item).filter((m) => METHODS.includes(m)).map((m) => `${m.toUpperCase()} ${path}`)),
+    Object.entries(doc.paths).flatMap(([path, item]) =>
+      Object.keys(item)
+        .filter((m) => METHODS.includes(m))
+        .map((m) => `${m.toUpperCase()} ${path}`),
+    ),
   );
 }
 
@@ -44,8 +48,14 @@ describe("docs/compatibility.md against the control plane's /openapi.json", () =
     const added = [...mine].filter((op) => !vendor.has(op) && !NOT_ADDITIONS.has(op));
     expect(added.length, "the comparison finds our additions").toBeGreaterThan(10);
     const named = namedOperations();
-    expect(added.filter((op) => !named.includes(op)), "served, not in the additions").toEqual([]);
-    expect(named.filter((op) => !mine.has(op)), "in the additions, not served").toEqual([]);
+    expect(
+      added.filter((op) => !named.includes(op)),
+      "served, not in the additions",
+    ).toEqual([]);
+    expect(
+      named.filter((op) => !mine.has(op)),
+      "in the additions, not served",
+    ).toEqual([]);
   });
 
   it("names every slipway_* field of the document, and only those", () => {

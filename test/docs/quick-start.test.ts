@@ -34,17 +34,21 @@ function blocks(text: string, language: string): string[] {
 
 /** A block's commands, without comments and blank lines. */
 function commands(block: string): string[] {
-  return block.split("\n").map((line) => line.replace(/\s+#.*$/, "").trim()).filter(Boolean);
+  return block
+    .split("\n")
+    .map((line) => line.replace(/\s+#.*$/, "").trim())
+    .filter(Boolean);
 }
 
 function waitForLine(child: ChildProcess, pattern: RegExp, output: { text: string }): Promise<RegExpMatchArray> {
   return new Promise((resolve, reject) => {
-    const look = () => {
+    const heard = (chunk: Buffer) => {
+      output.text += chunk;
       const found = output.text.match(pattern);
       if (found) resolve(found);
     };
-    child.stdout!.on("data", (chunk) => ((output.text += chunk), look()));
-    child.stderr!.on("data", (chunk) => ((output.text += chunk), look()));
+    child.stdout!.on("data", heard);
+    child.stderr!.on("data", heard);
     child.once("exit", (code) => reject(new Error(`exited with ${code} before ${pattern}:\n${output.text}`)));
   });
 }
@@ -90,7 +94,15 @@ describe("the README's Quick start, as printed", () => {
     symlinkSync(join(ROOT, "node_modules"), join(clone, "node_modules"));
     port = await freePort();
     // The suite's package cache, so that the example agent's build does not download again.
-    env = { ...process.env, SLIPWAY_PORT: String(port), SLIPWAY_PACKAGE_CACHE: PACKAGE_CACHE, SLIPWAY_DATABASE_URL: undefined, SLIPWAY_API_KEY: undefined, SLIPWAY_TENANT_ID: undefined, SLIPWAY_URL: undefined };
+    env = {
+      ...process.env,
+      SLIPWAY_PORT: String(port),
+      SLIPWAY_PACKAGE_CACHE: PACKAGE_CACHE,
+      SLIPWAY_DATABASE_URL: undefined,
+      SLIPWAY_API_KEY: undefined,
+      SLIPWAY_TENANT_ID: undefined,
+      SLIPWAY_URL: undefined,
+    };
   }, 300_000);
 
   it("is part of a README short enough to read in ten minutes (at most 400 lines)", () => {

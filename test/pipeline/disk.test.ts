@@ -104,11 +104,16 @@ describe("the data directory, unsandboxed, after builds and deletes", () => {
       expect((await cpApi.call("DELETE", `/v2/deployments/${id}`)).status).toBe(204);
       await expect.poll(async () => (await cpApi.call("GET", `/v2/deployments/${id}`)).status, { timeout: 60_000 }).toBe(404);
       // The shared cache's downloads and layers go with the last deployment: renamed aside at once, then removed.
-      await expect.poll(() => readdirSync(join(dataDir, "cache")).filter((name) => name === "npm" || name.startsWith(".removing-")), { timeout: 30_000 }).toEqual([]);
+      await expect
+        .poll(() => readdirSync(join(dataDir, "cache")).filter((name) => name === "npm" || name.startsWith(".removing-")), { timeout: 30_000 })
+        .toEqual([]);
       expect(builds()).toEqual([]);
       expect(readdirSync(join(dataDir, "cache", "installs"))).toEqual([]);
       const afterKb = du(dataDir);
-      expect(afterKb - freshKb, `fresh ${freshKb} KiB, after ${afterKb} KiB:\n${execFileSync("du", ["-k", "-d", "3", dataDir]).toString()}`).toBeLessThanOrEqual(20 * MB);
+      expect(
+        afterKb - freshKb,
+        `fresh ${freshKb} KiB, after ${afterKb} KiB:\n${execFileSync("du", ["-k", "-d", "3", dataDir]).toString()}`,
+      ).toBeLessThanOrEqual(20 * MB);
     },
     SLOW,
   );

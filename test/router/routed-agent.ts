@@ -56,7 +56,14 @@ export async function openRoutedAgent(configPath: string, name: string): Promise
     rmSync(sockets, { recursive: true, force: true });
   };
   try {
-    agent = await startAgentServer({ configPath, socketPath: join(sockets, "agent.sock"), dataDir: target.dataDir, schema: target.schema, apiKey: INTERNAL_KEY, logLevel: "error" });
+    agent = await startAgentServer({
+      configPath,
+      socketPath: join(sockets, "agent.sock"),
+      dataDir: target.dataDir,
+      schema: target.schema,
+      apiKey: INTERNAL_KEY,
+      logLevel: "error",
+    });
     const router = createDeploymentRouter({ db: harness.db, authenticator: harness.authenticator, target: () => serving, holdMs: 300 });
     app = await buildControlPlaneApp({ deps: harness.deps, authenticator: harness.authenticator, router, logLevel: "error" });
     await app.listen({ port: 0, host: "127.0.0.1" });
@@ -66,7 +73,8 @@ export async function openRoutedAgent(configPath: string, name: string): Promise
     const created = await app.inject({ method: "POST", url: "/v2/deployments", headers: { "x-api-key": owner.api_key }, payload: githubDeployment(name) });
     const deploymentId: string = created.json().id;
     const running = agent;
-    const deployLog = () => new LogWriter(new LogService(harness.deps), { workspaceId: owner.workspace_id, deploymentId, revisionId: deploymentId, type: "deploy" }, []);
+    const deployLog = () =>
+      new LogWriter(new LogService(harness.deps), { workspaceId: owner.workspace_id, deploymentId, revisionId: deploymentId, type: "deploy" }, []);
     return {
       harness,
       app,

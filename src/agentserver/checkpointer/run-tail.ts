@@ -169,7 +169,10 @@ export class RunTail {
       blobs.values.push(bytes[1]);
     }
     const writes = { taskIds: [] as string[], channels: [] as string[], types: [] as string[], values: [] as Uint8Array[] };
-    for (const { write: [taskId, channel], stored: bytes } of this.latestWrites()) {
+    for (const {
+      write: [taskId, channel],
+      stored: bytes,
+    } of this.latestWrites()) {
       if (!bytes) return undefined;
       writes.taskIds.push(taskId);
       writes.channels.push(channel);
@@ -223,9 +226,7 @@ export class RunTail {
       const asked = config.configurable ?? {};
       // The newest asked for by name too: delta channels walk their history from it.
       const newest =
-        asked.thread_id === this.threadId &&
-        (asked.checkpoint_ns ?? "") === "" &&
-        (!asked.checkpoint_id || asked.checkpoint_id === tuple.checkpoint.id);
+        asked.thread_id === this.threadId && (asked.checkpoint_ns ?? "") === "" && (!asked.checkpoint_id || asked.checkpoint_id === tuple.checkpoint.id);
       return newest ? Promise.resolve(tuple) : checkpointer.getTuple(config);
     };
     return lent;

@@ -128,11 +128,7 @@ function planFiring(cron: DueCron, catchUpSeconds: number): Plan | undefined {
  * moves on; we record it), "interrupt" and "rollback" queue the run behind the active
  * ones and return them to be stopped once this commits.
  */
-async function queueRun(
-  tx: Queryable,
-  cron: DueCron,
-  newId: () => string,
-): Promise<{ run?: RunRow; displaced?: RunRow[]; strategy: MultitaskStrategy }> {
+async function queueRun(tx: Queryable, cron: DueCron, newId: () => string): Promise<{ run?: RunRow; displaced?: RunRow[]; strategy: MultitaskStrategy }> {
   const strategy = ((cron.payload.multitask_strategy as MultitaskStrategy | undefined) ?? "enqueue") as MultitaskStrategy;
   const threadMetadata = { graph_id: cron.graph_id, assistant_id: cron.assistant_id };
   const fields = {

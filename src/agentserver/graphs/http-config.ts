@@ -88,7 +88,7 @@ function headerPatterns(value: unknown): HeaderPatterns | undefined {
     if (!target) fail(`http.configurable_headers.${name}`, "unknown setting (known: includes, excludes)");
     if (list === null || list === undefined) continue;
     if (!Array.isArray(list) || !list.every((item) => typeof item === "string" && item.length > 0)) {
-      fail(`http.configurable_headers.${name}`, "must be a list of header names (\"*\" matches any characters)");
+      fail(`http.configurable_headers.${name}`, 'must be a list of header names ("*" matches any characters)');
     }
     lists[target!] = [...(lists[target!] ?? []), ...(list as string[]).map((item) => item.toLowerCase())];
   }

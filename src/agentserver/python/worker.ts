@@ -133,24 +133,27 @@ export class PythonWorker {
     const timeoutMs = this.options.pingTimeoutMs ?? DEFAULT_PING_TIMEOUT_MS;
     const limit = this.options.memoryLimitBytes;
     let waiting = false;
-    const timer = setInterval(() => {
-      if (this.child !== child) return clearInterval(timer);
-      if (waiting) return;
-      waiting = true;
-      const deadline = setTimeout(() => this.killFor(child, `its event loop left a ping unanswered for ${timeoutMs / 1000} s`), timeoutMs);
-      this.send("ping", {})
-        .then((answer) => {
-          const rss = (answer as { rss_bytes?: number } | null)?.rss_bytes;
-          if (typeof rss !== "number") return;
-          this.residentBytes = rss;
-          if (limit && rss > limit) this.killFor(child, `it used ${mb(rss)} MB of memory, over its limit of ${mb(limit)} MB`);
-        })
-        .catch(() => undefined)
-        .finally(() => {
-          clearTimeout(deadline);
-          waiting = false;
-        });
-    }, Math.max(100, Math.min(5_000, timeoutMs / 3)));
+    const timer = setInterval(
+      () => {
+        if (this.child !== child) return clearInterval(timer);
+        if (waiting) return;
+        waiting = true;
+        const deadline = setTimeout(() => this.killFor(child, `its event loop left a ping unanswered for ${timeoutMs / 1000} s`), timeoutMs);
+        this.send("ping", {})
+          .then((answer) => {
+            const rss = (answer as { rss_bytes?: number } | null)?.rss_bytes;
+            if (typeof rss !== "number") return;
+            this.residentBytes = rss;
+            if (limit && rss > limit) this.killFor(child, `it used ${mb(rss)} MB of memory, over its limit of ${mb(limit)} MB`);
+          })
+          .catch(() => undefined)
+          .finally(() => {
+            clearTimeout(deadline);
+            waiting = false;
+          });
+      },
+      Math.max(100, Math.min(5_000, timeoutMs / 3)),
+    );
     timer.unref();
     this.watchdog = timer;
   }

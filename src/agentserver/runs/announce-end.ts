@@ -26,7 +26,10 @@ export async function announceEnd(
       ? outcome.values
       : end.snapshot
         ? end.snapshot.values
-        : await threadValues(deps.db, run.thread_id).catch((e) => (deps.log.warn({ err: e, run_id: run.run_id }, "reading the thread's values at a run's end failed"), unread));
+        : await threadValues(deps.db, run.thread_id).catch((e) => {
+            deps.log.warn({ err: e, run_id: run.run_id }, "reading the thread's values at a run's end failed");
+            return unread;
+          });
     // The end is recorded: it is told all the same, and its waiters read the records.
     if (read === unread) return deps.lifecycle.emit("ended", { run, result: undefined, cause: "finished" });
     values = read;
@@ -41,7 +44,9 @@ export async function announceEnd(
     }
     // A stateless run's thread (and its checkpoints) leave with it, before anyone is told it ended.
     await deleteThreadRow(deps.db, run.thread_id).catch((e) => deps.log.warn({ err: e, thread_id: run.thread_id }, "removing a stateless run's thread failed"));
-    await deps.checkpointer.deleteThread(run.thread_id).catch((e) => deps.log.warn({ err: e, thread_id: run.thread_id }, "removing a stateless run's checkpoints failed"));
+    await deps.checkpointer
+      .deleteThread(run.thread_id)
+      .catch((e) => deps.log.warn({ err: e, thread_id: run.thread_id }, "removing a stateless run's checkpoints failed"));
   }
   await deps.lifecycle.emit("ended", { run, result: { run_id: run.run_id, status: outcome.status, values, error }, cause: "finished" });
 }

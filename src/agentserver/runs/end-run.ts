@@ -10,10 +10,7 @@ import { recordEnd, type RecordedEnd } from "./record-end.ts";
 import type { RunRow } from "./repository.ts";
 
 /** How a run ends, as its attempt records and tells it. */
-export type RunEndOutcome =
-  | { status: "success"; values: unknown }
-  | { status: "error"; error: { error: string; message: string } }
-  | { status: "interrupted" };
+export type RunEndOutcome = { status: "success"; values: unknown } | { status: "error"; error: { error: string; message: string } } | { status: "interrupted" };
 
 /** What the graph left when it stopped: its checkpoint saves, itself, and its last values as sent. */
 export interface GraphRemains {

@@ -41,11 +41,13 @@ export function subscribeRunParts(lifecycle: RunLifecycle, parts: RunParts): voi
   lifecycle.on("ended", ({ run }) => completion.announce(run.run_id));
   lifecycle.on("ended", ({ run, result, cause }) => {
     if (cause !== "finished" || !result || !run.kwargs.webhook || !parts.sendWebhooks) return;
-    const record = { ...toRun({ ...run, status: result.status as typeof run.status, updated_at: new Date() }), values: result.values ?? null, error: result.error ?? null };
+    const record = {
+      ...toRun({ ...run, status: result.status as typeof run.status, updated_at: new Date() }),
+      values: result.values ?? null,
+      error: result.error ?? null,
+    };
     // Delivery does not hold up the run's end: it is retried within sendWebhook and logged here.
-    sendWebhook(run.kwargs.webhook, record, parts.webhookPolicy).catch((error) =>
-      log.warn({ err: error, run_id: run.run_id }, "webhook delivery failed"),
-    );
+    sendWebhook(run.kwargs.webhook, record, parts.webhookPolicy).catch((error) => log.warn({ err: error, run_id: run.run_id }, "webhook delivery failed"));
   });
 
   // Streams followed from other processes stay open for the next attempt. A swept attempt

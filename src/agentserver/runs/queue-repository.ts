@@ -176,7 +176,9 @@ export async function finishRunWithSnapshot(
   // The CTEs are read before the rows that depend on them: the saves, then the end, then the claim.
   const sql = `WITH ${saves ? `saved AS (${putBatchCall(14)}), ` : ""}
        ended AS (SELECT ${finish} AS owned${saves ? " FROM saved" : ""})
-     SELECT ended.owned, ${RUN_COLUMNS.split(", ").map((c) => `n.${c}`).join(", ")},
+     SELECT ended.owned, ${RUN_COLUMNS.split(", ")
+       .map((c) => `n.${c}`)
+       .join(", ")},
        ${moreOnThreadSql("n")}
      FROM ended LEFT JOIN LATERAL claim_next_of_thread(CASE WHEN ended.owned AND $13::float8 IS NOT NULL THEN $6::uuid END, $2, $13::float8) n ON true`;
   const rows = await db.query<RunRow & { owned: boolean; more_on_thread: boolean }>(sql, [

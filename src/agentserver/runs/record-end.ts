@@ -40,7 +40,10 @@ export async function recordEnd(deps: Pick<AttemptDeps, "db" | "log">, { run, co
     if (delayMs) await new Promise((resolve) => setTimeout(resolve, delayMs));
     if (index === 1 && saves?.ops.length) {
       // The end is not recorded: the caller ends the run in error with what is stored.
-      const stored = await saves.storeAlone(saves.ops).then(() => undefined, (error: unknown) => ({ error }));
+      const stored = await saves.storeAlone(saves.ops).then(
+        () => undefined,
+        (error: unknown) => ({ error }),
+      );
       if (stored) return { end: "unsaved", error: stored.error };
     }
     try {

@@ -50,9 +50,12 @@ export interface RunKwargs {
   feedback_keys: string[] | null;
 }
 
-export const RUN_COLUMNS = "run_id, seq, thread_id, assistant_id, status, metadata, kwargs, multitask_strategy, error, attempt, available_at, lease_owner, cancel_action, created_at, updated_at";
+export const RUN_COLUMNS =
+  "run_id, seq, thread_id, assistant_id, status, metadata, kwargs, multitask_strategy, error, attempt, available_at, lease_owner, cancel_action, created_at, updated_at";
 /** RUN_COLUMNS of the `runs` table by name, for statements that join it to a table with a `run_id` too. */
-export const RUNS_COLUMNS = RUN_COLUMNS.split(", ").map((c) => `runs.${c}`).join(", ");
+export const RUNS_COLUMNS = RUN_COLUMNS.split(", ")
+  .map((c) => `runs.${c}`)
+  .join(", ");
 
 export function toRun(row: RunRow): Run {
   return {
@@ -94,11 +97,7 @@ export async function threadOfRun(db: Queryable, runId: string): Promise<string 
   return rows[0]?.thread_id;
 }
 
-export async function listRuns(
-  db: Queryable,
-  threadId: string,
-  options: { limit: number; offset: number; status?: RunStatus },
-): Promise<RunRow[]> {
+export async function listRuns(db: Queryable, threadId: string, options: { limit: number; offset: number; status?: RunStatus }): Promise<RunRow[]> {
   return db.query<RunRow>(
     `SELECT ${RUN_COLUMNS} FROM runs
      WHERE thread_id = $1 AND ($2::text IS NULL OR status = $2)
@@ -109,10 +108,7 @@ export async function listRuns(
 
 /** Runs of a thread still waiting or executing, oldest first. */
 export async function activeRunsOfThread(db: Queryable, threadId: string): Promise<RunRow[]> {
-  return db.query<RunRow>(
-    `SELECT ${RUN_COLUMNS} FROM runs WHERE thread_id = $1 AND ${activeStatusSql()} ORDER BY seq`,
-    [threadId],
-  );
+  return db.query<RunRow>(`SELECT ${RUN_COLUMNS} FROM runs WHERE thread_id = $1 AND ${activeStatusSql()} ORDER BY seq`, [threadId]);
 }
 
 export async function deleteRun(db: Queryable, runId: string): Promise<void> {
@@ -137,10 +133,11 @@ export async function persistRunEvents(db: Queryable, runId: string, events: Run
 /** A resumable run's kept output after event `afterId`, in order, a page at a time: a replay holds one page, not the run. */
 export async function* loadRunEvents(db: Queryable, runId: string, afterId: number, pageSize = 500): AsyncGenerator<RunEvent> {
   for (let after = afterId; ; ) {
-    const page = await db.query<RunEvent>(
-      "SELECT seq AS id, event, data FROM run_events WHERE run_id = $1 AND seq > $2 ORDER BY seq LIMIT $3",
-      [runId, after, pageSize],
-    );
+    const page = await db.query<RunEvent>("SELECT seq AS id, event, data FROM run_events WHERE run_id = $1 AND seq > $2 ORDER BY seq LIMIT $3", [
+      runId,
+      after,
+      pageSize,
+    ]);
     yield* page;
     if (page.length < pageSize) return;
     after = page[page.length - 1]!.id;
@@ -168,10 +165,7 @@ export async function deletePendingRun(db: Queryable, runId: string): Promise<bo
 
 /** A pending run that is cancelled never starts: it ends `interrupted` at once. */
 export async function interruptPendingRun(db: Queryable, runId: string): Promise<boolean> {
-  const rows = await db.query(
-    `UPDATE runs SET status = 'interrupted', updated_at = now() WHERE run_id = $1 AND status = 'pending' RETURNING run_id`,
-    [runId],
-  );
+  const rows = await db.query(`UPDATE runs SET status = 'interrupted', updated_at = now() WHERE run_id = $1 AND status = 'pending' RETURNING run_id`, [runId]);
   return rows.length > 0;
 }
 

@@ -91,12 +91,25 @@ export class RunService {
     const { deps } = this;
     const kwargs = this.kwargsOf(body, threadId === null, defaults);
     const read = await deps.assistants.forRun(body.assistant_id);
-    const fields = { run_id: deps.newId(), metadata: body.metadata ?? {}, kwargs, multitask_strategy: body.multitask_strategy ?? "enqueue", afterSeconds: body.after_seconds ?? 0 };
+    const fields = {
+      run_id: deps.newId(),
+      metadata: body.metadata ?? {},
+      kwargs,
+      multitask_strategy: body.multitask_strategy ?? "enqueue",
+      afterSeconds: body.after_seconds ?? 0,
+    };
     const request: RunRequest = { threadId, body, fields, newThreadId: deps.newId() };
     const fast = await this.queueFast(request, read);
     if (fast.queued) {
       const { run, startsEmpty } = fast.queued;
-      return this.announceCreated(run, { assistant: fast.assistant, stopped: [], delaySeconds: request.fields.afterSeconds, startsEmpty, announced: this.announceOn() !== undefined, beforeAnnounce });
+      return this.announceCreated(run, {
+        assistant: fast.assistant,
+        stopped: [],
+        delaySeconds: request.fields.afterSeconds,
+        startsEmpty,
+        announced: this.announceOn() !== undefined,
+        beforeAnnounce,
+      });
     }
     // The transaction does not check a kept assistant: it reads it afresh.
     const assistant = fast.stamp ? (await deps.assistants.forRun(body.assistant_id, true)).assistant : fast.assistant;
@@ -185,7 +198,12 @@ export class RunService {
         }
         await markThreadBusy(tx, id, threadMeta);
       }
-      return insertRun(tx, { ...fields, assistant_id: assistant.assistant_id, metadata: { ...assistantMetadata, ...threadMetadata, ...fields.metadata }, thread_id: id });
+      return insertRun(tx, {
+        ...fields,
+        assistant_id: assistant.assistant_id,
+        metadata: { ...assistantMetadata, ...threadMetadata, ...fields.metadata },
+        thread_id: id,
+      });
     });
   }
 
@@ -227,12 +245,7 @@ export class RunService {
    * interrupt / rollback strategies: pending runs stop now (their waiters, here and in
    * other processes, are told once the transaction commits), running ones are told to.
    */
-  private async stopActive(
-    tx: Queryable,
-    active: RunRow[],
-    action: "interrupt" | "rollback",
-    stopped: StoppedRun[],
-  ): Promise<void> {
+  private async stopActive(tx: Queryable, active: RunRow[], action: "interrupt" | "rollback", stopped: StoppedRun[]): Promise<void> {
     for (const run of active) {
       // Claims take no thread lock: a run read as pending may have started since. Then
       // it is stopped as a running run is, by its worker.

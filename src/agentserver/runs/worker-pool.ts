@@ -140,15 +140,18 @@ export class WorkerPool {
     if (this.stopped || (this.dueTimer && this.dueAt <= at)) return;
     if (this.dueTimer) clearTimeout(this.dueTimer);
     this.dueAt = at;
-    this.dueTimer = setTimeout(() => {
-      this.dueTimer = undefined;
-      // Our clock and the database's may differ a little, and further delayed runs
-      // may wait behind this one: after claiming, look up the next due time.
-      this.dueCheck = true;
-      this.drainQueue();
-      // Node fires a timer of more than 2^31 - 1 ms (24.8 days) after 1 ms: a run delayed
-      // longer is looked at again after the longest wait instead of in a busy loop.
-    }, Math.min(MAX_TIMER_MS, Math.max(0, at - Date.now()) + 5));
+    this.dueTimer = setTimeout(
+      () => {
+        this.dueTimer = undefined;
+        // Our clock and the database's may differ a little, and further delayed runs
+        // may wait behind this one: after claiming, look up the next due time.
+        this.dueCheck = true;
+        this.drainQueue();
+        // Node fires a timer of more than 2^31 - 1 ms (24.8 days) after 1 ms: a run delayed
+        // longer is looked at again after the longest wait instead of in a busy loop.
+      },
+      Math.min(MAX_TIMER_MS, Math.max(0, at - Date.now()) + 5),
+    );
     this.dueTimer.unref();
   }
 

@@ -131,12 +131,7 @@ export async function searchItems(db: Queryable, query: SearchQuery, now: Date):
  * The scan is exact: every vector under the prefix is compared, which is what the
  * embedded database can do; vectors of another dimension (the config changed) are skipped.
  */
-async function searchBySimilarity(
-  db: Queryable,
-  query: SearchQuery,
-  semantic: NonNullable<SearchQuery["semantic"]>,
-  now: Date,
-): Promise<StoredItem[]> {
+async function searchBySimilarity(db: Queryable, query: SearchQuery, semantic: NonNullable<SearchQuery["semantic"]>, now: Date): Promise<StoredItem[]> {
   const { values, add } = parameters();
   const at = add(now);
   const q = add(`{${semantic.vector.join(",")}}`);
@@ -243,9 +238,11 @@ export type VectorSupport = { kind: "pgvector"; schema: string } | { kind: "sql"
  */
 export async function detectVectorSupport(db: Queryable): Promise<VectorSupport> {
   const installed = async () =>
-    (await db.query<{ schema: string }>(
-      "SELECT n.nspname AS schema FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace WHERE e.extname = 'vector'",
-    ))[0];
+    (
+      await db.query<{ schema: string }>(
+        "SELECT n.nspname AS schema FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace WHERE e.extname = 'vector'",
+      )
+    )[0];
   let found = await installed();
   if (!found) {
     const available = await db.query("SELECT 1 FROM pg_available_extensions WHERE name = 'vector'");

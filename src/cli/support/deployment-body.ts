@@ -16,7 +16,10 @@ export function settingsOptions(command: Command): Command {
     .option("--memory-mb <n>", "heap of each agent process, in MB (resource_spec.memory_mb)")
     .option("--install-command <command>", "instead of the package manager's install")
     .option("--build-command <command>", "run after the install")
-    .option("--sleep-after <minutes>", "stop its processes after this many idle minutes, start them on the next request (0: never; default: the control plane's)")
+    .option(
+      "--sleep-after <minutes>",
+      "stop its processes after this many idle minutes, start them on the next request (0: never; default: the control plane's)",
+    )
     .option("--body <json>", "more of the request body, as JSON or @file (the flags win over it)");
 }
 
@@ -110,7 +113,10 @@ export function printRevision(revision: Revision): void {
     ["deployment", revision.deployment_id],
     ["status", revision.status],
     ["message", revision.status_message],
-    ["source", config.repo_ref ? `${revision.source} @ ${config.repo_ref}${config.repo_commit_sha ? ` (${config.repo_commit_sha.slice(0, 12)})` : ""}` : revision.source],
+    [
+      "source",
+      config.repo_ref ? `${revision.source} @ ${config.repo_ref}${config.repo_commit_sha ? ` (${config.repo_commit_sha.slice(0, 12)})` : ""}` : revision.source,
+    ],
     ["config", config.langgraph_config_path],
     ["created", revision.created_at],
     ["updated", revision.updated_at],

@@ -131,7 +131,8 @@ class LogFollower {
     this.started.add(type);
     const follow = async () => {
       try {
-        for await (const entry of this.client.logs.follow(this.deploymentId, this.revisionId, { type, signal: this.abort.signal })) this.reporter.log(type, entry);
+        for await (const entry of this.client.logs.follow(this.deploymentId, this.revisionId, { type, signal: this.abort.signal }))
+          this.reporter.log(type, entry);
       } catch {
         // The status poll reports what matters; a log line missed is not a failure.
       }

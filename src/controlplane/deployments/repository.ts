@@ -1,14 +1,7 @@
 import type { Queryable } from "../../storage/database.ts";
 import { IN_FLIGHT } from "../revisions/state-machine.ts";
 import type { ResourceSpec } from "./resource-spec.ts";
-import type {
-  DeploymentSource,
-  DeploymentStatus,
-  DeploymentType,
-  SecretReference,
-  SourceConfig,
-  SourceRevisionConfig,
-} from "./schemas.ts";
+import type { DeploymentSource, DeploymentStatus, DeploymentType, SecretReference, SourceConfig, SourceRevisionConfig } from "./schemas.ts";
 
 /** SQL for deployments. Every statement names the workspace: another workspace's row is a missing row. */
 
@@ -75,7 +68,9 @@ export async function insertDeployment(
  */
 export async function countDeploymentsLocked(q: Queryable, workspaceId: string): Promise<number> {
   await q.query("SELECT pg_advisory_xact_lock(hashtext($1))", [`slipway-deployment-quota:${workspaceId}`]);
-  const rows = await q.query<{ count: number }>("SELECT count(*)::int AS count FROM deployments WHERE workspace_id = $1 AND status <> 'AWAITING_DELETE'", [workspaceId]);
+  const rows = await q.query<{ count: number }>("SELECT count(*)::int AS count FROM deployments WHERE workspace_id = $1 AND status <> 'AWAITING_DELETE'", [
+    workspaceId,
+  ]);
   return rows[0].count;
 }
 
@@ -223,10 +218,10 @@ export async function deleteDeploymentRow(q: Queryable, id: string): Promise<voi
 }
 
 export async function countDeploymentsOfListener(q: Queryable, workspaceId: string, listenerId: string): Promise<number> {
-  const rows = await q.query<{ n: number }>(
-    `SELECT count(*)::int AS n FROM deployments WHERE workspace_id = $1 AND source_config->>'listener_id' = $2`,
-    [workspaceId, listenerId],
-  );
+  const rows = await q.query<{ n: number }>(`SELECT count(*)::int AS n FROM deployments WHERE workspace_id = $1 AND source_config->>'listener_id' = $2`, [
+    workspaceId,
+    listenerId,
+  ]);
   return rows[0]?.n ?? 0;
 }
 

@@ -90,8 +90,8 @@ const secretsField = Type.Array(SecretInput, { maxItems: 500 });
  */
 const sleepAfterField = Nullable(Type.Integer({ minimum: 0, maximum: MAX_SLEEP_AFTER_MINUTES }), {
   description:
-      "Slipway extension. Minutes without requests, pending or running runs, or a cron due within a minute, after which the deployment's processes stop " +
-      "until the next request (held while they start), cron or delayed run. 0: never sleeps; null: the control plane's default (`slipway up --sleep-after`). " +
+    "Slipway extension. Minutes without requests, pending or running runs, or a cron due within a minute, after which the deployment's processes stop " +
+    "until the next request (held while they start), cron or delayed run. 0: never sleeps; null: the control plane's default (`slipway up --sleep-after`). " +
     "Not available on the Docker runtime. Changing it makes no new revision.",
 });
 const secretReferencesField = Nullable(Type.Array(SecretReference, { maxItems: 500 }));
@@ -144,9 +144,12 @@ export const Deployment = Type.Object(
     active_revision_id: Nullable(Uuid(), { description: "The revision serving traffic; moves only when a revision is DEPLOYED." }),
     image_version: Nullable(Type.String()),
     url: Type.String({ description: "Where the deployment's agent server is reached." }),
-    slipway_sleep_after_minutes: Nullable(Type.Integer(), { description: "Slipway extension: the deployment's sleep setting as given (null: the control plane's default)." }),
+    slipway_sleep_after_minutes: Nullable(Type.Integer(), {
+      description: "Slipway extension: the deployment's sleep setting as given (null: the control plane's default).",
+    }),
     slipway_sleeping: Type.Boolean({
-      description: "Slipway extension: true while the deployment sleeps (its processes are stopped; the next request, cron or delayed run starts them). Its revision stays DEPLOYED.",
+      description:
+        "Slipway extension: true while the deployment sleeps (its processes are stopped; the next request, cron or delayed run starts them). Its revision stays DEPLOYED.",
     }),
     slipway_sleeping_since: Nullable(DateTime(), { description: "Slipway extension: when it fell asleep (null while awake)." }),
   },

@@ -244,7 +244,11 @@ export class RevisionService {
  * What refuses a credential rotation (409), if anything: only a deployment that runs
  * with a PostgreSQL role of its own has a credential to rotate (docs/decisions/0030).
  */
-export function rotationRefusal(deployment: Pick<DeploymentRow, "id" | "active_revision_id">, activeSource: DeploymentSource | undefined, backend: "pglite" | "postgres"): string | undefined {
+export function rotationRefusal(
+  deployment: Pick<DeploymentRow, "id" | "active_revision_id">,
+  activeSource: DeploymentSource | undefined,
+  backend: "pglite" | "postgres",
+): string | undefined {
   if (backend !== "postgres") {
     return "This control plane keeps each deployment's data in an embedded database reached through the deployment's own socket: there is no database credential to rotate.";
   }

@@ -19,8 +19,19 @@ describe("revision statuses", () => {
   it("are exactly the vendor's 13", () => {
     expect([...REVISION_STATUSES].sort()).toEqual(
       [
-        "CREATING", "QUEUED", "AWAITING_BUILD", "BUILDING", "AWAITING_DEPLOY", "DEPLOYING",
-        "CREATE_FAILED", "BUILD_FAILED", "DEPLOY_FAILED", "DEPLOYED", "SKIPPED", "INTERRUPTED", "UNKNOWN",
+        "CREATING",
+        "QUEUED",
+        "AWAITING_BUILD",
+        "BUILDING",
+        "AWAITING_DEPLOY",
+        "DEPLOYING",
+        "CREATE_FAILED",
+        "BUILD_FAILED",
+        "DEPLOY_FAILED",
+        "DEPLOYED",
+        "SKIPPED",
+        "INTERRUPTED",
+        "UNKNOWN",
       ].sort(),
     );
   });
@@ -89,7 +100,12 @@ describe("transition", () => {
 describe("queue rule", () => {
   it("starts a revision at once when nothing is in flight", () => {
     expect(planNewRevision([])).toEqual({ status: "CREATING", skip: [] });
-    expect(planNewRevision([{ id: "a", status: "DEPLOYED" }, { id: "b", status: "BUILD_FAILED" }])).toEqual({ status: "CREATING", skip: [] });
+    expect(
+      planNewRevision([
+        { id: "a", status: "DEPLOYED" },
+        { id: "b", status: "BUILD_FAILED" },
+      ]),
+    ).toEqual({ status: "CREATING", skip: [] });
   });
 
   it("queues behind an in-flight revision and skips older queued ones", () => {
@@ -102,9 +118,24 @@ describe("queue rule", () => {
   });
 
   it("starts the newest queued revision once flight is clear", () => {
-    expect(planAfterSettle([{ id: "a", status: "DEPLOYED" }, { id: "c", status: "QUEUED" }])).toEqual({ start: "c", skip: [] });
-    expect(planAfterSettle([{ id: "x", status: "QUEUED" }, { id: "y", status: "QUEUED" }])).toEqual({ start: "y", skip: ["x"] });
-    expect(planAfterSettle([{ id: "a", status: "DEPLOYING" }, { id: "c", status: "QUEUED" }])).toEqual({ skip: [] });
+    expect(
+      planAfterSettle([
+        { id: "a", status: "DEPLOYED" },
+        { id: "c", status: "QUEUED" },
+      ]),
+    ).toEqual({ start: "c", skip: [] });
+    expect(
+      planAfterSettle([
+        { id: "x", status: "QUEUED" },
+        { id: "y", status: "QUEUED" },
+      ]),
+    ).toEqual({ start: "y", skip: ["x"] });
+    expect(
+      planAfterSettle([
+        { id: "a", status: "DEPLOYING" },
+        { id: "c", status: "QUEUED" },
+      ]),
+    ).toEqual({ skip: [] });
     expect(planAfterSettle([{ id: "a", status: "DEPLOY_FAILED" }])).toEqual({ start: undefined, skip: [] });
   });
 

@@ -63,7 +63,7 @@ export class UploadService {
   async received(workspaceId: string, deploymentId: string, objectPath: string): Promise<ReceivedUpload | undefined> {
     const { deps } = this;
     const upload = await repo.findUpload(deps.db, workspaceId, deploymentId, objectPath);
-    if (!upload || !upload.sha256 || upload.uploaded_at === null || !deps.dataDir) return undefined;
+    if (!upload?.sha256 || upload.uploaded_at === null || !deps.dataDir) return undefined;
     return { objectPath: upload.object_path, file: join(deps.dataDir, upload.object_path), sha256: upload.sha256, sizeBytes: upload.size_bytes };
   }
 
@@ -77,7 +77,8 @@ export class UploadService {
   ): Promise<{ object_path: string; size_bytes: number; sha256: string }> {
     const { deps } = this;
     const expected = sign(deps.secretsKey, target.deploymentId, target.uploadId, target.expires);
-    if (!sameText(expected, target.signature)) throw new SlipwayError("unauthorized", "The upload URL's signature is not valid for this deployment and upload.");
+    if (!sameText(expected, target.signature))
+      throw new SlipwayError("unauthorized", "The upload URL's signature is not valid for this deployment and upload.");
     if (target.expires < deps.now().getTime()) throw new SlipwayError("unauthorized", "The upload URL has expired: ask for a new one.");
     if (!deps.dataDir) throw new SlipwayError("unavailable", "This control plane has no data directory for uploads.");
     const objectPath = `uploads/${target.deploymentId}/${target.uploadId}.tar.gz`;

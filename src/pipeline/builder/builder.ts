@@ -42,7 +42,10 @@ interface BuildTarget {
 
 function recipeHash(recipe: BuildRecipe): string {
   const node = process.versions.node.split(".")[0];
-  return createHash("sha256").update(JSON.stringify({ ...recipe, node, format: BUILD_FORMAT })).digest("hex").slice(0, 32);
+  return createHash("sha256")
+    .update(JSON.stringify({ ...recipe, node, format: BUILD_FORMAT }))
+    .digest("hex")
+    .slice(0, 32);
 }
 
 /** A finished build of this source and recipe whose directory is still there. */
@@ -86,7 +89,8 @@ async function seedPackageCache(deps: PipelineDeps, cache: string): Promise<void
 function buildSandbox(deps: PipelineDeps, deploymentId: string, sourceDir: string, cache: string, readOnly: string[]): Confine {
   const { isolation } = deps;
   if (!isolation?.sandboxed) return undefined;
-  return (argv, firstFd, cwd) => isolation.confine({ deploymentId, kind: "build", argv, cwd, readOnly, writable: [sourceDir, cache], limits: BUILD_LIMITS, firstFd });
+  return (argv, firstFd, cwd) =>
+    isolation.confine({ deploymentId, kind: "build", argv, cwd, readOnly, writable: [sourceDir, cache], limits: BUILD_LIMITS, firstFd });
 }
 
 const BUILD_LIMITS = { memoryBytes: 4096 * 1048576, maxProcesses: 1024 };
@@ -145,11 +149,21 @@ async function buildIn(deps: PipelineDeps, target: BuildTarget, sourceDir: strin
       const layer = installLayerKey(plan, project.installDir, recipe.buildCommand);
       if (layer && (await restoreInstallLayer(cache, layer, project.installDir))) {
         installLayer = layer;
-        log.info(`Installing dependencies: linked the tree that \`${argv.join(" ")}\` installed before for the same ${basename(plan.lockFile!)} and package.json (layer ${layer}).`);
+        log.info(
+          `Installing dependencies: linked the tree that \`${argv.join(" ")}\` installed before for the same ${basename(plan.lockFile!)} and package.json (layer ${layer}).`,
+        );
       } else {
         log.info(`Installing dependencies with \`${argv.join(" ")}\` (${plan.reason}) in ${installDirShown} (${project.installReason}).`);
-        const outcome = await runCommand(argv[0], argv.slice(1), { cwd: project.installDir, env, output: (line) => log.info(line), signal, timeoutMs: 30 * 60_000, confine });
-        if (outcome.code !== 0) throw commandFailure("BUILD_FAILED", "Installing dependencies", argv.join(" "), outcome, log.tail(20), installAdvice(log.tail(100)));
+        const outcome = await runCommand(argv[0], argv.slice(1), {
+          cwd: project.installDir,
+          env,
+          output: (line) => log.info(line),
+          signal,
+          timeoutMs: 30 * 60_000,
+          confine,
+        });
+        if (outcome.code !== 0)
+          throw commandFailure("BUILD_FAILED", "Installing dependencies", argv.join(" "), outcome, log.tail(20), installAdvice(log.tail(100)));
         if (layer) {
           await saveInstallLayer(cache, layer, project.installDir);
           installLayer = layer;
@@ -165,7 +179,10 @@ async function buildIn(deps: PipelineDeps, target: BuildTarget, sourceDir: strin
   }
   await checkGraphs(deps, target, project.configFile, sourceDir, confine);
 
-  const key = createHash("sha256").update(`${target.deploymentId}:${target.sourceId}:${recipeHash(recipe)}`).digest("hex").slice(0, 32);
+  const key = createHash("sha256")
+    .update(`${target.deploymentId}:${target.sourceId}:${recipeHash(recipe)}`)
+    .digest("hex")
+    .slice(0, 32);
   const directory = join(deps.dataDir, "builds", key);
   rmSync(directory, { recursive: true, force: true });
   renameSync(sourceDir, directory);
@@ -187,7 +204,14 @@ async function buildIn(deps: PipelineDeps, target: BuildTarget, sourceDir: strin
 /** The author's own command line (install_command, build_command), run as a Dockerfile's RUN would: by sh. */
 async function shell(step: string, command: string, cwd: string, env: NodeJS.ProcessEnv, target: BuildTarget, confine: Confine): Promise<void> {
   const [program, flag] = process.platform === "win32" ? ["cmd.exe", "/c"] : ["/bin/sh", "-c"];
-  const outcome = await runCommand(program, [flag, command], { cwd, env, output: (line) => target.log.info(line), signal: target.signal, timeoutMs: 30 * 60_000, confine });
+  const outcome = await runCommand(program, [flag, command], {
+    cwd,
+    env,
+    output: (line) => target.log.info(line),
+    signal: target.signal,
+    timeoutMs: 30 * 60_000,
+    confine,
+  });
   if (outcome.code !== 0) throw commandFailure("BUILD_FAILED", step, command, outcome, target.log.tail(20));
 }
 
@@ -215,7 +239,14 @@ async function checkGraphs(deps: PipelineDeps, target: BuildTarget, configFile: 
     return;
   }
   if (outcome.code !== 0) {
-    throw commandFailure("BUILD_FAILED", "Checking the project", "slipway agent --check", outcome, log.tail(20), "The project cannot start as it is: fix what the lines below say.");
+    throw commandFailure(
+      "BUILD_FAILED",
+      "Checking the project",
+      "slipway agent --check",
+      outcome,
+      log.tail(20),
+      "The project cannot start as it is: fix what the lines below say.",
+    );
   }
 }
 

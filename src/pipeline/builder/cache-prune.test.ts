@@ -7,7 +7,9 @@ import { beginBuild } from "./underway.ts";
 
 describe("a package cache's pruning", () => {
   const roots: string[] = [];
-  afterEach(() => roots.splice(0).forEach((root) => rmSync(root, { recursive: true, force: true })));
+  afterEach(() => {
+    for (const root of roots.splice(0)) rmSync(root, { recursive: true, force: true });
+  });
 
   /** A cache with two install layers, two Python environments, a half-made one, and 64 KiB of npm downloads; a build using layer `a` and environment `k`. */
   function cache() {

@@ -1,4 +1,4 @@
-import { existsSync, lstatSync, readdirSync, readlinkSync, renameSync } from "node:fs";
+import { existsSync, lstatSync, readdirSync, readlinkSync, renameSync, type Stats } from "node:fs";
 import { lstat, readdir, rm } from "node:fs/promises";
 import { dirname, isAbsolute, join, resolve } from "node:path";
 import { buildsUnderway } from "./underway.ts";
@@ -43,7 +43,9 @@ export async function pruneCache(cacheDir: string, pruning: CachePruning): Promi
     renameSync(join(cacheDir, name), to);
     return to;
   });
-  const leftovers = readdirSync(cacheDir).filter((name) => name.startsWith(REMOVING)).map((name) => join(cacheDir, name));
+  const leftovers = readdirSync(cacheDir)
+    .filter((name) => name.startsWith(REMOVING))
+    .map((name) => join(cacheDir, name));
   for (const path of new Set([...aside, ...leftovers])) await rm(path, { recursive: true, force: true });
   return doomed;
 }
@@ -94,7 +96,7 @@ function linkTarget(path: string): string | undefined {
 export async function sizeOf(paths: string[]): Promise<number> {
   let total = 0;
   const walk = async (path: string): Promise<void> => {
-    let stat;
+    let stat: Stats;
     try {
       stat = await lstat(path);
     } catch {

@@ -39,13 +39,25 @@ afterAll(async () => {
 describe("corepack behind a registry that strips signatures (stand-in registry on loopback)", () => {
   it("the install fails, and the advice says what to set", async () => {
     writeFileSync(join(root, "package.json"), "{}");
-    const env = buildStepEnv(join(root, "cache"), [], `${dirname(process.execPath)}:${process.env.PATH}`, { PATH: process.env.PATH, HOME: root, COREPACK_NPM_REGISTRY: url });
+    const env = buildStepEnv(join(root, "cache"), [], `${dirname(process.execPath)}:${process.env.PATH}`, {
+      PATH: process.env.PATH,
+      HOME: root,
+      COREPACK_NPM_REGISTRY: url,
+    });
     expect(env.COREPACK_NPM_REGISTRY).toBe(url);
     const lines: string[] = [];
-    const outcome = await runCommand("corepack", ["pnpm", "install"], { cwd: root, env, output: (line) => lines.push(line), signal: new AbortController().signal, timeoutMs: 60_000 });
+    const outcome = await runCommand("corepack", ["pnpm", "install"], {
+      cwd: root,
+      env,
+      output: (line) => lines.push(line),
+      signal: new AbortController().signal,
+      timeoutMs: 60_000,
+    });
     expect(outcome.code, lines.join("\n")).not.toBe(0);
     expect(lines.join("\n")).toContain("No compatible signature found in package metadata");
-    expect(installAdvice(lines)).toMatch(/^corepack refused the package manager it downloaded: .*Set COREPACK_INTEGRITY_KEYS=0 in the environment of `slipway up`/);
+    expect(installAdvice(lines)).toMatch(
+      /^corepack refused the package manager it downloaded: .*Set COREPACK_INTEGRITY_KEYS=0 in the environment of `slipway up`/,
+    );
     expect(installAdvice(["npm error code E404"])).toBeUndefined();
   });
 });

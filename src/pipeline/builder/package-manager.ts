@@ -84,7 +84,7 @@ export function installAdvice(output: readonly string[]): string | undefined {
   if (!output.some((line) => line.includes("No compatible signature found in package metadata") || /Corepack cannot download/.test(line))) return undefined;
   return (
     "corepack refused the package manager it downloaded: the npm registry it reached (COREPACK_NPM_REGISTRY, else registry.npmjs.org, " +
-    "perhaps through a mirror) serves package metadata without npm's signatures (\"No compatible signature found in package metadata\"). " +
+    'perhaps through a mirror) serves package metadata without npm\'s signatures ("No compatible signature found in package metadata"). ' +
     "Set COREPACK_INTEGRITY_KEYS=0 in the environment of `slipway up` to skip that check, or point COREPACK_NPM_REGISTRY at a registry " +
     "that keeps signatures: COREPACK_* settings reach builds. Or set source_config.install_command."
   );

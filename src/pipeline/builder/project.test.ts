@@ -113,7 +113,9 @@ describe("planInstall", () => {
     const pnpm = planInstall(tree({ "package.json": JSON.stringify({ packageManager: "pnpm@9.15.0" }), "pnpm-lock.yaml": "" }));
     expect(pnpm).toMatchObject({ pinned: "pnpm@9.15.0", argv: ["pnpm", "install", "--frozen-lockfile"] });
     expect(resolveManager(pnpm, (program) => program === "corepack" || program === "pnpm")).toEqual(["corepack", "pnpm", "install", "--frozen-lockfile"]);
-    const berry = planInstall(tree({ "package.json": JSON.stringify({ packageManager: "yarn@4.5.0" }), "yarn.lock": "", ".yarnrc.yml": "nodeLinker: node-modules\n" }));
+    const berry = planInstall(
+      tree({ "package.json": JSON.stringify({ packageManager: "yarn@4.5.0" }), "yarn.lock": "", ".yarnrc.yml": "nodeLinker: node-modules\n" }),
+    );
     expect(resolveManager(berry, () => true)).toEqual(["corepack", "yarn", "install", "--immutable"]);
     // Not pinned (or pinned to another manager): the manager on PATH, else corepack.
     const yarn = planInstall(tree({ "package.json": JSON.stringify({ packageManager: "npm@10.0.0" }), "yarn.lock": "" }));

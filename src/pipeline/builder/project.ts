@@ -108,7 +108,14 @@ export function globMatches(glob: string, path: string): boolean {
   const clean = glob.replace(/^\.\//, "").replace(/\/+$/, "");
   const pattern = clean
     .split("/")
-    .map((part) => (part === "**" ? ".*" : part.replace(/[.+^${}()|[\]\\]/g, "\\$&").replace(/\*/g, "[^/]*").replace(/\?/g, "[^/]")))
+    .map((part) =>
+      part === "**"
+        ? ".*"
+        : part
+            .replace(/[.+^${}()|[\]\\]/g, "\\$&")
+            .replace(/\*/g, "[^/]*")
+            .replace(/\?/g, "[^/]"),
+    )
     .join("/");
   return new RegExp(`^${pattern}$`).test(path);
 }

@@ -25,10 +25,13 @@ export class BuildPruner {
   schedule(deploymentId: string): void {
     clearTimeout(this.timers.get(deploymentId));
     const { drainTimeoutMs, stopGraceMs } = this.deps.settings;
-    const timer = setTimeout(() => {
-      this.timers.delete(deploymentId);
-      this.enqueue(deploymentId);
-    }, drainTimeoutMs + stopGraceMs + 5_000);
+    const timer = setTimeout(
+      () => {
+        this.timers.delete(deploymentId);
+        this.enqueue(deploymentId);
+      },
+      drainTimeoutMs + stopGraceMs + 5_000,
+    );
     timer.unref();
     this.timers.set(deploymentId, timer);
   }

@@ -19,7 +19,13 @@ export interface PythonPlan {
  * Undefined for a project without Python graphs or a Python auth.path. Fails the build (BUILD_FAILED) on a
  * wrong Python key or a python_version this machine does not have, before the installs.
  */
-export function planPython(config: Record<string, unknown>, configFile: string, sourceDir: string, configPath: string, env: NodeJS.ProcessEnv): PythonPlan | undefined {
+export function planPython(
+  config: Record<string, unknown>,
+  configFile: string,
+  sourceDir: string,
+  configPath: string,
+  env: NodeJS.ProcessEnv,
+): PythonPlan | undefined {
   if (!needsPython(config)) return undefined;
   const python = readPythonBuild(config, dirname(configFile), realpathSync(sourceDir), configPath);
   const interpreter = findInterpreter(python.pythonVersion, env);

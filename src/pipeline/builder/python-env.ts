@@ -46,7 +46,9 @@ export async function preparePythonEnv(request: PythonEnvRequest): Promise<strin
   const key = pythonEnvKey(request, installer.name);
   const link = join(request.cacheDir, "python-envs", key);
   if (existsSync(join(link, READY))) {
-    log.info(`Python environment: reusing the one installed before for the same Python ${interpreter.version}, dependencies and worker (environment ${key}); nothing to install.`);
+    log.info(
+      `Python environment: reusing the one installed before for the same Python ${interpreter.version}, dependencies and worker (environment ${key}); nothing to install.`,
+    );
     return realpathSync(link);
   }
   // Built in a folder of its own and published by a link: a virtual environment is not
@@ -81,11 +83,18 @@ function chooseInstaller(request: PythonEnvRequest): Installer {
   const { config, interpreter, log } = request;
   const uv = request.which("uv");
   if (config.installer === "uv" && !uv) {
-    throw new StepFailure("BUILD_FAILED", 'Preparing the Python environment failed: pip_installer is "uv", but uv is not installed on this machine. Install uv, or set pip_installer to "pip" or "auto".');
+    throw new StepFailure(
+      "BUILD_FAILED",
+      'Preparing the Python environment failed: pip_installer is "uv", but uv is not installed on this machine. Install uv, or set pip_installer to "pip" or "auto".',
+    );
   }
   // uv does not read pip.conf: with a pip_config_file, "auto" keeps to pip, which does.
   const useUv = config.installer === "uv" || (config.installer === "auto" && uv !== undefined && !config.pipConfigFile);
-  if (useUv && config.pipConfigFile) log.line("WARNING", 'pip_installer is "uv", which does not read pip_config_file: its settings do not apply (set UV_* settings for `slipway up`, or pip_installer "pip").');
+  if (useUv && config.pipConfigFile)
+    log.line(
+      "WARNING",
+      'pip_installer is "uv", which does not read pip_config_file: its settings do not apply (set UV_* settings for `slipway up`, or pip_installer "pip").',
+    );
   if (useUv) {
     return {
       name: "uv",
@@ -111,10 +120,15 @@ async function makeEnvironment(request: PythonEnvRequest, installer: Installer, 
   const wheels = join(request.cacheDir, "python-wheels");
   if (existsSync(wheels)) args.push("--find-links", wheels);
   const what = [
-    ...config.local.map((local) => `${local.shown} (${local.kind === "package" ? "a package" : local.kind === "requirements" ? `${shown(join(local.dir, "requirements.txt"))}` : "code only"})`),
+    ...config.local.map(
+      (local) =>
+        `${local.shown} (${local.kind === "package" ? "a package" : local.kind === "requirements" ? `${shown(join(local.dir, "requirements.txt"))}` : "code only"})`,
+    ),
     ...config.requirements,
   ];
-  log.info(`Preparing the Python environment with ${installer.name} on Python ${interpreter.version} (${interpreter.executable}): ${what.join(", ") || "no dependencies"}, and Slipway's worker.`);
+  log.info(
+    `Preparing the Python environment with ${installer.name} on Python ${interpreter.version} (${interpreter.executable}): ${what.join(", ") || "no dependencies"}, and Slipway's worker.`,
+  );
   const env = { ...request.env, ...(config.pipConfigFile ? { PIP_CONFIG_FILE: config.pipConfigFile } : {}) };
   await step(request, "Creating the Python environment", installer.venv(dir), env);
   await step(request, "Installing the Python dependencies", installer.install(dir, args), env, workerAdvice);
@@ -128,7 +142,13 @@ const VERSIONS =
   "from importlib.metadata import version; import slipway_worker; " +
   "print('Python environment: langgraph ' + version('langgraph') + ', langchain-core ' + version('langchain-core') + ', slipway_worker ' + slipway_worker.WORKER_VERSION)";
 
-async function step(request: PythonEnvRequest, name: string, argv: string[], env: NodeJS.ProcessEnv, advice?: (output: string[]) => string | undefined): Promise<void> {
+async function step(
+  request: PythonEnvRequest,
+  name: string,
+  argv: string[],
+  env: NodeJS.ProcessEnv,
+  advice?: (output: string[]) => string | undefined,
+): Promise<void> {
   const { log, signal, confine, sourceDir } = request;
   const outcome = await runCommand(argv[0], argv.slice(1), { cwd: sourceDir, env, output: (line) => log.info(line), signal, timeoutMs: 30 * 60_000, confine });
   if (outcome.code !== 0) throw commandFailure("BUILD_FAILED", name, argv.join(" "), outcome, log.tail(20), advice?.(log.tail(100)));
@@ -159,7 +179,15 @@ export function workerAdvice(output: string[]): string | undefined {
 function pythonEnvKey(request: PythonEnvRequest, installer: string): string {
   const { config, interpreter, sourceDir } = request;
   const hash = createHash("sha256").update(
-    JSON.stringify({ format: ENV_FORMAT, python: interpreter.version, executable: interpreter.executable, installer, requirements: config.requirements, platform: process.platform, arch: process.arch }),
+    JSON.stringify({
+      format: ENV_FORMAT,
+      python: interpreter.version,
+      executable: interpreter.executable,
+      installer,
+      requirements: config.requirements,
+      platform: process.platform,
+      arch: process.arch,
+    }),
   );
   for (const local of config.local) {
     hash.update(`\0local:${relative(sourceDir, local.dir)}:${local.kind}`);
@@ -167,7 +195,9 @@ function pythonEnvKey(request: PythonEnvRequest, installer: string): string {
   }
   if (config.pipConfigFile) hash.update("\0pip.conf\0").update(readFileSync(config.pipConfigFile));
   hash.update("\0worker\0").update(readFileSync(join(WORKER_PROJECT, "pyproject.toml")));
-  for (const file of readdirSync(join(WORKER_PROJECT, "slipway_worker")).filter((name) => name.endsWith(".py")).sort()) {
+  for (const file of readdirSync(join(WORKER_PROJECT, "slipway_worker"))
+    .filter((name) => name.endsWith(".py"))
+    .sort()) {
     hash.update(`\0${file}\0`).update(readFileSync(join(WORKER_PROJECT, "slipway_worker", file)));
   }
   return hash.digest("hex").slice(0, 32);

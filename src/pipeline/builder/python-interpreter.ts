@@ -35,7 +35,10 @@ export function findInterpreter(wanted: string | undefined, env: NodeJS.ProcessE
     }
     const [major, minor] = found.version.split(".").map(Number);
     if (major < MINIMUM[0] || (major === MINIMUM[0] && minor < MINIMUM[1])) {
-      throw new StepFailure("BUILD_FAILED", `Python ${found.version} (${program}) is older than ${MINIMUM.join(".")}, the oldest Slipway's Python worker runs on. Set python_version to "3.11" or later.`);
+      throw new StepFailure(
+        "BUILD_FAILED",
+        `Python ${found.version} (${program}) is older than ${MINIMUM.join(".")}, the oldest Slipway's Python worker runs on. Set python_version to "3.11" or later.`,
+      );
     }
     return found;
   }

@@ -55,7 +55,12 @@ describe("reading a Python project's build keys", () => {
 
   it("sorts dependencies into local packages, requirement files, code folders and specifiers", () => {
     const root = tree({ "pyproject.toml": "", "libs/a/setup.py": "", "libs/b/requirements.txt": "x", "libs/c/mod.py": "", "pip.conf": "" });
-    const config = read(root, { dependencies: [".", "./libs/a", "./libs/b", "./libs/c", "langchain-openai>=0.3"], python_version: "3.12", pip_installer: "uv", pip_config_file: "pip.conf" });
+    const config = read(root, {
+      dependencies: [".", "./libs/a", "./libs/b", "./libs/c", "langchain-openai>=0.3"],
+      python_version: "3.12",
+      pip_installer: "uv",
+      pip_config_file: "pip.conf",
+    });
     expect(config).toEqual({
       pythonVersion: "3.12",
       installer: "uv",
@@ -80,12 +85,19 @@ describe("reading a Python project's build keys", () => {
     expect(failure(() => read(root, { dependencies: "." }))).toMatch(/dependencies must be a list/);
     expect(failure(() => read(root, { dependencies: ["./nowhere"] }))).toMatch(/dependencies\[0\] "\.\/nowhere" is not a folder of the project/);
     expect(failure(() => read(root, { dependencies: [".", "../.."] }))).toMatch(/dependencies\[1\] "\.\.\/\.\." leaves the source tree/);
-    expect(failure(() => read(root, { dependencies: ["--index-url=http://evil"] }))).toMatch(/dependencies\[0\] "--index-url=http:\/\/evil" is an installer option/);
+    expect(failure(() => read(root, { dependencies: ["--index-url=http://evil"] }))).toMatch(
+      /dependencies\[0\] "--index-url=http:\/\/evil" is an installer option/,
+    );
   });
 
   it("makes local folders importable, src/ first", () => {
     const root = tree({ "py/src/pkg/__init__.py": "", "other/mod.py": "" });
-    expect(localImportRoots({ dependencies: [".", "./py", "./other", "requests"] }, root)).toEqual([root, join(root, "py/src"), join(root, "py"), join(root, "other")]);
+    expect(localImportRoots({ dependencies: [".", "./py", "./other", "requests"] }, root)).toEqual([
+      root,
+      join(root, "py/src"),
+      join(root, "py"),
+      join(root, "other"),
+    ]);
   });
 
   it("lets a module-path graph through the project check, which leaves it to Python's import", () => {
@@ -96,7 +108,10 @@ describe("reading a Python project's build keys", () => {
 
 describe("finding the interpreter", () => {
   it("fails naming python_version's program when none on the PATH works, and checks what it reports", () => {
-    const bin = tree({ "python3.9": "#!/bin/sh\necho 'pyenv: python3.9: command not found' >&2\nexit 127\n", "python3.12": '#!/bin/sh\necho \'["/opt/py/bin/python3.11", "/opt/py", "3.11.9"]\'\n' });
+    const bin = tree({
+      "python3.9": "#!/bin/sh\necho 'pyenv: python3.9: command not found' >&2\nexit 127\n",
+      "python3.12": '#!/bin/sh\necho \'["/opt/py/bin/python3.11", "/opt/py", "3.11.9"]\'\n',
+    });
     chmodSync(join(bin, "python3.9"), 0o755);
     chmodSync(join(bin, "python3.12"), 0o755);
     const env = { PATH: `${bin}${delimiter}/usr/bin${delimiter}/bin` };
@@ -141,7 +156,10 @@ describe("the revision's link to its environment", () => {
 describe("the worker's requirements", () => {
   it("are the LangGraph lines of python/pyproject.toml, and named when the resolver finds the project's pins against them", () => {
     expect(workerRequirements()).toEqual(["langgraph>=1.0,<2", "langchain-core>=1.0,<2"]);
-    const pip = ["ERROR: Cannot install langgraph<1 and langgraph<2 and >=1.0 because these package versions have conflicting dependencies.", "ERROR: ResolutionImpossible: for help visit ..."];
+    const pip = [
+      "ERROR: Cannot install langgraph<1 and langgraph<2 and >=1.0 because these package versions have conflicting dependencies.",
+      "ERROR: ResolutionImpossible: for help visit ...",
+    ];
     expect(workerAdvice(pip)).toBe("Slipway's Python worker needs langgraph>=1.0,<2 and langchain-core>=1.0,<2: the project's own pins must allow them.");
     expect(workerAdvice(["ERROR: No matching distribution found for slipway-no-such-package"])).toBeUndefined();
   });

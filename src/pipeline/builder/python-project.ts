@@ -93,7 +93,10 @@ export function readPythonBuild(config: Record<string, unknown>, configDir: stri
       local.push(readLocal(dependency, configDir, sourceRoot, configPath, index));
     } else if (dependency.startsWith("-")) {
       // An option would reach pip's command line: an index or a file of the build's choosing.
-      throw failed(configPath, `dependencies[${index}] ${JSON.stringify(dependency)} is an installer option; put index and install settings in pip_config_file.`);
+      throw failed(
+        configPath,
+        `dependencies[${index}] ${JSON.stringify(dependency)} is an installer option; put index and install settings in pip_config_file.`,
+      );
     } else {
       requirements.push(dependency);
     }
@@ -103,7 +106,8 @@ export function readPythonBuild(config: Record<string, unknown>, configDir: stri
 
 function readLocal(dependency: string, configDir: string, sourceRoot: string, configPath: string, index: number): LocalDependency {
   const dir = resolve(configDir, dependency);
-  if (!existsSync(dir) || !statSync(dir).isDirectory()) throw failed(configPath, `dependencies[${index}] ${JSON.stringify(dependency)} is not a folder of the project.`);
+  if (!existsSync(dir) || !statSync(dir).isDirectory())
+    throw failed(configPath, `dependencies[${index}] ${JSON.stringify(dependency)} is not a folder of the project.`);
   if (!inside(sourceRoot, realpathSync(dir))) throw failed(configPath, `dependencies[${index}] ${JSON.stringify(dependency)} leaves the source tree.`);
   const has = (file: string) => existsSync(join(dir, file));
   const kind = has("pyproject.toml") || has("setup.py") ? "package" : has("requirements.txt") ? "requirements" : "code";

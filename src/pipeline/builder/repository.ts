@@ -35,7 +35,18 @@ export async function saveBuild(q: Queryable, row: BuildRow & { workspace_id: st
     `INSERT INTO builds (key, workspace_id, deployment_id, source_id, recipe, directory, config_file, revision_id, created_at, install_layer)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
      ON CONFLICT (key) DO UPDATE SET directory = EXCLUDED.directory, config_file = EXCLUDED.config_file, install_layer = EXCLUDED.install_layer`,
-    [row.key, row.workspace_id, row.deployment_id, row.source_id, row.recipe, row.directory, row.config_file, row.revision_id, row.now.toISOString(), row.install_layer ?? null],
+    [
+      row.key,
+      row.workspace_id,
+      row.deployment_id,
+      row.source_id,
+      row.recipe,
+      row.directory,
+      row.config_file,
+      row.revision_id,
+      row.now.toISOString(),
+      row.install_layer ?? null,
+    ],
   );
 }
 

@@ -49,7 +49,10 @@ export async function runRevisionJob(context: JobContext): Promise<void> {
   const deployLog = new LogWriter(deps.services.logs, { ...target, type: "deploy" }, Object.values(secrets), onLogError);
   const shown = unredactedSecrets(secrets);
   if (shown.length > 0) {
-    buildLog.line("WARNING", `Secrets shown as they are in these logs: ${shown.join(", ")}. A boolean, a plain number or a value under 6 characters cannot be told from ordinary words, so it is not hidden.`);
+    buildLog.line(
+      "WARNING",
+      `Secrets shown as they are in these logs: ${shown.join(", ")}. A boolean, a plain number or a value under 6 characters cannot be told from ordinary words, so it is not hidden.`,
+    );
   }
   const job = new Job(context, revision, secrets, buildLog, deployLog);
   try {
@@ -89,7 +92,8 @@ class Job {
             "Redeploy it to try again, and look at the control plane's log for why it stopped.",
         );
       }
-      if (claim.job_attempts > 1) this.log().line("WARNING", `Resuming at ${this.status} (attempt ${claim.job_attempts}): the control plane stopped while it worked on this revision.`);
+      if (claim.job_attempts > 1)
+        this.log().line("WARNING", `Resuming at ${this.status} (attempt ${claim.job_attempts}): the control plane stopped while it worked on this revision.`);
       else this.buildLog.info(`Revision ${this.revision.id} (${this.image() ? `image ${this.image()}` : describeSource(this.source())}).`);
       if (this.status === "CREATING") {
         await this.identify();
@@ -169,7 +173,8 @@ class Job {
     const ready = image ? undefined : (build ?? (await this.ensureBuild()));
     const { runtime, signal } = this.context;
     this.deployLog.info(ready ? `Starting the agent server (build ${ready.key}).` : `Starting image ${image}.`);
-    if (this.revision.trigger === "rotate_credentials") this.deployLog.info("Credential rotation: its processes get a new database credential; the replaced ones keep theirs until they have stopped.");
+    if (this.revision.trigger === "rotate_credentials")
+      this.deployLog.info("Credential rotation: its processes get a new database credential; the replaced ones keep theirs until they have stopped.");
     this.group = await runtime.launch(
       {
         ...this.target(),

@@ -92,14 +92,17 @@ export class JobRunner {
   private run(claim: JobClaim): void {
     const abort = new AbortController();
     const { jobLeaseMs } = this.deps.settings;
-    const heartbeat = setInterval(() => {
-      renewJob(this.deps.db, claim, this.worker, jobLeaseMs).then(
-        (ours) => {
-          if (!ours) abort.abort(new Error("the revision was interrupted, deleted or taken over"));
-        },
-        (error) => this.deps.log.warn({ err: error, revision_id: claim.revision_id }, "renewing a revision job's lease failed"),
-      );
-    }, Math.max(200, jobLeaseMs / 3));
+    const heartbeat = setInterval(
+      () => {
+        renewJob(this.deps.db, claim, this.worker, jobLeaseMs).then(
+          (ours) => {
+            if (!ours) abort.abort(new Error("the revision was interrupted, deleted or taken over"));
+          },
+          (error) => this.deps.log.warn({ err: error, revision_id: claim.revision_id }, "renewing a revision job's lease failed"),
+        );
+      },
+      Math.max(200, jobLeaseMs / 3),
+    );
     heartbeat.unref();
     const { deps, runtime, worker } = this;
     const done = runRevisionJob({ deps, runtime, claim, worker, signal: abort.signal })

@@ -3,11 +3,14 @@
  * on Windows), as the pipeline's runtime starts them, or a loopback host and port.
  * `basePath` is the agent's http.mount_prefix ("" without one).
  */
-export type AgentEndpoint = { socketPath: string; host?: undefined; port?: undefined; basePath: string } | { socketPath?: undefined; host: string; port: number; basePath: string };
+export type AgentEndpoint =
+  | { socketPath: string; host?: undefined; port?: undefined; basePath: string }
+  | { socketPath?: undefined; host: string; port: number; basePath: string };
 
 /** Reads the endpoint from `slipway agent`'s "listening" line: `{socket, base_path}` or `{url}`. */
 export function endpointOfListening(event: { socket?: unknown; base_path?: unknown; url?: unknown }): AgentEndpoint | undefined {
-  if (typeof event.socket === "string" && event.socket) return { socketPath: event.socket, basePath: typeof event.base_path === "string" ? event.base_path : "" };
+  if (typeof event.socket === "string" && event.socket)
+    return { socketPath: event.socket, basePath: typeof event.base_path === "string" ? event.base_path : "" };
   if (typeof event.url !== "string") return undefined;
   try {
     const url = new URL(event.url);

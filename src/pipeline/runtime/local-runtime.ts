@@ -47,7 +47,10 @@ export class LocalRuntime extends RevisionRotation {
     const cpuLimited = cpus !== undefined && this.isolation.limits.cpu;
     const limits = { ...DEFAULT_LIMITS, ...(memory ? { memoryBytes: memory * 1048576 } : {}), ...(cpuLimited ? { cpus } : {}) };
     if (cpus !== undefined && !cpuLimited) {
-      spec.log.line("WARNING", `resource_spec's CPU (${cpus} cores) is not applied on this machine: ${this.isolation.limits.cpuReason ?? this.isolation.limits.reason}. The Docker runtime applies it.`);
+      spec.log.line(
+        "WARNING",
+        `resource_spec's CPU (${cpus} cores) is not applied on this machine: ${this.isolation.limits.cpuReason ?? this.isolation.limits.reason}. The Docker runtime applies it.`,
+      );
     }
     const internalKey = randomBytes(32).toString("base64url");
     const storage = await this.storage.attach(spec.deploymentId, { rotate: spec.rotateCredentials });
@@ -71,7 +74,8 @@ export class LocalRuntime extends RevisionRotation {
       const name = `${spec.revisionId.slice(0, 8)}#${index + 1}`;
       const file = `${++this.sockets}-${name.replace("#", "-")}`;
       // On Windows, a named pipe.
-      const socketPath = process.platform === "win32" ? `\\\\.\\pipe\\slipway-${process.pid}-${randomBytes(6).toString("hex")}-${file}` : join(sockets, `${file}.sock`);
+      const socketPath =
+        process.platform === "win32" ? `\\\\.\\pipe\\slipway-${process.pid}-${randomBytes(6).toString("hex")}-${file}` : join(sockets, `${file}.sock`);
       return new AgentProcess({ name, cwd: build.directory, socketPath, args, env, log: spec.log, serverLog: this.deps.log, confine });
     });
     const group = new RevisionGroup(spec.deploymentId, spec.revisionId, processes, internalKey, spec.log);

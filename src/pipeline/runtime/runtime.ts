@@ -65,7 +65,13 @@ export interface LaunchSpec {
   /** Deployment secrets: the replicas' environment, and all they get of the control plane's. */
   secrets: Record<string, string>;
   /** Replicas (min_scale), memory per replica (memory_limit_mb, else memory_mb) and CPU (cpu_limit, else cpu). */
-  resourceSpec: { min_scale?: number | null; memory_mb?: number | null; memory_limit_mb?: number | null; cpu?: number | null; cpu_limit?: number | null } | null;
+  resourceSpec: {
+    min_scale?: number | null;
+    memory_mb?: number | null;
+    memory_limit_mb?: number | null;
+    cpu?: number | null;
+    cpu_limit?: number | null;
+  } | null;
   /** The revision's deploy log. */
   log: LogWriter;
   /** Its replicas get a new database credential (a credential rotation); the replaced ones keep theirs until they stop. */

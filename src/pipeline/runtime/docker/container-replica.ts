@@ -125,14 +125,18 @@ export class ContainerReplica implements Replica {
     const state = await this.docker.run(["inspect", "--format", "{{.State.OOMKilled}} {{.State.ExitCode}}", spec.container]).catch(() => "");
     await this.docker.remove([spec.container]);
     const [oom, exitCode] = state.trim().split(" ");
-    if (oom === "true") spec.log.error(`[${spec.name}] stopped by its resource limits: it ran out of memory (limit ${this.memoryMb ?? "?"} MB) and was killed.`);
+    if (oom === "true")
+      spec.log.error(`[${spec.name}] stopped by its resource limits: it ran out of memory (limit ${this.memoryMb ?? "?"} MB) and was killed.`);
     if (this.stopping) {
       spec.log.info(`[${spec.name}] stopped.`);
       return;
     }
     const delay = this.restarts.next();
     spec.log.error(`[${spec.name}] exited with code ${exitCode ?? code}; restarting in ${delay / 1000} s.`);
-    spec.serverLog.warn({ container: spec.container, code: exitCode ?? code, oom: oom === "true", restart_in_ms: delay }, "agent container stopped; restarting");
+    spec.serverLog.warn(
+      { container: spec.container, code: exitCode ?? code, oom: oom === "true", restart_in_ms: delay },
+      "agent container stopped; restarting",
+    );
     this.restarts.schedule(delay, () => {
       if (!this.stopping) this.start();
     });
