@@ -7,6 +7,7 @@ import { startAgentServer, type RunningAgentServer } from "../src/agentserver/se
 import { buildControlPlaneApp } from "../src/controlplane/app.ts";
 import { routeModules } from "../src/controlplane/routes.ts";
 import type { FastifyInstance } from "fastify";
+import { LogService } from "../src/controlplane/logs/service.ts";
 import { LogWriter } from "../src/pipeline/log-writer.ts";
 import type { AgentProcess } from "../src/pipeline/runtime/agent-process.ts";
 import { RevisionGroup } from "../src/pipeline/runtime/revision-group.ts";
@@ -62,13 +63,13 @@ describe.each(BACKENDS)("dates out of range on %s", (backend) => {
     });
     let serving: RevisionGroup | undefined;
     const router = createDeploymentRouter({ db: harness.db, authenticator: harness.authenticator, target: () => serving, holdMs: 300 });
-    app = await buildControlPlaneApp({ deps: harness.deps, authenticator: harness.authenticator, router, services: [], logLevel: "error" });
+    app = await buildControlPlaneApp({ deps: harness.deps, authenticator: harness.authenticator, router, logLevel: "error" });
     await app.listen({ port: 0, host: "127.0.0.1" });
     base = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
     owner = await harness.tenancy.bootstrap({ keyScope: "workspace" });
     deploymentId = (await call("POST", "/v2/deployments", githubDeployment(`dates-${backend}`))).json.id;
     revisionId = (await call("GET", `/v2/deployments/${deploymentId}/revisions`)).json.resources[0].id;
-    const log = new LogWriter(harness.db, { workspaceId: owner.workspace_id, deploymentId, revisionId, type: "deploy" }, []);
+    const log = new LogWriter(new LogService(harness.deps), { workspaceId: owner.workspace_id, deploymentId, revisionId, type: "deploy" }, []);
     serving = new RevisionGroup(deploymentId, "revision", [{ endpoint: { socketPath: agent.socketPath!, basePath: agent.basePath } } as AgentProcess], ROUTER_KEY, log);
   });
   afterAll(async () => {

@@ -41,7 +41,7 @@ import { registerStoreRoutes } from "./store/index.ts";
 import { READER_LIMIT, StreamBroker } from "./stream/broker.ts";
 import { runStreamReader } from "./stream/run-join.ts";
 import { StreamRelay } from "./stream/relay.ts";
-import { endOpenStreams } from "../http/sse.ts";
+import { closeServer } from "../http/close-server.ts";
 import { registerThreadStreamRoutes } from "./stream/thread-stream-routes.ts";
 import { computeThreadSnapshot, refreshThreadSnapshot, registerThreadRoutes, sweepExpiredThreads, ThreadService, ThreadStateService } from "./threads/index.ts";
 import { threadExists } from "./threads/repository.ts";
@@ -146,7 +146,7 @@ async function assemble(db: Database, project: PreparedProject, options: AgentSe
   const refreshThread = (threadId: string, outcome?: { runError?: unknown }) => refreshThreadSnapshot({ db, graphs }, threadId, outcome);
   const webhookPolicy = { allowHosts: options.webhookAllowHosts ?? [], onlyAllowed: false };
   const lifecycle = new RunLifecycle(log);
-  subscribeRunParts(lifecycle, { db, broker, completion, relaySent: relay ? () => relay.sent() : undefined, webhookPolicy, log });
+  subscribeRunParts(lifecycle, { db, broker, completion, relaySent: relay ? () => relay.sent() : undefined, webhookPolicy, sendWebhooks: !config.http.webhooksOff, log });
 
   const handoff = new AssistantHandoff();
   const runAttempt = createAttemptRunner({
@@ -323,10 +323,7 @@ async function assemble(db: Database, project: PreparedProject, options: AgentSe
       // elsewhere, or they are thread streams); requests still waiting are cut off after
       // the grace period, instead of holding the shutdown for ever.
       unbindLoopback();
-      endOpenStreams(app.server);
-      const cutOff = setTimeout(() => app.server.closeAllConnections(), grace);
-      await app.close();
-      clearTimeout(cutOff);
+      await closeServer(app, grace);
       await relay?.close();
       await db.close();
     },

@@ -1,7 +1,7 @@
 import { Command, type Command as CommandType } from "commander";
 import type { ControlPlaneClient, LogEntry, LogType } from "../client/index.ts";
 import { isFailure, isTerminal } from "../controlplane/revisions/state-machine.ts";
-import { LOG_LEVELS } from "../controlplane/logs/repository.ts";
+import { LOG_LEVELS } from "../controlplane/logs/lines.ts";
 import { sessionAction } from "./support/action.ts";
 import { connectionOptions } from "./support/connection.ts";
 import { count } from "./support/deployment-body.ts";

@@ -49,7 +49,7 @@ interface StorageConfig {
   pgliteDir: string;
 }
 
-interface ControlPlaneConfig extends StorageConfig {
+export interface ControlPlaneConfig extends StorageConfig {
   host: string;
   port: number;
   region: Region;

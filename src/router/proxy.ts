@@ -1,5 +1,5 @@
 import { Agent, request, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from "node:http";
-import type { AgentEndpoint } from "./endpoint.ts";
+import type { AgentEndpoint } from "../pipeline/runtime/agent-endpoint.ts";
 
 /**
  * Forwards one request to an agent process and sends its answer back: event streams

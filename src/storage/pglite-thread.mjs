@@ -9,13 +9,14 @@ import { join } from "node:path";
 import { parentPort, workerData } from "node:worker_threads";
 import { PGlite } from "@electric-sql/pglite";
 import { useNativeBytea } from "./pglite-bytea.mjs";
+import { DURABLE_START, DurableNodeFS, embeddedFsync } from "./pglite-durable-fs.mjs";
 import { compactNewCluster, NEW_CLUSTER_INITDB, NEW_CLUSTER_START } from "./pglite-compact.mjs";
 import { PreparedStatements } from "./pglite-prepared.mjs";
 import { serveOnSocket } from "./pglite-sharing.mjs";
 import { runUpkeep } from "./pglite-upkeep.mjs";
 
 const port = /** @type {import("node:worker_threads").MessagePort} */ (parentPort);
-const { dataDir, schema, template, upkeepEveryMs } = /** @type {{ dataDir: string; schema: string; template?: string; upkeepEveryMs?: number }} */ (workerData);
+const { dataDir, schema, template, upkeepEveryMs, sharedBuffers } = /** @type {{ dataDir: string; schema: string; template?: string; upkeepEveryMs?: number; sharedBuffers?: string }} */ (workerData);
 
 /** @type {PGlite} */
 let pg;
@@ -98,7 +99,15 @@ function plainError(error) {
 async function open() {
   const inMemory = dataDir === "memory://" || dataDir === "";
   // A cluster in memory is new: made by initdb here, in 1 MB WAL segments (pglite-compact.mjs).
-  pg = inMemory ? new PGlite({ initDbStartParams: NEW_CLUSTER_INITDB, startParams: NEW_CLUSTER_START }) : new PGlite(dataDir, templateFor(dataDir));
+  // PGlite touches all of shared_buffers as it starts: PostgreSQL's 128 MB default is
+  // resident for good, in every deployment's database (pglite.ts sets the size).
+  const memory = sharedBuffers ? ["-c", `shared_buffers=${sharedBuffers}`] : [];
+  // On disk, commits reach the disk before they are answered (pglite-durable-fs.mjs).
+  pg = inMemory
+    ? new PGlite({ initDbStartParams: NEW_CLUSTER_INITDB, startParams: [...NEW_CLUSTER_START, ...memory] })
+    : embeddedFsync()
+      ? new PGlite({ fs: new DurableNodeFS(dataDir), startParams: [...DURABLE_START, ...memory], ...templateFor(dataDir) })
+      : new PGlite(dataDir, { ...templateFor(dataDir), startParams: [...PGlite.defaultStartParams, ...memory] });
   await pg.waitReady;
   useNativeBytea(pg);
   prepared = new PreparedStatements(pg);

@@ -53,7 +53,7 @@ describe.each(["interrupt", "rollback"] as const)("%s of a run claimed meanwhile
     const aborted: string[] = [];
     const log = { debug: () => undefined, warn: (obj: unknown, msg: string) => console.warn(msg, obj) };
     const lifecycle = new RunLifecycle(log);
-    subscribeRunParts(lifecycle, { db, broker: new StreamBroker(), completion, webhookPolicy: { allowHosts: [], onlyAllowed: false }, log });
+    subscribeRunParts(lifecycle, { db, broker: new StreamBroker(), completion, webhookPolicy: { allowHosts: [], onlyAllowed: false }, sendWebhooks: true, log });
     const runs = new RunService({
       db,
       lifecycle,

@@ -1,8 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { API_HOST } from "../../src/controlplane/app.ts";
 import { canonicalUrl } from "../../src/http/canonical-url.ts";
 import { vendorDocument } from "../support/vendor-contract.ts";
-import { startControlPlane, type ControlPlaneFixture } from "./deployments-fixture.ts";
+import { servedDocument } from "./deployments-fixture.ts";
 
 /**
  * Wire contract against the vendor's control-plane OpenAPI document: for every vendor path
@@ -90,15 +90,10 @@ function missingRequired(theirs: Schema | undefined, ours: Schema | undefined, w
 const routePath = (path: string) => path.replace(/\{([^}]+)\}/g, ":$1");
 
 describe("control-plane contract with the vendor's OpenAPI", () => {
-  let cp: ControlPlaneFixture;
-  let ours: Document;
-  beforeAll(async () => {
-    cp = await startControlPlane("pglite");
-    ours = (await cp.app.inject({ method: "GET", url: "/openapi.json" })).json();
-  });
-  afterAll(async () => cp?.close());
+  const served = servedDocument<Document>();
 
   it("reads the vendor document: 39 operations, each served", () => {
+    const ours = served.document();
     expect(operations.length).toBe(39);
     const missing = operations.filter(({ path, method }) => !ours.paths[path]?.[method]).map(({ path, method }) => `${method} ${path}`);
     expect(missing).toEqual([]);
@@ -107,6 +102,8 @@ describe("control-plane contract with the vendor's OpenAPI", () => {
 
   for (const { path, method, operation } of operations) {
     it(`${method.toUpperCase()} ${path}`, () => {
+      const ours = served.document();
+      const cp = served.cp();
       const mine = ours.paths[path]?.[method];
       expect(mine, `${method.toUpperCase()} ${path} is missing from /openapi.json`).toBeDefined();
       for (const prefix of ["", "/api-host"]) {

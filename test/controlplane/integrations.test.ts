@@ -71,7 +71,6 @@ describe.each(BACKENDS)("integrations on %s", (backend) => {
       deps: { ...h.deps, gitHosts: undefined },
       authenticator: h.authenticator,
       modules: OWN_MODULES,
-      services: [],
       logLevel: "error",
     });
     await strict.ready();

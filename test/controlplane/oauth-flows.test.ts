@@ -37,7 +37,7 @@ describe.each(BACKENDS)("OAuth flows against a loopback OpenID provider on %s", 
   beforeAll(async () => {
     // The operator allows the provider on loopback, as `slipway up --allow-private-git-hosts 127.0.0.1` does.
     h = await openHarness(backend, { gitHosts: { allowHosts: ["127.0.0.1"] } });
-    strict = await buildControlPlaneApp({ deps: { ...h.deps, gitHosts: undefined }, authenticator: h.authenticator, modules: OWN_MODULES, services: [], logLevel: "error" });
+    strict = await buildControlPlaneApp({ deps: { ...h.deps, gitHosts: undefined }, authenticator: h.authenticator, modules: OWN_MODULES, logLevel: "error" });
     await strict.ready();
     a = await h.tenancy.bootstrap({ orgName: "oauth-a" });
     b = await h.tenancy.bootstrap({ orgName: "oauth-b" });

@@ -87,7 +87,6 @@ describe.each(BACKENDS)("one bucket per client and path, whatever the spelling, 
       deps: harness.deps,
       authenticator: harness.authenticator,
       modules: routeModules,
-      services: [],
       logLevel: "error",
       rateLimit: {
         enabled: true,

@@ -1,4 +1,5 @@
 import type { Queryable } from "../../storage/database.ts";
+import { IN_FLIGHT } from "../revisions/state-machine.ts";
 import type { ResourceSpec } from "./resource-spec.ts";
 import type {
   DeploymentSource,
@@ -185,14 +186,14 @@ export async function refreshDeploymentStatus(q: Queryable, workspaceId: string,
                ELSE 'UNUSED' END AS status
              FROM deployments d2 WHERE d2.workspace_id = $1 AND d2.id = $2) next
       WHERE d.workspace_id = $1 AND d.id = $2 AND d.status <> next.status`,
-    [workspaceId, id, now, ["QUEUED", "CREATING", "AWAITING_BUILD", "BUILDING", "AWAITING_DEPLOY", "DEPLOYING"]],
+    [workspaceId, id, now, ["QUEUED", ...IN_FLIGHT]],
   );
 }
 
 /**
  * Marks the given deployments AWAITING_DELETE (the pipeline stops their processes, drops
- * their data and then the rows) and interrupts their waiting and in-flight revisions, so
- * their jobs stop. Returns the ids that existed. The caller announces DELETE_CHANNEL.
+ * their data and then the rows). Returns the ids that existed. The caller interrupts their
+ * revisions (through the revisions' state machine) and announces DELETE_CHANNEL.
  */
 export async function markForDeletion(q: Queryable, workspaceId: string, ids: readonly string[], now: string): Promise<string[]> {
   const rows = await q.query<{ id: string }>(
@@ -200,16 +201,7 @@ export async function markForDeletion(q: Queryable, workspaceId: string, ids: re
       WHERE workspace_id = $1 AND id = ANY($2::uuid[]) RETURNING id`,
     [workspaceId, ids, now],
   );
-  const marked = rows.map((r) => r.id);
-  if (marked.length > 0) {
-    await q.query(
-      `UPDATE revisions SET status = 'INTERRUPTED', status_message = 'The deployment is being deleted.', updated_at = $3
-        WHERE workspace_id = $1 AND deployment_id = ANY($2::uuid[])
-          AND status IN ('QUEUED', 'CREATING', 'AWAITING_BUILD', 'BUILDING', 'AWAITING_DEPLOY', 'DEPLOYING', 'UNKNOWN')`,
-      [workspaceId, marked, now],
-    );
-  }
-  return marked;
+  return rows.map((r) => r.id);
 }
 
 /** Channel on which a deployment marked for deletion is announced to the pipeline. */

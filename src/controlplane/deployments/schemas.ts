@@ -1,4 +1,5 @@
 import { Type, type Static } from "@sinclair/typebox";
+import { MAX_SLEEP_AFTER_MINUTES } from "../../config/pipeline.ts";
 import { SECRET_NAME_PATTERN } from "../secrets/reserved.ts";
 import { ResourceSpec } from "./resource-spec.ts";
 import { DateTime, Nullable, PageOf, PageQuery, StringEnum, Uuid } from "./wire.ts";
@@ -80,9 +81,6 @@ export const SecretReference = Type.Object(
 export type SecretReference = Static<typeof SecretReference>;
 
 const secretsField = Type.Array(SecretInput, { maxItems: 500 });
-
-/** Longest quiet spell a deployment may be given before it sleeps: 30 days. */
-export const MAX_SLEEP_AFTER_MINUTES = 43_200;
 
 /**
  * Slipway's own field (not the vendor's; prefixed so that a field the vendor adds later

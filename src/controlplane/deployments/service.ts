@@ -199,8 +199,12 @@ export class DeploymentService {
   private async markForDeletion(workspaceId: string, ids: readonly string[]): Promise<string[]> {
     const { deps } = this;
     const marked = await deps.db.transaction(async (tx) => {
-      const marked = await repo.markForDeletion(tx, workspaceId, ids, deps.now().toISOString());
-      if (marked.length > 0) await repo.announceDeletion(tx, marked);
+      const now = deps.now().toISOString();
+      const marked = await repo.markForDeletion(tx, workspaceId, ids, now);
+      if (marked.length > 0) {
+        await this.revisions.interruptForDeletion(tx, workspaceId, marked, now);
+        await repo.announceDeletion(tx, marked);
+      }
       return marked;
     });
     if (marked.length > 0) deps.onDeploymentsDeleted?.(marked);
@@ -208,6 +212,21 @@ export class DeploymentService {
   }
 
   /** Deletes what exists of `ids`; the rest are reported, not fatal (the vendor's partial success). */
+  /** Calls `listener` when deployments are marked for deletion, by any process; resolves to its removal. */
+  onDeletion(listener: () => void): Promise<() => Promise<void>> {
+    return this.deps.db.listen(repo.DELETE_CHANNEL, () => listener());
+  }
+
+  /** Deployments whose deletion is pending: the pipeline finishes them, also after a restart. */
+  awaitingDeletion(): Promise<{ id: string; workspace_id: string }[]> {
+    return repo.deploymentsAwaitingDelete(this.deps.db);
+  }
+
+  /** The last step of a deletion, once its processes, data and builds are gone: the row (revisions, builds, uploads and logs cascade). */
+  async finishDeletion(id: string): Promise<void> {
+    await repo.deleteDeploymentRow(this.deps.db, id);
+  }
+
   async deleteMany(
     workspaceId: string,
     ids: readonly string[],

@@ -2,7 +2,7 @@ import type { FastifyReply, FastifyRequest } from "fastify";
 import { SseWriter } from "../../http/sse.ts";
 import { requireTenant, type RegisterRoutes } from "../context.ts";
 import { errorResponses, pageOf } from "../deployments/wire.ts";
-import type { LogType } from "./repository.ts";
+import type { LogType } from "./lines.ts";
 import { LogsPage, LogsQueryBody, ProjectParams, ProjectRevisionParams, RevisionLogsQuery } from "./schemas.ts";
 
 const tags = ["Deployments (v2)"];

@@ -103,6 +103,21 @@ export async function setStatus(
   );
 }
 
+/** Moves every revision of these deployments that is in one of `from` to `to` (the caller checked the step: `mayBecome`). */
+export async function setStatusOfDeployments(
+  q: Queryable,
+  workspaceId: string,
+  deploymentIds: readonly string[],
+  change: { from: readonly RevisionStatus[]; to: RevisionStatus; message: string | null; now: string },
+): Promise<void> {
+  if (deploymentIds.length === 0) return;
+  await q.query(
+    `UPDATE revisions SET status = $4, status_message = $5, updated_at = $6
+      WHERE workspace_id = $1 AND deployment_id = ANY($2::uuid[]) AND status = ANY($3::text[])`,
+    [workspaceId, deploymentIds, change.from, change.to, change.message, change.now],
+  );
+}
+
 /** The build a revision ran, if it got that far. */
 export async function getBuildKey(q: Queryable, workspaceId: string, revisionId: string): Promise<string | null> {
   const rows = await q.query<{ build_key: string | null }>("SELECT build_key FROM revisions WHERE workspace_id = $1 AND id = $2", [workspaceId, revisionId]);

@@ -7,6 +7,7 @@ import {
   isFailure,
   isInFlight,
   isTerminal,
+  mayBecome,
   planAfterSettle,
   planNewRevision,
   REVISION_STATUSES,
@@ -71,14 +72,17 @@ describe("transition", () => {
   });
 
   it("lets only waiting revisions be skipped, and waiting or in-flight ones be interrupted", () => {
-    expect(REVISION_STATUSES.filter((s) => canTransition(s, "SKIPPED"))).toEqual(["QUEUED"]);
-    expect(REVISION_STATUSES.filter((s) => canTransition(s, "INTERRUPTED")).sort()).toEqual(
-      [...IN_FLIGHT, "QUEUED", "UNKNOWN"].sort(),
-    );
+    expect(mayBecome("SKIPPED")).toEqual(["QUEUED"]);
+    expect(mayBecome("INTERRUPTED").sort()).toEqual([...IN_FLIGHT, "QUEUED"].sort());
   });
 
-  it("only a deploying or lost revision can become DEPLOYED", () => {
-    expect(REVISION_STATUSES.filter((s) => canTransition(s, "DEPLOYED")).sort()).toEqual(["DEPLOYING", "UNKNOWN"]);
+  it("only a deploying revision can become DEPLOYED", () => {
+    expect(mayBecome("DEPLOYED")).toEqual(["DEPLOYING"]);
+  });
+
+  it("never leads to or from UNKNOWN, which only the vendor sets", () => {
+    expect(mayBecome("UNKNOWN")).toEqual([]);
+    expect(REVISION_STATUSES.filter((to) => canTransition("UNKNOWN", to))).toEqual([]);
   });
 });
 

@@ -4,12 +4,20 @@ import { dirname, join } from "node:path";
 import type { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { SlipwayError, badRequest, conflict, invalidField } from "../../http/errors.ts";
-import { checkTarball, TarballRefused } from "../../pipeline/source/tarball.ts";
+import { checkTarball, TarballRefused } from "../../tarball/tarball.ts";
 import type { ControlPlaneDeps } from "../context.ts";
 import { deploymentNotFound } from "../deployments/not-found.ts";
 import { findDeployment } from "../deployments/repository.ts";
 import * as repo from "./repository.ts";
 import type { UploadUrl } from "./schemas.ts";
+
+/** An upload whose body arrived: its file and what identifies it. */
+interface ReceivedUpload {
+  objectPath: string;
+  file: string;
+  sha256: string;
+  sizeBytes: number | null;
+}
 
 const UPLOAD_URL_TTL_MS = 60 * 60 * 1000;
 const MAX_UPLOAD_BYTES = 200 * 1024 * 1024;
@@ -46,6 +54,17 @@ export class UploadService {
     const signature = sign(deps.secretsKey, deploymentId, uploadId, expires);
     const base = deps.publicUrl.replace(/\/+$/, "");
     return { upload_url: `${base}/v2/deployments/${deploymentId}/uploads/${uploadId}?expires=${expires}&signature=${signature}`, object_path: objectPath };
+  }
+
+  /**
+   * Where a received upload of this deployment is stored, for the pipeline that unpacks
+   * it; undefined when there is none by that path, or its body never arrived.
+   */
+  async received(workspaceId: string, deploymentId: string, objectPath: string): Promise<ReceivedUpload | undefined> {
+    const { deps } = this;
+    const upload = await repo.findUpload(deps.db, workspaceId, deploymentId, objectPath);
+    if (!upload || !upload.sha256 || upload.uploaded_at === null || !deps.dataDir) return undefined;
+    return { objectPath: upload.object_path, file: join(deps.dataDir, upload.object_path), sha256: upload.sha256, sizeBytes: upload.size_bytes };
   }
 
   /**

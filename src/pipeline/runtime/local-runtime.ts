@@ -2,7 +2,7 @@ import { randomBytes } from "node:crypto";
 import { chmodSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { revisionPython } from "../build/python-link.ts";
+import { revisionPython } from "../builder/python-link.ts";
 import { childEnv } from "../child-env.ts";
 import type { PipelineDeps } from "../context.ts";
 import { StepFailure } from "../failure.ts";
@@ -42,7 +42,7 @@ export class LocalRuntime extends RevisionRotation {
   async start(spec: LaunchSpec): Promise<RevisionGroup> {
     const build = spec.build;
     if (!build) throw new StepFailure("DEPLOY_FAILED", "An image source runs only on the Docker runtime (`slipway up --runtime docker`).");
-    const refusal = await unsandboxedTenantsRefusal(this.deps.db, this.isolation, this.deps.allowUnsandboxed);
+    const refusal = await unsandboxedTenantsRefusal(this.deps.services.tenancy, this.isolation, this.deps.allowUnsandboxed);
     if (refusal) throw new StepFailure("DEPLOY_FAILED", `Refused: ${refusal}`);
     const { count, memoryMb: memory, cpus } = replicaShape(spec);
     const cpuLimited = cpus !== undefined && this.isolation.limits.cpu;

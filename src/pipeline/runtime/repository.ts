@@ -67,8 +67,3 @@ export async function deploymentLoginRole(q: Queryable, deploymentId: string): P
   const rows = await q.query<{ role: string }>("SELECT role FROM deployment_roles WHERE deployment_id = $1", [deploymentId]);
   return rows[0]?.role;
 }
-
-export async function organizationCount(q: Queryable): Promise<number> {
-  const rows = await q.query<{ n: number }>("SELECT count(*)::int AS n FROM organizations");
-  return rows[0].n;
-}

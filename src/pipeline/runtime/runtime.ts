@@ -1,5 +1,5 @@
 import type { CorsConfig } from "../../http/cors.ts";
-import type { AgentEndpoint } from "../../router/endpoint.ts";
+import type { AgentEndpoint } from "./agent-endpoint.ts";
 import type { LogWriter } from "../log-writer.ts";
 import type { RevisionGroup } from "./revision-group.ts";
 

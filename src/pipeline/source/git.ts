@@ -2,7 +2,7 @@ import { mkdirSync, rmSync } from "node:fs";
 import { AddressRefused, canonicalIp, resolveGuarded, type AddressGuardPolicy } from "../../net/address-guard.ts";
 import { DEFAULT_PORTS, baseUrlOrigin, gitOrigin, gitUrlText, readGitUrl, type GitUrl } from "../../net/git-url.ts";
 import { repoRefProblem } from "../../controlplane/deployments/source-fields.ts";
-import { runCommand, type CommandOutcome } from "../build/run-command.ts";
+import { runCommand, type CommandOutcome } from "../builder/run-command.ts";
 import { openGitSandbox, sshCommand, type GitSandbox } from "./git-environment.ts";
 import { StepFailure, commandFailure } from "../failure.ts";
 import type { LogWriter } from "../log-writer.ts";

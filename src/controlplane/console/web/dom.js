@@ -65,8 +65,8 @@ export function badge(status) {
   return h("span", { class: `badge ${tone}` }, text);
 }
 
-/** Copies text to the clipboard, with a button that says so. */
-export function copyButton(text, label = "Copy") {
+/** Copies text to the clipboard, with a button that says so (`shown` is its visible word, if shorter than `label`). */
+export function copyButton(text, label = "Copy", shown = label) {
   return h("button", {
     type: "button",
     class: "small",
@@ -79,5 +79,10 @@ export function copyButton(text, label = "Copy") {
         toast("Copying was refused by the browser: select the text instead");
       }
     },
-  }, label);
+  }, shown);
+}
+
+/** An id as its first 8 characters, the whole id in its tooltip and on a copy button. */
+export function idCell(id, kind) {
+  return h("span", { class: "id" }, h("code", { title: id }, id.slice(0, 8)), " ", copyButton(id, `Copy ${kind} id`, "Copy"));
 }

@@ -1,5 +1,5 @@
 import type { CorsConfig } from "../../../http/cors.ts";
-import type { AgentEndpoint } from "../../../router/endpoint.ts";
+import type { AgentEndpoint } from "../agent-endpoint.ts";
 import { parseListening } from "../agent-process.ts";
 import { answersOk } from "../health-probe.ts";
 import type { DockerCli } from "./docker-cli.ts";

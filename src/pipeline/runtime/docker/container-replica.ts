@@ -2,7 +2,7 @@ import type { ChildProcess } from "node:child_process";
 import { rmSync } from "node:fs";
 import { createInterface } from "node:readline";
 import type { CorsConfig } from "../../../http/cors.ts";
-import { describeEndpoint, type AgentEndpoint } from "../../../router/endpoint.ts";
+import { describeEndpoint, type AgentEndpoint } from "../agent-endpoint.ts";
 import type { LogWriter } from "../../log-writer.ts";
 import { parseListening } from "../agent-process.ts";
 import { RestartBackoff } from "../restart-backoff.ts";

@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { basename, dirname, join, relative } from "node:path";
 import type { PipelineDeps } from "../../context.ts";
 import { StepFailure } from "../../failure.ts";
-import { revisionPython } from "../../build/python-link.ts";
+import { revisionPython } from "../../builder/python-link.ts";
 import { agentEnvironment, replicaShape } from "../agent-env.ts";
 import type { DeploymentStorage, StorageAttachment } from "../deployment-storage.ts";
 import { loginRolesOf } from "../deployment-role.ts";

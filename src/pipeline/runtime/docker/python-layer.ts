@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import { existsSync, readdirSync, readFileSync, realpathSync, statSync } from "node:fs";
 import { basename, dirname, join, relative, sep } from "node:path";
-import type { RevisionPython } from "../../build/python-link.ts";
+import type { RevisionPython } from "../../builder/python-link.ts";
 import type { DockerCli } from "./docker-cli.ts";
 import { buildImage } from "./image-build.ts";
 import { sharedLibraries } from "./runtime-image.ts";

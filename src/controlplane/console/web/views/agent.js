@@ -1,5 +1,6 @@
 import { agent, api } from "../api.js";
-import { badge, h, replace } from "../dom.js";
+import { badge, h, idCell, replace } from "../dom.js";
+import { pager } from "../pager.js";
 import { poll } from "../poll.js";
 import { timeAgo } from "../time.js";
 import { graphDrawing, edgeList } from "../graph-view.js";
@@ -19,6 +20,7 @@ export function renderAgent(main, id) {
   const graph = h("section", { class: "card graph-card", id: "graph", "aria-labelledby": "graph-title", hidden: true });
   const runs = runsPanel(id);
   const chat = chatPlayground(id, { onRunEnded: () => refreshThreads().then(() => runs.refresh()) });
+  const threadPages = pager("threads", () => refreshThreads().catch(() => {}));
 
   replace(
     main,
@@ -28,19 +30,18 @@ export function renderAgent(main, id) {
     graph,
     h("div", { class: "split" },
       chat.element,
-      h("div", {},
-        h("section", { class: "card", "aria-labelledby": "assistants-title" }, h("h2", { id: "assistants-title" }, "Assistants"), assistants),
-        h(
-          "section",
-          { class: "card", "aria-labelledby": "threads-title" },
-          h("div", { class: "heading" }, h("h2", { id: "threads-title" }, "Threads"), h("button", { type: "button", class: "small", onclick: () => refreshThreads() }, "Refresh")),
-          h("div", { class: "scroll" },
-            h("table", {}, h("thead", {}, h("tr", {}, ["Thread", "Status", "Updated", ""].map((t) => h("th", { scope: "col" }, t)))), threads)),
-          state,
-        ),
-        runs.element,
-      ),
+      h("section", { class: "card", "aria-labelledby": "assistants-title" }, h("h2", { id: "assistants-title" }, "Assistants"), assistants),
     ),
+    h(
+      "section",
+      { class: "card", "aria-labelledby": "threads-title" },
+      h("div", { class: "heading" }, h("h2", { id: "threads-title" }, "Threads"), h("button", { type: "button", class: "small", onclick: () => refreshThreads() }, "Refresh")),
+      h("div", { class: "scroll" },
+        h("table", { class: "cards" }, h("thead", {}, h("tr", {}, ["Thread", "Status", "Updated", ""].map((t) => h("th", { scope: "col" }, t)))), threads)),
+      threadPages.element,
+      state,
+    ),
+    runs.element,
   );
 
   api("GET", `/v2/deployments/${id}`).then((d) => (title.textContent = d.name)).catch(() => {});
@@ -63,25 +64,34 @@ export function renderAgent(main, id) {
     chat.setAssistants(list);
   }
 
+  /** One page of threads, the latest changed first (the page stays put across refreshes). */
   async function refreshThreads() {
-    const list = await agent(id, "POST", "/threads/search", { limit: 50, sort_by: "updated_at", sort_order: "desc" });
+    const asked = threadPages.query();
+    const list = await agent(id, "POST", "/threads/search", { ...asked, sort_by: "updated_at", sort_order: "desc" });
+    const page = threadPages.shown(list, asked);
+    if (!page) return;
     replace(
       threads,
-      list.map((thread) =>
+      page.map((thread) =>
         h("tr", { "data-id": thread.thread_id },
-          h("td", {}, h("code", { title: thread.thread_id }, thread.thread_id.slice(0, 8))),
-          h("td", {}, badge(thread.status)),
-          h("td", {}, timeAgo(thread.updated_at)),
-          h("td", {},
+          h("td", { "data-label": "Thread" }, idCell(thread.thread_id, "thread")),
+          h("td", { "data-label": "Status" }, badge(thread.status)),
+          h("td", { "data-label": "Updated" }, timeAgo(thread.updated_at)),
+          h("td", { "data-label": "" },
             h("button", { type: "button", class: "small", onclick: () => showState(thread) }, "State"),
             " ",
             h("button", { type: "button", class: "small", onclick: () => runs.show(thread.thread_id) }, "Runs"),
             " ",
-            h("button", { type: "button", class: "small", onclick: () => chat.openThread(thread.thread_id) }, "Chat"),
+            h("button", { type: "button", class: "small", onclick: () => openChat(thread.thread_id) }, "Chat"),
           ),
         ),
       ),
     );
+  }
+
+  async function openChat(threadId) {
+    chat.element.scrollIntoView({ block: "nearest" });
+    await chat.openThread(threadId);
   }
 
   /** The assistant's graph drawn in the page (nodes and edges from the server; layout here). */

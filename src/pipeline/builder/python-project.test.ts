@@ -5,6 +5,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { StepFailure } from "../failure.ts";
 import { inspectProject } from "./project.ts";
 import { workerAdvice, workerRequirements } from "./python-env.ts";
+import { planPython } from "./python-build.ts";
 import { findInterpreter } from "./python-interpreter.ts";
 import { linkPythonEnv, pythonEnvGone, revisionPython } from "./python-link.ts";
 import { localImportRoots, namesPythonGraphs, readPythonBuild } from "./python-project.ts";
@@ -41,6 +42,15 @@ describe("reading a Python project's build keys", () => {
     expect(namesPythonGraphs({ a: "./agent.py:graph" })).toBe(true);
     expect(namesPythonGraphs({ a: { path: "my_pkg.graphs:graph" } })).toBe(true);
     expect(namesPythonGraphs({ a: "./src/agent.ts:graph", b: "./src/b.mjs" })).toBe(false);
+  });
+
+  it("plans an environment for a JS project whose auth.path is Python, and none for an all-JS one", () => {
+    const root = tree({ "langgraph.json": "{}", "src/agent.ts": "", "auth.py": "" });
+    const plan = (config: Record<string, unknown>) => planPython(config, join(root, "langgraph.json"), root, "langgraph.json", process.env);
+    const graphs = { agent: "./src/agent.ts:graph" };
+    expect(plan({ graphs, dependencies: ["."], auth: { path: "./auth.py:auth" } })?.config.local).toEqual([{ dir: root, shown: ".", kind: "code" }]);
+    expect(plan({ graphs, auth: { path: "./src/auth.ts:auth" } })).toBeUndefined();
+    expect(plan({ graphs })).toBeUndefined();
   });
 
   it("sorts dependencies into local packages, requirement files, code folders and specifiers", () => {

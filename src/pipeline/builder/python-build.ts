@@ -5,7 +5,7 @@ import type { ConfinedLaunch } from "../runtime/isolation.ts";
 import { preparePythonEnv } from "./python-env.ts";
 import { findInterpreter, type Interpreter } from "./python-interpreter.ts";
 import { linkPythonEnv } from "./python-link.ts";
-import { namesPythonGraphs, readPythonBuild, type PythonBuildConfig } from "./python-project.ts";
+import { needsPython, readPythonBuild, type PythonBuildConfig } from "./python-project.ts";
 
 /** A project's Python side, read and its interpreter found before anything installs. */
 export interface PythonPlan {
@@ -16,11 +16,11 @@ export interface PythonPlan {
 }
 
 /**
- * Undefined for a project without Python graphs. Fails the build (BUILD_FAILED) on a
+ * Undefined for a project without Python graphs or a Python auth.path. Fails the build (BUILD_FAILED) on a
  * wrong Python key or a python_version this machine does not have, before the installs.
  */
 export function planPython(config: Record<string, unknown>, configFile: string, sourceDir: string, configPath: string, env: NodeJS.ProcessEnv): PythonPlan | undefined {
-  if (!namesPythonGraphs(config.graphs)) return undefined;
+  if (!needsPython(config)) return undefined;
   const python = readPythonBuild(config, dirname(configFile), realpathSync(sourceDir), configPath);
   const interpreter = findInterpreter(python.pythonVersion, env);
   const readOnly = [interpreter.prefix];

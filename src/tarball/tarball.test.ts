@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { create } from "tar";
 import { afterEach, describe, expect, it } from "vitest";
 import { checkTarball, entryProblem, TarballRefused, unpackTarball } from "./tarball.ts";
-import { TAR_END, tarEntry } from "../../../test/support/upload-tarballs.ts";
+import { TAR_END, tarEntry } from "../../test/support/upload-tarballs.ts";
 import { createGzip, gzipSync } from "node:zlib";
 import { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";

@@ -15,6 +15,7 @@ import { installPython, planPython, warnDockerfileLines } from "./python-build.t
 import { pythonEnvGone, revisionPython } from "./python-link.ts";
 import * as repo from "./repository.ts";
 import { runCommand } from "./run-command.ts";
+import { beginBuild } from "./underway.ts";
 
 const SLIPWAY_BIN = fileURLToPath(new URL("../../../bin/slipway.js", import.meta.url));
 /** Bumped when what a build directory holds changes shape: older builds are then not reused. */
@@ -52,6 +53,11 @@ export async function reusableBuild(deps: PipelineDeps, target: Pick<BuildTarget
 
 function sharedCacheDir(deps: PipelineDeps): string {
   return process.env.SLIPWAY_PACKAGE_CACHE || join(deps.dataDir, "cache");
+}
+
+/** The shared cache is Slipway's own (in the data directory), not one the operator named. */
+export function ownsSharedCache(deps: PipelineDeps): boolean {
+  return sharedCacheDir(deps) === join(deps.dataDir, "cache");
 }
 
 /**
@@ -93,6 +99,15 @@ type Confine = ((argv: string[], firstFd: number, cwd: string) => ConfinedLaunch
  * `slipway agent --check`, so that a project that cannot start fails here with the reason.
  */
 export async function buildSource(deps: PipelineDeps, target: BuildTarget, sourceDir: string): Promise<repo.BuildRow> {
+  const end = beginBuild();
+  try {
+    return await buildIn(deps, target, sourceDir);
+  } finally {
+    end();
+  }
+}
+
+async function buildIn(deps: PipelineDeps, target: BuildTarget, sourceDir: string): Promise<repo.BuildRow> {
   const { log, signal, recipe } = target;
   const project = inspectProject(sourceDir, recipe.configPath);
   const cache = packageCacheDir(deps, target.deploymentId);
@@ -107,6 +122,7 @@ export async function buildSource(deps: PipelineDeps, target: BuildTarget, sourc
   const own = () => deps.isolation?.ownTrees(target.deploymentId, [sourceDir, cache]);
   await own();
   const installDirShown = relative(sourceDir, project.installDir) || ".";
+  let installLayer: string | null = null;
 
   if (recipe.installCommand) {
     log.info(`Installing dependencies with the deployment's install_command in ${installDirShown}: ${recipe.installCommand}`);
@@ -128,12 +144,16 @@ export async function buildSource(deps: PipelineDeps, target: BuildTarget, sourc
       }
       const layer = installLayerKey(plan, project.installDir, recipe.buildCommand);
       if (layer && (await restoreInstallLayer(cache, layer, project.installDir))) {
+        installLayer = layer;
         log.info(`Installing dependencies: linked the tree that \`${argv.join(" ")}\` installed before for the same ${basename(plan.lockFile!)} and package.json (layer ${layer}).`);
       } else {
         log.info(`Installing dependencies with \`${argv.join(" ")}\` (${plan.reason}) in ${installDirShown} (${project.installReason}).`);
         const outcome = await runCommand(argv[0], argv.slice(1), { cwd: project.installDir, env, output: (line) => log.info(line), signal, timeoutMs: 30 * 60_000, confine });
         if (outcome.code !== 0) throw commandFailure("BUILD_FAILED", "Installing dependencies", argv.join(" "), outcome, log.tail(20), installAdvice(log.tail(100)));
-        if (layer) await saveInstallLayer(cache, layer, project.installDir);
+        if (layer) {
+          await saveInstallLayer(cache, layer, project.installDir);
+          installLayer = layer;
+        }
       }
     }
   }
@@ -157,6 +177,7 @@ export async function buildSource(deps: PipelineDeps, target: BuildTarget, sourc
     directory,
     config_file: join(directory, relative(sourceDir, project.configFile)),
     revision_id: target.revisionId,
+    install_layer: installLayer,
   };
   await repo.saveBuild(deps.db, { ...row, workspace_id: target.workspaceId, now: deps.now() });
   log.info(`Build ${key} is ready.`);

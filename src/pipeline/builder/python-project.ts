@@ -51,6 +51,17 @@ export function namesPythonGraphs(graphs: unknown): boolean {
   });
 }
 
+/** Whether langgraph.json's `auth.path` names a Python file (a `langgraph_sdk.Auth`, run by the worker). */
+export function namesPythonAuth(auth: unknown): boolean {
+  const path = auth && typeof auth === "object" ? (auth as { path?: unknown }).path : undefined;
+  return typeof path === "string" && path.replace(/:[A-Za-z_$][\w$]*$/, "").endsWith(".py");
+}
+
+/** Whether the project has Python code for the worker to run: a graph, or only its auth (a JS project may have that). */
+export function needsPython(config: Record<string, unknown>): boolean {
+  return namesPythonGraphs(config.graphs) || namesPythonAuth(config.auth);
+}
+
 const failed = (configPath: string, message: string) => new StepFailure("BUILD_FAILED", `Reading the project failed: ${configPath}: ${message}`);
 
 /** Reads and checks the Python keys; every mistake is a BUILD_FAILED naming the key. */
