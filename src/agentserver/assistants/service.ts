@@ -138,7 +138,7 @@ export class AssistantService {
   /**
    * The assistant a new run uses. On a database of the process's own, `get`. On a shared
    * one, what this process read before, with the `stamp` the statement queueing the run
-   * checks (runs/repository.ts enqueueRunFast): another process may have changed or
+   * checks (runs/queue-repository.ts enqueueRunFast): another process may have changed or
    * deleted it since. `fresh` reads it again, after such a check failed.
    */
   async forRun(idOrGraphId: string, fresh = false): Promise<{ assistant: Assistant; stamp?: AssistantStamp }> {

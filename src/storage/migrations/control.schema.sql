@@ -9,6 +9,7 @@
 -- applied 0005_deployment_sleep.sql sha256:761b964d99d85f8a
 -- applied 0006_oauth_flows.sql sha256:38b26e63a8d64ece
 -- applied 0007_deployment_role_generations.sql sha256:2564e8f6b08dff7f
+-- applied 0008_build_install_layer.sql sha256:72f9644638adc843
 
 CREATE TABLE api_keys (
   id uuid NOT NULL,
@@ -35,6 +36,7 @@ CREATE TABLE builds (
   config_file text NOT NULL,
   revision_id uuid NOT NULL,
   created_at timestamp with time zone NOT NULL,
+  install_layer text,
   CONSTRAINT builds_deployment_id_fkey FOREIGN KEY (deployment_id) REFERENCES deployments(id) ON DELETE CASCADE,
   CONSTRAINT builds_pkey PRIMARY KEY (key)
 );
