@@ -117,7 +117,7 @@ export function registerThreadRunRoutes(app: HttpApp, deps: RunRouteDeps): void 
         runPath: runPath(run),
         lastEventId: parseLastEventId(request.headers["last-event-id"]),
         fromStart: false,
-        modes: modes === undefined ? undefined : Array.isArray(modes) ? modes : [modes],
+        modes: modes === undefined || modes === "" ? undefined : Array.isArray(modes) ? modes : [modes],
         heartbeatMs: deps.heartbeatMs,
         onDisconnect: parseQueryBoolean(request.query.cancel_on_disconnect) ? cancelOnDisconnect(runs, run, request.log) : undefined,
       });

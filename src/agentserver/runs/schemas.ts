@@ -145,7 +145,8 @@ export const CancelQuery = Type.Object({
 
 export const JoinStreamQuery = Type.Object({
   cancel_on_disconnect: Type.Optional(QueryBoolean({ default: false })),
-  stream_mode: Type.Optional(Type.Union([StreamModeSchema, Type.Array(StreamModeSchema)])),
+  // "": the official Python SDK's join_stream sends `stream_mode=` when none is asked for; as on the vendor's server, every mode.
+  stream_mode: Type.Optional(Type.Union([StreamModeSchema, Type.Array(StreamModeSchema), Type.Literal("")])),
 });
 
 /** Any JSON value: the final state values a wait/join returns. */
