@@ -77,6 +77,9 @@ export function chatPlayground(deploymentId, { onRunEnded }) {
     }
   });
 
+  /** The tool-call lines shown in each message's body, by call index or id. */
+  const toolCalls = new WeakMap();
+
   function bubble(role, text = "") {
     const body = h("div", { class: "text" }, text);
     const item = h("div", { class: `message ${role}` }, h("span", { class: "who" }, WHO[role] ?? role), body);
@@ -203,12 +206,33 @@ export function chatPlayground(deploymentId, { onRunEnded }) {
     if (!body) answers.set(key, (body = bubble(chunk.type === "tool" ? "tool" : "ai")));
     const text = textOf(chunk.content);
     if (text) body.append(text);
-    for (const call of chunk.tool_call_chunks ?? chunk.tool_calls ?? []) {
-      body.append(
-        h("div", { class: "tool-call" }, `tool call ${call.name ?? ""}(${typeof call.args === "string" ? call.args : JSON.stringify(call.args ?? {})})`),
-      );
-    }
+    showToolCalls(body, chunk);
     transcript.scrollTop = transcript.scrollHeight;
+  }
+
+  /**
+   * A message's tool calls, one line each: streamed chunks (`tool_call_chunks`, the
+   * arguments arriving as pieces of JSON text) grow their call's line; a whole message's
+   * `tool_calls` (arguments as an object) write it once.
+   */
+  function showToolCalls(body, chunk) {
+    const pieces = Array.isArray(chunk.tool_call_chunks) && chunk.tool_call_chunks.length ? chunk.tool_call_chunks : null;
+    const calls = pieces ?? (Array.isArray(chunk.tool_calls) ? chunk.tool_calls : []);
+    let known = toolCalls.get(body);
+    if (!known) toolCalls.set(body, (known = new Map()));
+    calls.forEach((call, position) => {
+      const key = String(call.index ?? call.id ?? position);
+      let line = known.get(key);
+      if (!line) {
+        line = { name: "", args: "", element: h("div", { class: "tool-call" }) };
+        known.set(key, line);
+        body.append(line.element);
+      }
+      if (call.name) line.name = pieces ? line.name + call.name : call.name;
+      const args = typeof call.args === "string" ? call.args : JSON.stringify(call.args ?? {});
+      line.args = pieces ? line.args + args : args;
+      line.element.textContent = `tool call ${line.name}(${line.args})`;
+    });
   }
 
   /**
@@ -261,7 +285,7 @@ export function chatPlayground(deploymentId, { onRunEnded }) {
   };
 }
 
-const WHO = { human: "You", ai: "Agent", resume: "You resumed with" };
+const WHO = { human: "You", ai: "Agent", tool: "Tool", resume: "You resumed with" };
 
 /** A resume value as typed: JSON when it parses (an object, a number, true), else the text itself. */
 export function parseResume(text) {

@@ -69,6 +69,8 @@ export function renderDeployments(main) {
     // Keep the server's order (newest first).
     body.append(...deployments.map((d) => rows.get(d.id).row));
     empty.hidden = deployments.length > 0;
+    // How long the list took to show is measurable in the browser (the issue asks ≤ 1 s).
+    if (!main.dataset.ready) performance.mark("deployments-ready");
     main.dataset.ready = "true";
   }, 2000);
 }
