@@ -75,6 +75,7 @@ export function writeConsoleProject(dir: string): void {
       "class SlowModel extends EchoChatModel {",
       "  async *_streamResponseChunks(_messages: unknown, _options: unknown, runManager?: { handleLLMNewToken(token: string): Promise<void> }) {",
       "    for (let i = 1; i <= 600; i++) {",
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: a line of the fixture project's source, where the template literal runs
       "      const word = `word${i} `;",
       "      yield new ChatGenerationChunk({ text: word, message: new AIMessageChunk({ content: word }) });",
       "      await runManager?.handleLLMNewToken(word);",
@@ -106,6 +107,7 @@ export function writeConsoleProject(dir: string): void {
       "export const graph = new StateGraph(MessagesAnnotation)",
       "  .addNode(ASK, async () => {",
       `    const answer = interrupt({ question: ${JSON.stringify(APPROVE_QUESTION)} });`,
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: a line of the fixture project's source, where the template literal runs
       '    return { messages: [{ role: "ai", content: `answer: ${JSON.stringify(answer)}` }] };',
       "  })",
       '  .addNode("record", async () => ({}))',

@@ -75,7 +75,7 @@ function crossings(drawn: Layout): string[] {
 }
 
 const graph = (edges: [string, string, boolean?][]) => {
-  const ids = [...new Set(edges.flatMap(([source, target]) => [source, target]))];
+  const ids = [...new Set(edges.flatMap((edge) => edge.slice(0, 2) as string[]))];
   return { nodes: ids.map((id) => ({ id })), edges: edges.map(([source, target, conditional]) => ({ source, target, conditional: conditional ?? false })) };
 };
 
