@@ -78,7 +78,7 @@ export async function deployFromGit(cpApi: Api, gitUrl: string, name: string) {
 }
 
 /** The resident memory of the processes started with one of these sockets on their command line, and their children. */
-function residentMb(sockets: string[]): number {
+export function residentMb(sockets: string[]): number {
   const processes = readdirSync("/proc")
     .filter((entry) => /^\d+$/.test(entry))
     .map((pid) => {
