@@ -34,7 +34,12 @@ describe("the embedded database's durability", () => {
   }, 180_000);
 
   it("is opened with fsync on, unless the operator turns it off for throwaway data", async () => {
-    const db = await openPglite(dataDir, "probe", { template: "" });
+    // The suite turns fsync off for its throwaway databases (test/support/global-setup.ts): not here.
+    const suiteSetting = process.env.SLIPWAY_EMBEDDED_FSYNC;
+    delete process.env.SLIPWAY_EMBEDDED_FSYNC;
+    const db = await openPglite(dataDir, "probe", { template: "" }).finally(() => {
+      if (suiteSetting !== undefined) process.env.SLIPWAY_EMBEDDED_FSYNC = suiteSetting;
+    });
     expect(await db.query("SELECT current_setting('fsync') AS fsync, current_setting('wal_sync_method') AS method")).toEqual([
       { fsync: "on", method: "fsync" },
     ]);
