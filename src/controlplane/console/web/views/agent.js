@@ -1,5 +1,5 @@
 import { agent, api } from "../api.js";
-import { badge, h, idCell, replace } from "../dom.js";
+import { badge, h, idCell, replace, syncRows } from "../dom.js";
 import { pager } from "../pager.js";
 import { poll } from "../poll.js";
 import { timeAgo } from "../time.js";
@@ -70,9 +70,7 @@ export function renderAgent(main, id) {
     const list = await agent(id, "POST", "/threads/search", { ...asked, sort_by: "updated_at", sort_order: "desc" });
     const page = threadPages.shown(list, asked);
     if (!page) return;
-    replace(
-      threads,
-      page.map((thread) =>
+    syncRows(threads, page, (thread) => thread.thread_id, (thread) =>
         h("tr", { "data-id": thread.thread_id },
           h("td", { "data-label": "Thread" }, idCell(thread.thread_id, "thread")),
           h("td", { "data-label": "Status" }, badge(thread.status)),
@@ -85,7 +83,6 @@ export function renderAgent(main, id) {
             h("button", { type: "button", class: "small", onclick: () => openChat(thread.thread_id) }, "Chat"),
           ),
         ),
-      ),
     );
   }
 
