@@ -128,7 +128,9 @@ interface Figures {
 function report(figures: Figures) {
   const { router, switched } = figures;
   const lines = [
-    `bench:deploy, ${new Date().toISOString()}, Node ${process.versions.node}, embedded storage, load average ${loadavg().map((n) => n.toFixed(2)).join(" ")}`,
+    `bench:deploy, ${new Date().toISOString()}, Node ${process.versions.node}, embedded storage, load average ${loadavg()
+      .map((n) => n.toFixed(2))
+      .join(" ")}`,
     "",
     ...(figures.cold !== undefined && figures.warm !== undefined && switched
       ? [
@@ -164,7 +166,17 @@ async function compareRuntimes(runtimes: string[]): Promise<RuntimeRow[]> {
   try {
     for (const runtime of runtimes) {
       const extraArgs = runtime === "docker" && flags["docker-host"] ? ["--docker-host", flags["docker-host"]] : [];
-      rows.push(await measureRuntime({ runtime, root, gitUrl: git.url("agent"), packageCache: join(root, "package-cache"), seconds: Number(flags.seconds), concurrency: Number(flags.concurrency), extraArgs }));
+      rows.push(
+        await measureRuntime({
+          runtime,
+          root,
+          gitUrl: git.url("agent"),
+          packageCache: join(root, "package-cache"),
+          seconds: Number(flags.seconds),
+          concurrency: Number(flags.concurrency),
+          extraArgs,
+        }),
+      );
     }
   } finally {
     await git.stop();
@@ -175,11 +187,16 @@ async function compareRuntimes(runtimes: string[]): Promise<RuntimeRow[]> {
 function reportRuntimes(rows: RuntimeRow[]) {
   console.log(
     [
-      `bench:deploy --runtimes, ${new Date().toISOString()}, Node ${process.versions.node}, embedded storage, ${flags.seconds} s per workload at concurrency ${flags.concurrency}, load average ${loadavg().map((n) => n.toFixed(2)).join(" ")}`,
+      `bench:deploy --runtimes, ${new Date().toISOString()}, Node ${process.versions.node}, embedded storage, ${flags.seconds} s per workload at concurrency ${flags.concurrency}, load average ${loadavg()
+        .map((n) => n.toFixed(2))
+        .join(" ")}`,
       "",
       "| runtime | POST → DEPLOYED (warm cache) | RSS per deployment (1 replica) | threads.get req/s via router | runs.wait req/s via router |",
       "|---|---:|---:|---:|---:|",
-      ...rows.map((row) => `| ${row.runtime} | ${row.deploySeconds.toFixed(1)} s | ${row.rssMb.toFixed(0)} MB | ${row.threadsGetRps.toFixed(0)} | ${row.runsWaitRps.toFixed(0)} |`),
+      ...rows.map(
+        (row) =>
+          `| ${row.runtime} | ${row.deploySeconds.toFixed(1)} s | ${row.rssMb.toFixed(0)} MB | ${row.threadsGetRps.toFixed(0)} | ${row.runsWaitRps.toFixed(0)} |`,
+      ),
     ].join("\n"),
   );
 }

@@ -84,13 +84,20 @@ function residentMb(sockets: string[]): number {
     .map((pid) => {
       try {
         const status = readFileSync(`/proc/${pid}/status`, "utf8");
-        return { pid, parent: /^PPid:\s+(\d+)/m.exec(status)?.[1], rssKb: Number(/^VmRSS:\s+(\d+)/m.exec(status)?.[1] ?? 0), command: readFileSync(`/proc/${pid}/cmdline`, "utf8") };
+        return {
+          pid,
+          parent: /^PPid:\s+(\d+)/m.exec(status)?.[1],
+          rssKb: Number(/^VmRSS:\s+(\d+)/m.exec(status)?.[1] ?? 0),
+          command: readFileSync(`/proc/${pid}/cmdline`, "utf8"),
+        };
       } catch {
         return undefined;
       }
     })
     .filter((entry) => entry !== undefined);
-  const counted = new Set(processes.filter((entry) => sockets.some((socket) => entry.command.includes(socket)) && !entry.command.startsWith("docker")).map((entry) => entry.pid));
+  const counted = new Set(
+    processes.filter((entry) => sockets.some((socket) => entry.command.includes(socket)) && !entry.command.startsWith("docker")).map((entry) => entry.pid),
+  );
   for (let grew = true; grew; ) {
     grew = false;
     for (const entry of processes) if (entry.parent && counted.has(entry.parent) && !counted.has(entry.pid)) grew = counted.add(entry.pid) !== undefined;

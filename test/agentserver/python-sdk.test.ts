@@ -36,7 +36,7 @@ describe.each(BACKENDS)("the Python SDK and RemoteGraph on a mixed JS and Python
     expect(seen.sdk.graph_ids).toEqual(["js_echo", "py_approve", "py_echo"]);
   });
 
-  it.each(["js_echo", "py_echo"])("%s: waits, streams, joins, keeps state and history, and runs stateless through the SDK", (graph) => {
+  it.each(["js_echo", "py_echo"])("%s: waits, streams, joins, replays a stream, keeps state and history, and runs stateless through the SDK", (graph) => {
     expect(seen.sdk[graph]).toEqual({
       waited: you("hi"),
       events: ["metadata", "updates", "values"],
@@ -46,6 +46,7 @@ describe.each(BACKENDS)("the Python SDK and RemoteGraph on a mixed JS and Python
       history_newest_is_state: true,
       history_length: expect.any(Number),
       stateless: you("stateless"),
+      replayed: ["metadata", "values"],
     });
     // An input checkpoint and a step per run, at least.
     expect(seen.sdk[graph].history_length).toBeGreaterThanOrEqual(6);

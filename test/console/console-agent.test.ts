@@ -124,14 +124,22 @@ describe("the web console's graph, runs, interrupts, integrations and listeners,
     expect(await marked.locator("title").textContent()).toBe(APPROVE_NODE);
     expect(await marked.locator("text").evaluate((el) => [...el.childNodes].every((child) => child.nodeType === Node.TEXT_NODE))).toBe(true);
     // ask → record and ask → __end__ are conditional, drawn dashed; the others solid.
-    const dashes = await drawing.locator("g.edge").evaluateAll((edges) =>
-      edges.map((edge) => `${edge.getAttribute("data-source") === "__start__" ? "start" : edge.getAttribute("data-source") === "record" ? "record" : "ask"}→${edge.getAttribute("data-target")} ${getComputedStyle(edge.querySelector("path")!).strokeDasharray}`),
-    );
+    const dashes = await drawing
+      .locator("g.edge")
+      .evaluateAll((edges) =>
+        edges.map(
+          (edge) =>
+            `${edge.getAttribute("data-source") === "__start__" ? "start" : edge.getAttribute("data-source") === "record" ? "record" : "ask"}→${edge.getAttribute("data-target")} ${getComputedStyle(edge.querySelector("path")!).strokeDasharray}`,
+        ),
+      );
     expect(dashes.sort()).toEqual([`start→${APPROVE_NODE} none`, "ask→__end__ 6px, 4px", "ask→record 6px, 4px", "record→__end__ none"].sort());
     // No edge passes through a node: ask → __end__ skips record's layer and goes round it
     // (points along each drawn path, inside no node's box but at its own ends).
     const crossings = await drawing.evaluate((svg) => {
-      const rects = [...svg.querySelectorAll("g.node")].map((node) => ({ id: node.getAttribute("data-id"), box: (node.querySelector("rect") as SVGRectElement).getBBox() }));
+      const rects = [...svg.querySelectorAll("g.node")].map((node) => ({
+        id: node.getAttribute("data-id"),
+        box: (node.querySelector("rect") as SVGRectElement).getBBox(),
+      }));
       return [...svg.querySelectorAll("g.edge path")].flatMap((path) => {
         const line = path as SVGPathElement;
         const length = line.getTotalLength();
@@ -159,7 +167,12 @@ describe("the web console's graph, runs, interrupts, integrations and listeners,
     // Streamed (messages mode), the slow model takes a minute; invoked plainly it answers at once.
     const running = await client.runs.create(thread.thread_id, "slow", { input, streamMode: ["messages-tuple"], metadata: { note: XSS, link: JS_URL } });
     await expect.poll(async () => (await client.runs.get(thread.thread_id, running.run_id)).status, { timeout: 30_000 }).toBe("running");
-    const pending = await client.runs.create(thread.thread_id, "slow", { input, streamMode: ["messages-tuple"], multitaskStrategy: "enqueue", metadata: { note: `second ${XSS}` } });
+    const pending = await client.runs.create(thread.thread_id, "slow", {
+      input,
+      streamMode: ["messages-tuple"],
+      multitaskStrategy: "enqueue",
+      metadata: { note: `second ${XSS}` },
+    });
 
     await page.getByRole("button", { name: "Refresh", exact: true }).click();
     await page.locator(`#threads tr[data-id="${thread.thread_id}"]`).getByRole("button", { name: "Runs" }).click();
@@ -215,7 +228,8 @@ describe("the web console's graph, runs, interrupts, integrations and listeners,
       await client.runs.create(busy.thread_id, "agent", { input: { messages: [] }, afterSeconds: 3600, multitaskStrategy: "enqueue" });
     }
     // The pages as the API answers them, newest change first (the console's order).
-    const threadPage = async (offset: number) => (await client.threads.search({ limit: 50, offset, sortBy: "updated_at", sortOrder: "desc" })).map((thread) => thread.thread_id);
+    const threadPage = async (offset: number) =>
+      (await client.threads.search({ limit: 50, offset, sortBy: "updated_at", sortOrder: "desc" })).map((thread) => thread.thread_id);
     const everyThread = (await client.threads.search({ limit: 1000 })).map((thread) => thread.thread_id).sort();
     const everyRun = (await client.runs.list(busy.thread_id, { limit: 1000 })).map((run) => run.run_id).sort();
     expect(everyThread.length).toBeGreaterThan(60);
@@ -366,7 +380,9 @@ describe("the web console's graph, runs, interrupts, integrations and listeners,
     await row.waitFor();
     expect(await row.locator(".name").textContent()).toBe(XSS);
     expect(await row.textContent()).toContain("default, agents");
-    expect((await cpApi.call("GET", "/v2/listeners")).body.resources).toEqual([expect.objectContaining({ compute_id: XSS, compute_config: { k8s_namespaces: ["default", "agents"] } })]);
+    expect((await cpApi.call("GET", "/v2/listeners")).body.resources).toEqual([
+      expect.objectContaining({ compute_id: XSS, compute_config: { k8s_namespaces: ["default", "agents"] } }),
+    ]);
     expect(await seriousViolations(page)).toEqual([]);
     expect(await phoneOverflow(page)).toEqual([]);
     await shot("listeners-phone");

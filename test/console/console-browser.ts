@@ -72,7 +72,9 @@ export async function phoneOverflow(page: Page): Promise<string[]> {
       .filter((el) => el.getBoundingClientRect().right > 390 && !el.closest(".scroll"))
       .reverse()
       .slice(0, 5)
-      .map((el) => `${el.tagName.toLowerCase()}${el.id ? `#${el.id}` : ""}.${[...el.classList].join(".")} right=${Math.round(el.getBoundingClientRect().right)}`);
+      .map(
+        (el) => `${el.tagName.toLowerCase()}${el.id ? `#${el.id}` : ""}.${[...el.classList].join(".")} right=${Math.round(el.getBoundingClientRect().right)}`,
+      );
   });
 }
 

@@ -23,7 +23,21 @@ export function writeConsoleProject(dir: string): void {
   mkdirSync(join(dir, "src"), { recursive: true });
   cpSync(EXAMPLE_AGENT, dir, { recursive: true, filter: (source) => !source.includes("node_modules") });
   const files: Record<string, string> = {
-    "langgraph.json": JSON.stringify({ node_version: "20", graphs: { agent: "./src/agent.ts:graph", slow: "./src/slow.ts:graph", boom: "./src/boom.ts:graph", approve: "./src/approve.ts:graph", tools: "./src/tools.ts:graph" }, env: {} }, null, 2),
+    "langgraph.json": JSON.stringify(
+      {
+        node_version: "20",
+        graphs: {
+          agent: "./src/agent.ts:graph",
+          slow: "./src/slow.ts:graph",
+          boom: "./src/boom.ts:graph",
+          approve: "./src/approve.ts:graph",
+          tools: "./src/tools.ts:graph",
+        },
+        env: {},
+      },
+      null,
+      2,
+    ),
     "src/tools.ts": [
       'import { END, MessagesAnnotation, START, StateGraph } from "@langchain/langgraph";',
       'import { AIMessageChunk, ToolMessage } from "@langchain/core/messages";',
@@ -61,6 +75,7 @@ export function writeConsoleProject(dir: string): void {
       "class SlowModel extends EchoChatModel {",
       "  async *_streamResponseChunks(_messages: unknown, _options: unknown, runManager?: { handleLLMNewToken(token: string): Promise<void> }) {",
       "    for (let i = 1; i <= 600; i++) {",
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: a line of the fixture project's source, where the template literal runs
       "      const word = `word${i} `;",
       "      yield new ChatGenerationChunk({ text: word, message: new AIMessageChunk({ content: word }) });",
       "      await runManager?.handleLLMNewToken(word);",
@@ -92,6 +107,7 @@ export function writeConsoleProject(dir: string): void {
       "export const graph = new StateGraph(MessagesAnnotation)",
       "  .addNode(ASK, async () => {",
       `    const answer = interrupt({ question: ${JSON.stringify(APPROVE_QUESTION)} });`,
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: a line of the fixture project's source, where the template literal runs
       '    return { messages: [{ role: "ai", content: `answer: ${JSON.stringify(answer)}` }] };',
       "  })",
       '  .addNode("record", async () => ({}))',

@@ -115,7 +115,12 @@ describe("the web console, in Chromium", () => {
     expect(await page.evaluate(() => Object.keys(localStorage))).toEqual([]);
     await shot("signed-in");
     // First load: every script the page fetched, as sent gzipped, is under 300 KB together.
-    const scripts = await page.evaluate(() => performance.getEntriesByType("resource").map((entry) => entry.name).filter((name) => name.endsWith(".js")));
+    const scripts = await page.evaluate(() =>
+      performance
+        .getEntriesByType("resource")
+        .map((entry) => entry.name)
+        .filter((name) => name.endsWith(".js")),
+    );
     expect(scripts.length).toBeGreaterThan(3);
     let bytes = 0;
     for (const url of scripts) {

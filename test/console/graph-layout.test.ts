@@ -6,9 +6,24 @@ import { describe, expect, it } from "vitest";
  * lines and curves, stays out of every node box it does not start or end at, and lanes
  * that run side by side keep apart.
  */
-interface Box { x: number; y: number; w: number; h: number; depth: number }
-interface Edge { source: string; target: string; conditional?: boolean }
-interface Layout { boxes: Map<string, Box>; edges: { edge: Edge; d: string }[]; width: number; height: number }
+interface Box {
+  x: number;
+  y: number;
+  w: number;
+  h: number;
+  depth: number;
+}
+interface Edge {
+  source: string;
+  target: string;
+  conditional?: boolean;
+}
+interface Layout {
+  boxes: Map<string, Box>;
+  edges: { edge: Edge; d: string }[];
+  width: number;
+  height: number;
+}
 type Point = [number, number];
 
 const modulePath = "../../src/controlplane/console/web/graph-layout.js";
@@ -19,7 +34,10 @@ function sample(d: string): Point[] {
   const points: Point[] = [];
   let at: Point = [0, 0];
   for (const [, command, args] of d.matchAll(/([MLC])([^MLC]*)/g)) {
-    const n = args.trim().split(/[\s,]+/).map(Number);
+    const n = args
+      .trim()
+      .split(/[\s,]+/)
+      .map(Number);
     if (command === "M") {
       at = [n[0], n[1]];
       points.push(at);
@@ -57,13 +75,20 @@ function crossings(drawn: Layout): string[] {
 }
 
 const graph = (edges: [string, string, boolean?][]) => {
-  const ids = [...new Set(edges.flatMap(([source, target]) => [source, target]))];
+  const ids = [...new Set(edges.flatMap((edge) => edge.slice(0, 2) as string[]))];
   return { nodes: ids.map((id) => ({ id })), edges: edges.map(([source, target, conditional]) => ({ source, target, conditional: conditional ?? false })) };
 };
 
 describe("the console's graph layout", () => {
   it("routes an edge that skips a layer around the node between (ask → __end__ past record)", () => {
-    const drawn = layout(graph([["__start__", "ask"], ["ask", "record", true], ["ask", "__end__", true], ["record", "__end__"]]));
+    const drawn = layout(
+      graph([
+        ["__start__", "ask"],
+        ["ask", "record", true],
+        ["ask", "__end__", true],
+        ["record", "__end__"],
+      ]),
+    );
     expect([...drawn.boxes].map(([id, box]) => `${id}@${box.depth}`)).toEqual(["__start__@0", "ask@1", "record@2", "__end__@3"]);
     expect(crossings(drawn)).toEqual([]);
     // Neighbouring layers keep a straight line; the skipping edge bends.
@@ -93,16 +118,34 @@ describe("the console's graph layout", () => {
     expect(crossings(drawn)).toEqual([]);
     // The lanes (vertical runs) of different edges that overlap in height are apart.
     const runs = drawn.edges.flatMap(({ edge, d }) =>
-      [...d.matchAll(/C[^C]*? ([\d.]+),([\d.]+) L([\d.]+),([\d.]+)/g)].map((m) => ({ edge: `${edge.source}→${edge.target}`, x: Number(m[1]), top: Math.min(Number(m[2]), Number(m[4])), bottom: Math.max(Number(m[2]), Number(m[4])) })),
+      [...d.matchAll(/C[^C]*? ([\d.]+),([\d.]+) L([\d.]+),([\d.]+)/g)].map((m) => ({
+        edge: `${edge.source}→${edge.target}`,
+        x: Number(m[1]),
+        top: Math.min(Number(m[2]), Number(m[4])),
+        bottom: Math.max(Number(m[2]), Number(m[4])),
+      })),
     );
     expect(runs.length).toBeGreaterThanOrEqual(6);
-    const close = runs.flatMap((a, i) => runs.slice(i + 1).filter((b) => a.top < b.bottom && b.top < a.bottom && Math.abs(a.x - b.x) < 8).map((b) => `${a.edge} ~ ${b.edge}`));
+    const close = runs.flatMap((a, i) =>
+      runs
+        .slice(i + 1)
+        .filter((b) => a.top < b.bottom && b.top < a.bottom && Math.abs(a.x - b.x) < 8)
+        .map((b) => `${a.edge} ~ ${b.edge}`),
+    );
     expect(close).toEqual([]);
   });
 
   it("routes __start__ → __end__ past a full middle layer", () => {
     const middle = ["a", "b", "c", "d", "e"];
-    const drawn = layout(graph([...middle.flatMap((id): [string, string][] => [["__start__", id], [id, "__end__"]]), ["__start__", "__end__", true]]));
+    const drawn = layout(
+      graph([
+        ...middle.flatMap((id): [string, string][] => [
+          ["__start__", id],
+          [id, "__end__"],
+        ]),
+        ["__start__", "__end__", true],
+      ]),
+    );
     expect(crossings(drawn)).toEqual([]);
   });
 });

@@ -43,6 +43,9 @@ async def sdk_flows(url, key, graphs):
         state = await client.threads.get_state(thread)
         history = await client.threads.get_history(thread, limit=100)
         stateless = await client.runs.wait(None, graph, input=user("stateless"))
+        # join_stream without a stream_mode sends `stream_mode=`: every mode, as on the vendor's server.
+        resumable = await client.runs.create(thread, graph, input=user("replayed"), stream_resumable=True)
+        replayed = [part.event async for part in client.runs.join_stream(thread, resumable["run_id"], last_event_id="-1")]
         seen[graph] = {
             "waited": said(waited),
             "events": sorted(set(events)),
@@ -52,6 +55,7 @@ async def sdk_flows(url, key, graphs):
             "history_newest_is_state": history[0]["checkpoint"]["checkpoint_id"] == state["checkpoint"]["checkpoint_id"],
             "history_length": len(history),
             "stateless": said(stateless),
+            "replayed": sorted(set(replayed)),
         }
 
     thread = (await client.threads.create())["thread_id"]

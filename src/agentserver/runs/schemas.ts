@@ -33,9 +33,7 @@ export const CommandSchema = Type.Object(
   {
     update: Type.Optional(Type.Union([Type.Record(Type.String(), Type.Unknown()), Type.Array(Type.Unknown()), Type.Null()])),
     resume: Type.Optional(Type.Unknown()),
-    goto: Type.Optional(
-      Type.Union([SendSchema, Type.Array(SendSchema), Type.String(), Type.Array(Type.String()), Type.Null()]),
-    ),
+    goto: Type.Optional(Type.Union([SendSchema, Type.Array(SendSchema), Type.String(), Type.Array(Type.String()), Type.Null()])),
   },
   { additionalProperties: false },
 );
@@ -147,7 +145,8 @@ export const CancelQuery = Type.Object({
 
 export const JoinStreamQuery = Type.Object({
   cancel_on_disconnect: Type.Optional(QueryBoolean({ default: false })),
-  stream_mode: Type.Optional(Type.Union([StreamModeSchema, Type.Array(StreamModeSchema)])),
+  // "": the official Python SDK's join_stream sends `stream_mode=` when none is asked for; as on the vendor's server, every mode.
+  stream_mode: Type.Optional(Type.Union([StreamModeSchema, Type.Array(StreamModeSchema), Type.Literal("")])),
 });
 
 /** Any JSON value: the final state values a wait/join returns. */

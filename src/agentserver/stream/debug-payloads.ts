@@ -11,6 +11,8 @@ type Config = { configurable?: Record<string, unknown>; [key: string]: unknown }
 interface CheckpointPayload {
   config?: Config;
   parentConfig?: Config;
+  /** Python's LangGraph (a graph of the Python worker, decision 0036) names it so already. */
+  parent_config?: Config;
   tasks?: unknown[];
   [key: string]: unknown;
 }
@@ -35,7 +37,8 @@ export function reshapePayload(mode: string, data: unknown): unknown {
 
 function reshapeCheckpoint(payload: CheckpointPayload): unknown {
   if (!payload || typeof payload !== "object") return payload;
-  const { parentConfig, ...rest } = payload;
+  const { parentConfig: jsParent, parent_config: pyParent, ...rest } = payload;
+  const parentConfig = jsParent ?? pyParent ?? undefined;
   return {
     ...rest,
     config: withoutInternals(payload.config),

@@ -94,19 +94,23 @@ export function badge(status) {
 
 /** Copies text to the clipboard, with a button that says so (`shown` is its visible word, if shorter than `label`). */
 export function copyButton(text, label = "Copy", shown = label) {
-  return h("button", {
-    type: "button",
-    class: "small",
-    "aria-label": `${label}: ${text}`,
-    onclick: async () => {
-      try {
-        await navigator.clipboard.writeText(text);
-        toast("Copied");
-      } catch {
-        toast("Copying was refused by the browser: select the text instead");
-      }
+  return h(
+    "button",
+    {
+      type: "button",
+      class: "small",
+      "aria-label": `${label}: ${text}`,
+      onclick: async () => {
+        try {
+          await navigator.clipboard.writeText(text);
+          toast("Copied");
+        } catch {
+          toast("Copying was refused by the browser: select the text instead");
+        }
+      },
     },
-  }, shown);
+    shown,
+  );
 }
 
 /** An id as its first 8 characters, the whole id in its tooltip and on a copy button. */

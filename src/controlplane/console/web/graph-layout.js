@@ -157,11 +157,6 @@ function path(from, to, lane) {
   const band = (LAYER_GAP - NODE_HEIGHT) / 2;
   const below = y1 + band;
   const above = y2 - band;
-  const d = [
-    `M${x1},${y1}`,
-    `C${x1},${below} ${lane},${y1} ${lane},${below}`,
-    `L${lane},${above}`,
-    `C${lane},${y2} ${x2},${above} ${x2},${y2}`,
-  ].join(" ");
+  const d = [`M${x1},${y1}`, `C${x1},${below} ${lane},${y1} ${lane},${below}`, `L${lane},${above}`, `C${lane},${y2} ${x2},${above} ${x2},${y2}`].join(" ");
   return { d, label: { x: lane + 4, y: (below + above) / 2 } };
 }

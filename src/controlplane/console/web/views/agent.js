@@ -28,35 +28,66 @@ export function renderAgent(main, id) {
     title,
     error,
     graph,
-    h("div", { class: "split" },
+    h(
+      "div",
+      { class: "split" },
       chat.element,
       h("section", { class: "card", "aria-labelledby": "assistants-title" }, h("h2", { id: "assistants-title" }, "Assistants"), assistants),
     ),
     h(
       "section",
       { class: "card", "aria-labelledby": "threads-title" },
-      h("div", { class: "heading" }, h("h2", { id: "threads-title" }, "Threads"), h("button", { type: "button", class: "small", onclick: () => refreshThreads() }, "Refresh")),
-      h("div", { class: "scroll" },
-        h("table", { class: "cards" }, h("thead", {}, h("tr", {}, ["Thread", "Status", "Updated", ""].map((t) => h("th", { scope: "col" }, t)))), threads)),
+      h(
+        "div",
+        { class: "heading" },
+        h("h2", { id: "threads-title" }, "Threads"),
+        h("button", { type: "button", class: "small", onclick: () => refreshThreads() }, "Refresh"),
+      ),
+      h(
+        "div",
+        { class: "scroll" },
+        h(
+          "table",
+          { class: "cards" },
+          h(
+            "thead",
+            {},
+            h(
+              "tr",
+              {},
+              ["Thread", "Status", "Updated", ""].map((t) => h("th", { scope: "col" }, t)),
+            ),
+          ),
+          threads,
+        ),
+      ),
       threadPages.element,
       state,
     ),
     runs.element,
   );
 
-  api("GET", `/v2/deployments/${id}`).then((d) => (title.textContent = d.name)).catch(() => {});
+  api("GET", `/v2/deployments/${id}`)
+    .then((d) => (title.textContent = d.name))
+    .catch(() => {});
 
   async function loadAssistants() {
     const list = await agent(id, "POST", "/assistants/search", { limit: 100 });
     replace(
       assistants,
       list.map((assistant) =>
-        h("li", {},
+        h(
+          "li",
+          {},
           h("strong", {}, assistant.name ?? assistant.graph_id),
           " ",
           h("code", { title: assistant.assistant_id }, assistant.graph_id),
           " ",
-          h("button", { type: "button", class: "small", "aria-label": `Graph of ${assistant.name ?? assistant.graph_id}`, onclick: () => showGraph(assistant) }, "Graph"),
+          h(
+            "button",
+            { type: "button", class: "small", "aria-label": `Graph of ${assistant.name ?? assistant.graph_id}`, onclick: () => showGraph(assistant) },
+            "Graph",
+          ),
           assistant.description ? h("p", { class: "hint" }, assistant.description) : null,
         ),
       ),
@@ -70,12 +101,20 @@ export function renderAgent(main, id) {
     const list = await agent(id, "POST", "/threads/search", { ...asked, sort_by: "updated_at", sort_order: "desc" });
     const page = threadPages.shown(list, asked);
     if (!page) return;
-    syncRows(threads, page, (thread) => thread.thread_id, (thread) =>
-        h("tr", { "data-id": thread.thread_id },
+    syncRows(
+      threads,
+      page,
+      (thread) => thread.thread_id,
+      (thread) =>
+        h(
+          "tr",
+          { "data-id": thread.thread_id },
           h("td", { "data-label": "Thread" }, idCell(thread.thread_id, "thread")),
           h("td", { "data-label": "Status" }, badge(thread.status)),
           h("td", { "data-label": "Updated" }, timeAgo(thread.updated_at)),
-          h("td", { "data-label": "" },
+          h(
+            "td",
+            { "data-label": "" },
             h("button", { type: "button", class: "small", onclick: () => showState(thread) }, "State"),
             " ",
             h("button", { type: "button", class: "small", onclick: () => runs.show(thread.thread_id) }, "Runs"),
@@ -100,17 +139,27 @@ export function renderAgent(main, id) {
       const drawing = await agent(id, "GET", `/assistants/${assistant.assistant_id}/graph`);
       replace(
         graph,
-        h("div", { class: "heading" },
+        h(
+          "div",
+          { class: "heading" },
           h("h2", { id: "graph-title" }, `Graph of ${name}`),
-          h("button", { type: "button", class: "small", onclick: () => (graph.hidden = true) }, "Close graph")),
+          h("button", { type: "button", class: "small", onclick: () => (graph.hidden = true) }, "Close graph"),
+        ),
         h("p", { class: "hint" }, "Dashed edges are conditional: the graph picks one of them at run time."),
         // Focusable: a wide graph scrolls sideways, and a keyboard must be able to scroll it.
-        h("div", { class: "scroll", tabindex: "0", role: "group", "aria-label": `Drawing of ${name}` },
-          graphDrawing(drawing, `Graph of ${name}: ${drawing.nodes?.length ?? 0} nodes, ${drawing.edges?.length ?? 0} edges`)),
+        h(
+          "div",
+          { class: "scroll", tabindex: "0", role: "group", "aria-label": `Drawing of ${name}` },
+          graphDrawing(drawing, `Graph of ${name}: ${drawing.nodes?.length ?? 0} nodes, ${drawing.edges?.length ?? 0} edges`),
+        ),
         h("details", {}, h("summary", {}, "Edges as text"), edgeList(drawing)),
       );
     } catch (failure) {
-      replace(graph, h("h2", { id: "graph-title" }, `Graph of ${name}`), h("p", { class: "error", role: "alert" }, `The graph could not be read: ${failure.message}`));
+      replace(
+        graph,
+        h("h2", { id: "graph-title" }, `Graph of ${name}`),
+        h("p", { class: "error", role: "alert" }, `The graph could not be read: ${failure.message}`),
+      );
     }
     graph.scrollIntoView({ block: "nearest" });
   }
@@ -120,8 +169,7 @@ export function renderAgent(main, id) {
       agent(id, "GET", `/threads/${thread.thread_id}/state`),
       agent(id, "POST", `/threads/${thread.thread_id}/history`, { limit: 10 }),
     ]);
-    state.textContent =
-      `Thread ${thread.thread_id} (${thread.status}), ${history.length} recent checkpoints\n` + JSON.stringify(current.values, null, 2);
+    state.textContent = `Thread ${thread.thread_id} (${thread.status}), ${history.length} recent checkpoints\n${JSON.stringify(current.values, null, 2)}`;
   }
 
   const stop = poll(async (signal) => {

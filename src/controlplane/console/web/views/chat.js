@@ -23,7 +23,16 @@ export function chatPlayground(deploymentId, { onRunEnded }) {
   const resumeButton = h("button", { type: "submit", id: "resume", disabled: true }, "Resume");
   const interrupt = h(
     "form",
-    { class: "interrupt", id: "interrupt", hidden: true, "aria-labelledby": "interrupt-title", onsubmit: (event) => { event.preventDefault(); resume(); } },
+    {
+      class: "interrupt",
+      id: "interrupt",
+      hidden: true,
+      "aria-labelledby": "interrupt-title",
+      onsubmit: (event) => {
+        event.preventDefault();
+        resume();
+      },
+    },
     h("h3", { id: "interrupt-title" }, "The graph is waiting for an answer"),
     interruptValues,
     h("label", { for: "resume-input" }, "Resume value"),
@@ -37,7 +46,12 @@ export function chatPlayground(deploymentId, { onRunEnded }) {
   const element = h(
     "section",
     { class: "card chat", "aria-labelledby": "chat-title" },
-    h("div", { class: "heading" }, h("h2", { id: "chat-title" }, "Chat"), h("button", { type: "button", class: "small", onclick: () => openThread(undefined) }, "New thread")),
+    h(
+      "div",
+      { class: "heading" },
+      h("h2", { id: "chat-title" }, "Chat"),
+      h("button", { type: "button", class: "small", onclick: () => openThread(undefined) }, "New thread"),
+    ),
     h("label", { for: "chat-assistant" }, "Assistant"),
     assistant,
     threadLabel,
@@ -45,7 +59,12 @@ export function chatPlayground(deploymentId, { onRunEnded }) {
     interrupt,
     h(
       "form",
-      { onsubmit: (event) => { event.preventDefault(); start(); } },
+      {
+        onsubmit: (event) => {
+          event.preventDefault();
+          start();
+        },
+      },
       h("label", { for: "chat-input" }, "Message"),
       input,
       h("div", { class: "row" }, send, stopButton, runStatus),
@@ -76,7 +95,8 @@ export function chatPlayground(deploymentId, { onRunEnded }) {
     threadLabel.textContent = id ? `Thread ${id}` : "A new thread starts with the first message.";
     if (!id) return;
     const state = await agent(deploymentId, "GET", `/threads/${id}/state`);
-    for (const message of state.values?.messages ?? []) bubble(message.type === "human" ? "human" : message.type === "ai" ? "ai" : message.type, textOf(message.content));
+    for (const message of state.values?.messages ?? [])
+      bubble(message.type === "human" ? "human" : message.type === "ai" ? "ai" : message.type, textOf(message.content));
     await checkInterrupts();
   }
 
@@ -164,7 +184,11 @@ export function chatPlayground(deploymentId, { onRunEnded }) {
     replace(
       interruptValues,
       pending.map((item) => [
-        h("pre", { class: "interrupt-value", tabindex: "0", "aria-label": "Interrupt value" }, typeof item?.value === "string" ? item.value : JSON.stringify(item?.value ?? null, null, 2)),
+        h(
+          "pre",
+          { class: "interrupt-value", tabindex: "0", "aria-label": "Interrupt value" },
+          typeof item?.value === "string" ? item.value : JSON.stringify(item?.value ?? null, null, 2),
+        ),
         // Several at once are resumed with {"<id>": value, …}: their ids are shown for that.
         pending.length > 1 && item?.id ? h("p", { class: "hint" }, `Interrupt id ${item.id}`) : null,
       ]),
@@ -248,7 +272,10 @@ export function chatPlayground(deploymentId, { onRunEnded }) {
     element,
     setAssistants(list) {
       const current = assistant.value;
-      replace(assistant, list.map((a) => h("option", { value: a.assistant_id, "data-graph": a.graph_id }, `${a.name ?? a.graph_id} (${a.graph_id})`)));
+      replace(
+        assistant,
+        list.map((a) => h("option", { value: a.assistant_id, "data-graph": a.graph_id }, `${a.name ?? a.graph_id} (${a.graph_id})`)),
+      );
       if (current) assistant.value = current;
     },
     openThread,
@@ -271,6 +298,6 @@ export function parseResume(text) {
 
 function textOf(content) {
   if (typeof content === "string") return content;
-  if (Array.isArray(content)) return content.map((block) => (typeof block === "string" ? block : block?.text ?? "")).join("");
+  if (Array.isArray(content)) return content.map((block) => (typeof block === "string" ? block : (block?.text ?? ""))).join("");
   return "";
 }

@@ -5,7 +5,20 @@ import { timeAgo } from "../time.js";
 
 const ACTIVE = ["pending", "running"];
 /** Metadata keys the agent server sets on runs by itself. */
-const SERVER_KEYS = new Set(["created_by", "graph_id", "assistant_id", "run_attempt", "thread_id", "run_id", "user_id", "langgraph_version", "langgraph_api_version", "langgraph_plan", "langgraph_host", "langgraph_api_url"]);
+const SERVER_KEYS = new Set([
+  "created_by",
+  "graph_id",
+  "assistant_id",
+  "run_attempt",
+  "thread_id",
+  "run_id",
+  "user_id",
+  "langgraph_version",
+  "langgraph_api_version",
+  "langgraph_plan",
+  "langgraph_host",
+  "langgraph_api_url",
+]);
 
 /**
  * Metadata on one line ("note: …, graph_id: agent"), cut with an ellipsis where the
@@ -17,9 +30,7 @@ export function metadataCell(metadata) {
   const entries = Object.entries(metadata ?? {}).sort(([a], [b]) => Number(SERVER_KEYS.has(a)) - Number(SERVER_KEYS.has(b)));
   if (!entries.length) return h("span", { class: "hint" }, "—");
   const compact = entries.map(([key, value]) => `${key}: ${typeof value === "string" ? value : JSON.stringify(value)}`).join(", ");
-  return h("details", { class: "metadata" },
-    h("summary", { title: compact }, compact),
-    h("pre", {}, JSON.stringify(metadata, null, 2)));
+  return h("details", { class: "metadata" }, h("summary", { title: compact }, compact), h("pre", {}, JSON.stringify(metadata, null, 2)));
 }
 
 /**
@@ -38,10 +49,24 @@ export function runsPanel(deploymentId) {
     h("div", { class: "heading" }, heading, h("button", { type: "button", class: "small", onclick: () => refresh() }, "Reload runs")),
     hint,
     // Focusable: the table may scroll sideways in its column, and a keyboard must reach that.
-    h("div", { class: "scroll", tabindex: "0", role: "group", "aria-labelledby": "runs-title" },
-      h("table", { class: "cards" },
-        h("thead", {}, h("tr", {}, ["Run", "Status", "Created", "Updated", "Metadata", ""].map((t) => h("th", { scope: "col" }, t)))),
-        rows)),
+    h(
+      "div",
+      { class: "scroll", tabindex: "0", role: "group", "aria-labelledby": "runs-title" },
+      h(
+        "table",
+        { class: "cards" },
+        h(
+          "thead",
+          {},
+          h(
+            "tr",
+            {},
+            ["Run", "Status", "Created", "Updated", "Metadata", ""].map((t) => h("th", { scope: "col" }, t)),
+          ),
+        ),
+        rows,
+      ),
+    ),
     pages.element,
   );
   let threadId;
@@ -56,8 +81,14 @@ export function runsPanel(deploymentId) {
     if (!page) return;
     hint.textContent = page.length ? "" : "This thread has no runs.";
     // Only changed rows are drawn again: an opened metadata line stays open.
-    syncRows(rows, page, (run) => run.run_id, (run) =>
-        h("tr", { "data-id": run.run_id, "data-status": run.status },
+    syncRows(
+      rows,
+      page,
+      (run) => run.run_id,
+      (run) =>
+        h(
+          "tr",
+          { "data-id": run.run_id, "data-status": run.status },
           h("td", { "data-label": "Run" }, idCell(run.run_id, "run")),
           h("td", { "data-label": "Status" }, badge(run.status)),
           h("td", { "data-label": "Created" }, timeAgo(run.created_at)),
@@ -69,21 +100,25 @@ export function runsPanel(deploymentId) {
   }
 
   function cancelButton(run) {
-    return h("button", {
-      type: "button",
-      class: "small",
-      "aria-label": `Cancel run ${run.run_id}`,
-      onclick: async (event) => {
-        event.currentTarget.disabled = true;
-        try {
-          await agent(deploymentId, "POST", `/threads/${run.thread_id}/runs/${run.run_id}/cancel?action=interrupt`);
-          toast(`Run ${run.run_id.slice(0, 8)} cancelled`);
-        } catch (failure) {
-          toast(`Not cancelled: ${failure.message}`);
-        }
-        await refresh();
+    return h(
+      "button",
+      {
+        type: "button",
+        class: "small",
+        "aria-label": `Cancel run ${run.run_id}`,
+        onclick: async (event) => {
+          event.currentTarget.disabled = true;
+          try {
+            await agent(deploymentId, "POST", `/threads/${run.thread_id}/runs/${run.run_id}/cancel?action=interrupt`);
+            toast(`Run ${run.run_id.slice(0, 8)} cancelled`);
+          } catch (failure) {
+            toast(`Not cancelled: ${failure.message}`);
+          }
+          await refresh();
+        },
       },
-    }, "Cancel");
+      "Cancel",
+    );
   }
 
   return {
