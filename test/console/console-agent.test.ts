@@ -22,6 +22,8 @@ import { cspViolations, expectNoInjection, keepShots, launchConsoleBrowser, phon
 /** How a row of the runs table is laid out, in words (see TIDY_RUN_ROW). */
 function runsLayout(row: Locator) {
   return row.evaluate((tr) => {
+    // A refresh may have drawn the row again just now: the caller polls.
+    if (!tr.isConnected) return null;
     const box = (selector: string) => tr.querySelector(selector)!.getBoundingClientRect();
     const code = box(".id code");
     const copy = box(".id button");
@@ -192,15 +194,21 @@ describe("the web console's graph, runs, interrupts, integrations and listeners,
     // Times are relative, exact on hover.
     expect(await runningRow.locator("time").first().getAttribute("title")).toBeTruthy();
     expect(await runningRow.locator("time").first().textContent()).toMatch(/ago|just now/);
-    expect(await runsLayout(runningRow)).toEqual(TIDY_RUN_ROW);
+    await expect.poll(() => runsLayout(runningRow)).toEqual(TIDY_RUN_ROW);
     await page.locator("#runs-panel").scrollIntoViewIfNeeded();
     await shot("runs");
     expect(await phoneOverflow(page)).toEqual([]);
-    expect(await runsLayout(runningRow)).toEqual(TIDY_RUN_ROW);
+    await expect.poll(() => runsLayout(runningRow)).toEqual(TIDY_RUN_ROW);
     await shot("runs-phone");
     await page.setViewportSize({ width: 1280, height: 800 });
     await summary.click();
     expect(await runningRow.locator("details.metadata pre").textContent()).toContain(`"note": ${JSON.stringify(XSS)}`);
+    // A refresh draws only the rows that changed: the opened line stays open.
+    const reloaded = page.waitForResponse((response) => response.url().includes(`/threads/${thread.thread_id}/runs?limit=`));
+    await page.getByRole("button", { name: "Reload runs" }).click();
+    await reloaded;
+    await page.evaluate(() => new Promise((resolve) => requestAnimationFrame(resolve)));
+    expect(await runningRow.locator("details.metadata").evaluate((details) => (details as HTMLDetailsElement).open)).toBe(true);
     await noInjection();
 
     await pendingRow.getByRole("button", { name: /Cancel run/ }).click();

@@ -25,6 +25,33 @@ export function append(parent, children) {
   return parent;
 }
 
+const drawnRows = new WeakMap();
+
+/**
+ * Makes `body`'s rows those of `items`, in order, drawing a row again only when its item
+ * changed (by its JSON): a row that stays keeps its focus, its opened <details> and any
+ * text selected in it across a view's refreshes. Rows are moved only when out of order.
+ */
+export function syncRows(body, items, keyOf, render) {
+  let known = drawnRows.get(body);
+  if (!known) drawnRows.set(body, (known = new Map()));
+  const rows = items.map((item) => {
+    const key = keyOf(item);
+    const signature = JSON.stringify(item);
+    const old = known.get(key);
+    if (old?.signature === signature && old.row.parentNode === body) return old.row;
+    const row = render(item);
+    known.set(key, { signature, row });
+    return row;
+  });
+  const keep = new Set(rows);
+  for (const child of [...body.children]) if (!keep.has(child)) child.remove();
+  rows.forEach((row, index) => {
+    if (body.children[index] !== row) body.insertBefore(row, body.children[index] ?? null);
+  });
+  for (const [key, { row }] of known) if (row.parentNode !== body) known.delete(key);
+}
+
 /** Replaces an element's content. */
 export function replace(parent, ...children) {
   parent.replaceChildren();

@@ -1,5 +1,5 @@
 import { agent, api } from "../api.js";
-import { badge, h, idCell, replace } from "../dom.js";
+import { badge, h, idCell, replace, syncRows } from "../dom.js";
 import { pager } from "../pager.js";
 import { poll } from "../poll.js";
 import { timeAgo } from "../time.js";
@@ -101,9 +101,11 @@ export function renderAgent(main, id) {
     const list = await agent(id, "POST", "/threads/search", { ...asked, sort_by: "updated_at", sort_order: "desc" });
     const page = threadPages.shown(list, asked);
     if (!page) return;
-    replace(
+    syncRows(
       threads,
-      page.map((thread) =>
+      page,
+      (thread) => thread.thread_id,
+      (thread) =>
         h(
           "tr",
           { "data-id": thread.thread_id },
@@ -120,7 +122,6 @@ export function renderAgent(main, id) {
             h("button", { type: "button", class: "small", onclick: () => openChat(thread.thread_id) }, "Chat"),
           ),
         ),
-      ),
     );
   }
 

@@ -1,5 +1,5 @@
 import { api } from "../api.js";
-import { badge, copyButton, h, replace } from "../dom.js";
+import { badge, copyButton, h, replace, syncRows } from "../dom.js";
 import { poll } from "../poll.js";
 import { timeAgo } from "../time.js";
 
@@ -32,8 +32,6 @@ export function renderDeployments(main) {
     ),
     empty,
   );
-  const rows = new Map();
-
   return poll(async (signal) => {
     let list;
     try {
@@ -50,24 +48,15 @@ export function renderDeployments(main) {
       ),
     );
     if (signal.aborted) return;
-    const seen = new Set();
-    deployments.forEach((deployment, index) => {
-      seen.add(deployment.id);
-      const revision = revisions[index];
-      const signature = JSON.stringify([deployment, revision?.status, revision?.status_message]);
-      const known = rows.get(deployment.id);
-      if (known?.signature === signature) return;
-      const row = renderRow(deployment, revision);
-      if (known) known.row.replaceWith(row);
-      rows.set(deployment.id, { signature, row });
-    });
-    for (const [id, known] of rows) {
-      if (seen.has(id)) continue;
-      known.row.remove();
-      rows.delete(id);
-    }
-    // Keep the server's order (newest first).
-    body.append(...deployments.map((d) => rows.get(d.id).row));
+    // The server's order (newest first); a row is drawn again only when its deployment or
+    // its latest revision changed (focus stays put).
+    const items = deployments.map((deployment, index) => ({ deployment, revision: revisions[index] }));
+    syncRows(
+      body,
+      items,
+      (item) => item.deployment.id,
+      (item) => renderRow(item.deployment, item.revision),
+    );
     empty.hidden = deployments.length > 0;
     // How long the list took to show is measurable in the browser (the issue asks ≤ 1 s).
     if (!main.dataset.ready) performance.mark("deployments-ready");

@@ -1,5 +1,5 @@
 import { agent } from "../api.js";
-import { badge, h, idCell, replace, toast } from "../dom.js";
+import { badge, h, idCell, syncRows, toast } from "../dom.js";
 import { pager } from "../pager.js";
 import { timeAgo } from "../time.js";
 
@@ -80,9 +80,12 @@ export function runsPanel(deploymentId) {
     const page = pages.shown(list, asked);
     if (!page) return;
     hint.textContent = page.length ? "" : "This thread has no runs.";
-    replace(
+    // Only changed rows are drawn again: an opened metadata line stays open.
+    syncRows(
       rows,
-      page.map((run) =>
+      page,
+      (run) => run.run_id,
+      (run) =>
         h(
           "tr",
           { "data-id": run.run_id, "data-status": run.status },
@@ -93,7 +96,6 @@ export function runsPanel(deploymentId) {
           h("td", { "data-label": "Metadata" }, metadataCell(run.metadata)),
           h("td", { "data-label": "" }, ACTIVE.includes(run.status) ? cancelButton(run) : null),
         ),
-      ),
     );
   }
 
