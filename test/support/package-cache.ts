@@ -22,6 +22,15 @@ export function warmPackageCache(cacheDir: string): Promise<void> {
   const marker = join(cacheDir, ".example-agent");
   if (existsSync(marker)) return Promise.resolve();
   warming ??= (async () => {
+    // One worker installs; the other waits for its marker rather than running the same install beside it.
+    const lock = `${cacheDir}.warming`;
+    mkdirSync(join(cacheDir, ".."), { recursive: true });
+    try {
+      mkdirSync(lock);
+    } catch {
+      while (existsSync(lock) && !existsSync(marker)) await new Promise((resolve) => setTimeout(resolve, 500));
+      if (existsSync(marker)) return;
+    }
     const work = mkdtempSync(join(tmpdir(), "slipway-warm-cache-"));
     try {
       cpSync(EXAMPLE_AGENT, work, { recursive: true, filter: (source) => !source.includes("node_modules") });
@@ -42,6 +51,7 @@ export function warmPackageCache(cacheDir: string): Promise<void> {
       writeFileSync(marker, "");
     } finally {
       rmSync(work, { recursive: true, force: true });
+      rmSync(lock, { recursive: true, force: true });
     }
   })();
   return warming;
