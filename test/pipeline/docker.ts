@@ -31,7 +31,15 @@ export function containersLabelled(
   const ids = docker(["ps", "--all", "--quiet", "--filter", `label=${label}=${value}`])
     .split("\n")
     .filter(Boolean);
-  return ids.length ? JSON.parse(docker(["inspect", ...ids])) : [];
+  // A container may be removed between the listing and its inspection (a deployment being deleted): gone, not an error.
+  return ids.flatMap((id) => {
+    try {
+      return JSON.parse(docker(["inspect", id]));
+    } catch (error) {
+      if (String((error as { stderr?: unknown }).stderr).includes("No such object")) return [];
+      throw error;
+    }
+  });
 }
 
 /** Removes the revision images a control plane of `dataDir` made (the runtime image, shared, stays). */

@@ -8,7 +8,7 @@ import type { PipelineDeps } from "../context.ts";
 import { StepFailure, commandFailure } from "../failure.ts";
 import type { LogWriter } from "../log-writer.ts";
 import type { ConfinedLaunch } from "../runtime/isolation.ts";
-import { installLayerKey, restoreInstallLayer, saveInstallLayer } from "./install-layer.ts";
+import { copyInstallLayer, installLayerKey, restoreInstallLayer, saveInstallLayer } from "./install-layer.ts";
 import { installAdvice, planInstall, resolveManager } from "./package-manager.ts";
 import { inspectProject } from "./project.ts";
 import { installPython, planPython } from "./python-build.ts";
@@ -86,6 +86,18 @@ async function seedPackageCache(deps: PipelineDeps, cache: string): Promise<void
   }
 }
 
+/**
+ * A sandboxed deployment's build without the install layer it needs takes a copy of the
+ * shared cache's one, if there is one (an operator's, or an unsandboxed control plane's,
+ * install of the same lock file and package.json): a copy of the tree instead of another
+ * install (docs/decisions/0055). True when it copied.
+ */
+async function seedInstallLayer(deps: PipelineDeps, cache: string, layer: string): Promise<boolean> {
+  const shared = sharedCacheDir(deps);
+  if (!deps.isolation?.sandboxed || cache === shared || existsSync(join(cache, "installs", layer))) return false;
+  return copyInstallLayer(shared, cache, layer);
+}
+
 /** Runs the project's commands in the deployment's sandbox. */
 function buildSandbox(deps: PipelineDeps, deploymentId: string, sourceDir: string, cache: string, readOnly: string[]): Confine {
   const { isolation } = deps;
@@ -148,10 +160,11 @@ async function buildIn(deps: PipelineDeps, target: BuildTarget, sourceDir: strin
         );
       }
       const layer = installLayerKey(plan, project.installDir, recipe.buildCommand);
+      const seeded = layer ? await seedInstallLayer(deps, cache, layer) : false;
       if (layer && (await restoreInstallLayer(cache, layer, project.installDir))) {
         installLayer = layer;
         log.info(
-          `Installing dependencies: linked the tree that \`${argv.join(" ")}\` installed before for the same ${basename(plan.lockFile!)} and package.json (layer ${layer}).`,
+          `Installing dependencies: linked the tree that \`${argv.join(" ")}\` installed before for the same ${basename(plan.lockFile!)} and package.json (layer ${layer}${seeded ? ", copied from the shared package cache" : ""}).`,
         );
       } else {
         log.info(`Installing dependencies with \`${argv.join(" ")}\` (${plan.reason}) in ${installDirShown} (${project.installReason}).`);

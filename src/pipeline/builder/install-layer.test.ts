@@ -2,7 +2,7 @@ import { lstatSync, mkdirSync, mkdtempSync, readFileSync, readlinkSync, rmSync, 
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { installLayerKey, restoreInstallLayer, saveInstallLayer } from "./install-layer.ts";
+import { copyInstallLayer, installLayerKey, restoreInstallLayer, saveInstallLayer } from "./install-layer.ts";
 import { planInstall } from "./package-manager.ts";
 
 let root: string;
@@ -62,5 +62,35 @@ describe("saveInstallLayer / restoreInstallLayer", () => {
     const bin = join(second, "node_modules", ".bin", "dep");
     expect(lstatSync(bin).isSymbolicLink()).toBe(true);
     expect(readlinkSync(bin)).toBe("../dep/lib/index.js");
+  });
+});
+
+describe("copyInstallLayer", () => {
+  it("copies another cache's layer, never linking it, symlinks and modes kept; false when neither cache has it", async () => {
+    const first = project("first", { name: "x" });
+    mkdirSync(join(first, "node_modules", "dep", "bin"), { recursive: true });
+    writeFileSync(join(first, "node_modules", "dep", "bin", "run.js"), "#!/usr/bin/env node\n", { mode: 0o755 });
+    mkdirSync(join(first, "node_modules", ".bin"));
+    symlinkSync("../dep/bin/run.js", join(first, "node_modules", ".bin", "dep"));
+    const shared = join(root, "shared");
+    const own = join(root, "own");
+    const key = keyOf(first)!;
+    expect(await copyInstallLayer(shared, own, key)).toBe(false);
+    await saveInstallLayer(shared, key, first);
+
+    expect(await copyInstallLayer(shared, own, key)).toBe(true);
+    const copied = join(own, "installs", key, "node_modules", "dep", "bin", "run.js");
+    const original = join(shared, "installs", key, "node_modules", "dep", "bin", "run.js");
+    expect(readFileSync(copied, "utf8")).toBe("#!/usr/bin/env node\n");
+    // A file of its own: what the deployment's build writes through its links stays out of the shared layer.
+    expect(statSync(copied).ino).not.toBe(statSync(original).ino);
+    expect(statSync(copied).mode & 0o777).toBe(0o755);
+    expect(readlinkSync(join(own, "installs", key, "node_modules", ".bin", "dep"))).toBe("../dep/bin/run.js");
+    writeFileSync(copied, "changed");
+    expect(readFileSync(original, "utf8")).toBe("#!/usr/bin/env node\n");
+
+    const build = project("build", { name: "x" });
+    expect(await restoreInstallLayer(own, key, build)).toBe(true);
+    expect(await copyInstallLayer(shared, own, key)).toBe(true);
   });
 });
