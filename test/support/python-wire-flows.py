@@ -21,24 +21,10 @@ import httpx
 from langgraph.pregel.remote import RemoteGraph
 from langgraph.types import Command
 from langgraph_sdk import get_client
+from sdk_values import said, user  # beside this script, so on its sys.path
 
 UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 MODES = ["values", "updates", "messages-tuple", "custom", "debug", "checkpoints", "tasks"]
-
-
-def said(values):
-    """[(type, content)] of a state's messages, whether they came back as dicts or objects."""
-    pairs = []
-    for message in (values or {}).get("messages", []):
-        if isinstance(message, dict):
-            pairs.append([message.get("type"), message.get("content")])
-        else:
-            pairs.append([message.type, message.content])
-    return pairs
-
-
-def user(text):
-    return {"messages": [{"role": "user", "content": text}]}
 
 
 async def status_of(call):

@@ -58,32 +58,20 @@ def _timed(base, path):  # type: ignore[no-untyped-def]
 
     threading.Thread(target=writer, daemon=True).start()
 
-    class Timed(base):  # type: ignore[misc, valid-type]
-        async def aput(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+    def timed(name: str):  # type: ignore[no-untyped-def]
+        async def method(self, *args, **kwargs):  # type: ignore[no-untyped-def]
             started = time.perf_counter()
             try:
-                return await super().aput(*args, **kwargs)
+                return await getattr(base, name)(self, *args, **kwargs)
             finally:
-                note("aput", started)
+                note(name, started)
 
-        async def aput_writes(self, *args, **kwargs):  # type: ignore[no-untyped-def]
-            started = time.perf_counter()
-            try:
-                return await super().aput_writes(*args, **kwargs)
-            finally:
-                note("aput_writes", started)
+        return method
 
-        async def aget_tuple(self, *args, **kwargs):  # type: ignore[no-untyped-def]
-            started = time.perf_counter()
-            try:
-                return await super().aget_tuple(*args, **kwargs)
-            finally:
-                note("aget_tuple", started)
-
+    Timed = type("Timed", (base,), {name: timed(name) for name in ("aput", "aput_writes", "aget_tuple")})
     return Timed
 
 
-# LangGraph's special write channels and their fixed negative indexes (WRITES_IDX_MAP).
 def _direct_saver(remote_saver, dsn: str, schema: str):  # type: ignore[no-untyped-def]
     import psycopg
     from langgraph.checkpoint.base import WRITES_IDX_MAP, CheckpointTuple
