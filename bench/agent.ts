@@ -35,9 +35,19 @@ import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { stopAll } from "./agent/processes.ts";
 import { runInflight, type InflightOptions } from "./agent/inflight.ts";
-import { render, renderCpu, renderFloor, renderInflight, renderRoundTrips, type Column, type Floor, type InflightColumn, type RoundTrips } from "./agent/report.ts";
+import {
+  render,
+  renderCpu,
+  renderFloor,
+  renderInflight,
+  renderRoundTrips,
+  type Column,
+  type Floor,
+  type InflightColumn,
+  type RoundTrips,
+} from "./agent/report.ts";
 import { dropSchema, logDir, postgresDurability, postgresForBench, startOurs, startPeer, type Target } from "./agent/targets.ts";
-import { type WorkloadOptions } from "./agent/workload.ts";
+import type { WorkloadOptions } from "./agent/workload.ts";
 import { measureInTurn, type Plan } from "./agent/measure.ts";
 
 const repoRoot = fileURLToPath(new URL("..", import.meta.url));
@@ -58,7 +68,8 @@ const { values: flags } = parseArgs({
 });
 
 const wanted = new Set(flags.only.split(",").map((s) => s.trim()));
-for (const name of wanted) if (!["ours", "postgres", "peer", "floor", "roundtrips", "inflight"].includes(name)) throw new Error(`--only: unknown target '${name}'`);
+for (const name of wanted)
+  if (!["ours", "postgres", "peer", "floor", "roundtrips", "inflight"].includes(name)) throw new Error(`--only: unknown target '${name}'`);
 const workload: WorkloadOptions = {
   runs: Number(flags.runs),
   warmup: Number(flags.warmup),

@@ -18,6 +18,11 @@
  *   --runtimes local,docker                   instead: one row per runtime (warm deploy, RSS per
  *                                             deployment, requests/s through the router), with
  *   --docker-host unix:///run/docker.sock     where dockerd listens (default: the CLI's)
+ *   --many 20                                 instead: the example agent deployed 20 times on one
+ *                                             control plane per back end, the seed flow on each, and
+ *                                             a memory table (issue #32); with
+ *   --backends embedded,postgres              which back ends (PostgreSQL: SLIPWAY_BENCH_DATABASE_URL,
+ *                                             else a throwaway server from scripts/test-services.sh)
  *
  * Goals (issue #12): warm deploy under 15 s; 0 failed requests; the router at most 10%
  * less throughput and under 1 ms added p50 than calling the process directly.
@@ -25,6 +30,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { startControlPlane, type ControlPlaneProcess } from "../test/support/control-plane-process.ts";
 import { startGitDaemon, TestRepository } from "../test/support/git-server.ts";
@@ -33,6 +39,8 @@ import { api } from "../test/pipeline/api.ts";
 import { compareRouter, type RouterComparison } from "./deploy/router-cost.ts";
 import { deployFromGit, measureRuntime, type RuntimeRow } from "./deploy/runtime-cost.ts";
 import { switchUnderLoad } from "./deploy/switch.ts";
+import { agentAtRestMb, measureMany, reportMany, type ManyRow } from "./deploy/many.ts";
+import { postgresForBench } from "./agent/targets.ts";
 
 const { values: flags } = parseArgs({
   options: {
@@ -45,6 +53,8 @@ const { values: flags } = parseArgs({
     runtime: { type: "string", default: "local" },
     runtimes: { type: "string" },
     "docker-host": { type: "string" },
+    many: { type: "string" },
+    backends: { type: "string", default: "embedded,postgres" },
   },
 });
 
@@ -128,7 +138,9 @@ interface Figures {
 function report(figures: Figures) {
   const { router, switched } = figures;
   const lines = [
-    `bench:deploy, ${new Date().toISOString()}, Node ${process.versions.node}, embedded storage, load average ${loadavg().map((n) => n.toFixed(2)).join(" ")}`,
+    `bench:deploy, ${new Date().toISOString()}, Node ${process.versions.node}, embedded storage, load average ${loadavg()
+      .map((n) => n.toFixed(2))
+      .join(" ")}`,
     "",
     ...(figures.cold !== undefined && figures.warm !== undefined && switched
       ? [
@@ -164,7 +176,17 @@ async function compareRuntimes(runtimes: string[]): Promise<RuntimeRow[]> {
   try {
     for (const runtime of runtimes) {
       const extraArgs = runtime === "docker" && flags["docker-host"] ? ["--docker-host", flags["docker-host"]] : [];
-      rows.push(await measureRuntime({ runtime, root, gitUrl: git.url("agent"), packageCache: join(root, "package-cache"), seconds: Number(flags.seconds), concurrency: Number(flags.concurrency), extraArgs }));
+      rows.push(
+        await measureRuntime({
+          runtime,
+          root,
+          gitUrl: git.url("agent"),
+          packageCache: join(root, "package-cache"),
+          seconds: Number(flags.seconds),
+          concurrency: Number(flags.concurrency),
+          extraArgs,
+        }),
+      );
     }
   } finally {
     await git.stop();
@@ -175,24 +197,64 @@ async function compareRuntimes(runtimes: string[]): Promise<RuntimeRow[]> {
 function reportRuntimes(rows: RuntimeRow[]) {
   console.log(
     [
-      `bench:deploy --runtimes, ${new Date().toISOString()}, Node ${process.versions.node}, embedded storage, ${flags.seconds} s per workload at concurrency ${flags.concurrency}, load average ${loadavg().map((n) => n.toFixed(2)).join(" ")}`,
+      `bench:deploy --runtimes, ${new Date().toISOString()}, Node ${process.versions.node}, embedded storage, ${flags.seconds} s per workload at concurrency ${flags.concurrency}, load average ${loadavg()
+        .map((n) => n.toFixed(2))
+        .join(" ")}`,
       "",
       "| runtime | POST → DEPLOYED (warm cache) | RSS per deployment (1 replica) | threads.get req/s via router | runs.wait req/s via router |",
       "|---|---:|---:|---:|---:|",
-      ...rows.map((row) => `| ${row.runtime} | ${row.deploySeconds.toFixed(1)} s | ${row.rssMb.toFixed(0)} MB | ${row.threadsGetRps.toFixed(0)} | ${row.runsWaitRps.toFixed(0)} |`),
+      ...rows.map(
+        (row) =>
+          `| ${row.runtime} | ${row.deploySeconds.toFixed(1)} s | ${row.rssMb.toFixed(0)} MB | ${row.threadsGetRps.toFixed(0)} | ${row.runsWaitRps.toFixed(0)} |`,
+      ),
     ].join("\n"),
   );
 }
 
-const run: Promise<unknown> = flags.runtimes
-  ? compareRuntimes(flags.runtimes.split(",")).then((rows) => {
-      reportRuntimes(rows);
-      if (flags.json) writeFileSync(flags.json, JSON.stringify(rows, null, 2));
-    })
-  : main().then((figures) => {
-      report(figures);
-      if (flags.json) writeFileSync(flags.json, JSON.stringify(figures, null, 2));
-    });
+/** `--many N`: one control plane per back end, N deployments each, and the memory they take. */
+async function compareMany(count: number): Promise<string> {
+  const repo = new TestRepository(join(root, "repos"), "agent");
+  writeSampleProject(repo.work, "v1");
+  repo.commit({}, "v1");
+  const git = await startGitDaemon(join(root, "repos"));
+  const rows: ManyRow[] = [];
+  const repoRoot = fileURLToPath(new URL("../", import.meta.url));
+  try {
+    const agentAtRest = await agentAtRestMb(repoRoot);
+    for (const backend of flags.backends!.split(",") as ManyRow["backend"][]) {
+      const server = backend === "postgres" ? postgresForBench(repoRoot, "bench_many") : undefined;
+      if (backend === "postgres" && !server) continue;
+      try {
+        rows.push(
+          await measureMany({ backend, databaseUrl: server?.databaseUrl, count, root, gitUrl: git.url("agent"), packageCache: join(root, "package-cache") }),
+        );
+      } finally {
+        await server?.release();
+      }
+    }
+    return [
+      `bench:deploy --many ${count}, ${new Date().toISOString()}, Node ${process.versions.node}, load average ${loadavg()
+        .map((n) => n.toFixed(2))
+        .join(" ")}`,
+      "",
+      reportMany(rows, agentAtRest),
+    ].join("\n");
+  } finally {
+    await git.stop();
+  }
+}
+
+const run: Promise<unknown> = flags.many
+  ? compareMany(Number(flags.many)).then((table) => console.log(table))
+  : flags.runtimes
+    ? compareRuntimes(flags.runtimes.split(",")).then((rows) => {
+        reportRuntimes(rows);
+        if (flags.json) writeFileSync(flags.json, JSON.stringify(rows, null, 2));
+      })
+    : main().then((figures) => {
+        report(figures);
+        if (flags.json) writeFileSync(flags.json, JSON.stringify(figures, null, 2));
+      });
 
 run
   .catch((error) => {

@@ -78,5 +78,5 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
 /** A GET request as bytes, ready to be written to a socket. */
 export function getRequest(path: string, headers: Record<string, string> = {}): Buffer {
   const lines = [`GET ${path} HTTP/1.1`, "host: 127.0.0.1", ...Object.entries(headers).map(([name, value]) => `${name}: ${value}`)];
-  return Buffer.from(lines.join("\r\n") + "\r\n\r\n", "latin1");
+  return Buffer.from(`${lines.join("\r\n")}\r\n\r\n`, "latin1");
 }

@@ -22,7 +22,7 @@ import { parseArgs } from "node:util";
 import { measureInTurn, type Plan as BasePlan } from "./agent/measure.ts";
 import { render, type Column } from "./agent/report.ts";
 import { postgresDurability, postgresForBench, startOurs } from "./agent/targets.ts";
-import { type WorkloadOptions } from "./agent/workload.ts";
+import type { WorkloadOptions } from "./agent/workload.ts";
 import { renderPythonCpu, renderRatios } from "./python/report.ts";
 import { benchPython, installedVersion, PYTHON_FIXTURE, startVendorPython, workerPidOf } from "./python/targets.ts";
 
@@ -70,12 +70,20 @@ function plans(): Plan[] {
   const list: Plan[] = [];
   if (wanted.has("py")) list.push({ label: "ours py (PGlite)", start: () => startOurs(repoRoot, "ours py (PGlite)", {}, py) });
   if (wanted.has("py-postgres") && pg) {
-    list.push({ label: "ours py (PostgreSQL)", postgres: true, start: () => startOurs(repoRoot, "ours py (PostgreSQL)", { databaseUrl: pg.databaseUrl, schema: `${pgSchema}_py` }, py) });
+    list.push({
+      label: "ours py (PostgreSQL)",
+      postgres: true,
+      start: () => startOurs(repoRoot, "ours py (PostgreSQL)", { databaseUrl: pg.databaseUrl, schema: `${pgSchema}_py` }, py),
+    });
   }
   if (wanted.has("vendor")) list.push({ label: "vendor py", start: () => startVendorPython(repoRoot, python) });
   if (wanted.has("js")) list.push({ label: "ours js (PGlite)", start: () => startOurs(repoRoot, "ours js (PGlite)", {}, js) });
   if (wanted.has("js-postgres") && pg) {
-    list.push({ label: "ours js (PostgreSQL)", postgres: true, start: () => startOurs(repoRoot, "ours js (PostgreSQL)", { databaseUrl: pg.databaseUrl, schema: `${pgSchema}_js` }, js) });
+    list.push({
+      label: "ours js (PostgreSQL)",
+      postgres: true,
+      start: () => startOurs(repoRoot, "ours js (PostgreSQL)", { databaseUrl: pg.databaseUrl, schema: `${pgSchema}_js` }, js),
+    });
   }
   return list;
 }

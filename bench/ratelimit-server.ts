@@ -56,7 +56,7 @@ async function platform(): Promise<{ app: FastifyInstance; keys: string[]; close
   const keys: string[] = [];
   while (keys.length < keyCount) keys.push((await tenancy.createApiKey(created.organization_id, created.workspace_id, "bench")).api_key);
   const authenticator = createAuthenticator({ db });
-  const app = await buildControlPlaneApp({ deps, authenticator, rateLimit: await limiter((request) => resolveRateLimitIdentity(authenticator, request)), services: [] });
+  const app = await buildControlPlaneApp({ deps, authenticator, rateLimit: await limiter((request) => resolveRateLimitIdentity(authenticator, request)) });
   return {
     app,
     keys,

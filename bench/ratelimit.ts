@@ -44,7 +44,9 @@ async function freePort(): Promise<number> {
 async function startRedis(): Promise<{ url: string; stop: () => Promise<void> }> {
   if (process.env.SLIPWAY_TEST_REDIS_URL) return { url: process.env.SLIPWAY_TEST_REDIS_URL, stop: async () => {} };
   const port = await freePort();
-  const child = spawn("redis-server", ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"], { stdio: ["ignore", "pipe", "inherit"] });
+  const child = spawn("redis-server", ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"], {
+    stdio: ["ignore", "pipe", "inherit"],
+  });
   let output = "";
   await new Promise<void>((resolve, reject) => {
     child.stdout!.on("data", (chunk: Buffer) => {
@@ -88,7 +90,15 @@ async function startServer(endpoint: Endpoint, mode: Mode, redisUrl: string): Pr
 
 async function measure(server: Server, durationMs: number) {
   const cpuBefore = await server.cpuMicros();
-  const load = await runLoad({ host: "127.0.0.1", port: server.port, requests: server.requests, connections: CONNECTIONS, pipelining: PIPELINING, durationMs, maxRequests: MAX_REQUESTS_PER_ROUND });
+  const load = await runLoad({
+    host: "127.0.0.1",
+    port: server.port,
+    requests: server.requests,
+    connections: CONNECTIONS,
+    pipelining: PIPELINING,
+    durationMs,
+    maxRequests: MAX_REQUESTS_PER_ROUND,
+  });
   const cpu = (await server.cpuMicros()) - cpuBefore;
   const errors = Object.entries(load.byStatus).filter(([status]) => status !== "200");
   if (errors.length) throw new Error(`unexpected statuses: ${JSON.stringify(load.byStatus)}`);
@@ -103,9 +113,14 @@ function report(endpoint: Endpoint, samples: Map<Mode, Array<{ rps: number; cpuP
   // most of the drift a shared machine adds; the median of those ratios is the figure.
   const paired = (mode: Mode, pick: (s: { rps: number; cpuPerRequest: number }) => number) =>
     median(samples.get(mode)!.map((sample, round) => pick(sample) / pick(off[round]!)));
-  const served = endpoint === "platform" ? "the control plane as `slipway up` serves it (API key, embedded storage)" : "a bare handler that does nothing (worst case)";
-  console.log(`\nGET /v2/deployments, ${served}: ${CONNECTIONS} connections x ${PIPELINING} pipelined, ${ROUNDS} rounds of ${SECONDS} s; node ${process.version}\n`);
-  console.log("| limiter | req/s (median) | throughput vs off (median of per-round ratios) | server CPU µs/req (median) | CPU/req vs off (median of per-round ratios) | best req/s | best CPU µs/req |");
+  const served =
+    endpoint === "platform" ? "the control plane as `slipway up` serves it (API key, embedded storage)" : "a bare handler that does nothing (worst case)";
+  console.log(
+    `\nGET /v2/deployments, ${served}: ${CONNECTIONS} connections x ${PIPELINING} pipelined, ${ROUNDS} rounds of ${SECONDS} s; node ${process.version}\n`,
+  );
+  console.log(
+    "| limiter | req/s (median) | throughput vs off (median of per-round ratios) | server CPU µs/req (median) | CPU/req vs off (median of per-round ratios) | best req/s | best CPU µs/req |",
+  );
   console.log("|---|---:|---:|---:|---:|---:|---:|");
   for (const mode of MODES) {
     const list = samples.get(mode)!;

@@ -13,8 +13,8 @@ import { homedir, tmpdir } from "node:os";
 import { basename, dirname, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { Client } from "@langchain/langgraph-sdk";
-import { inspectProject } from "../src/pipeline/build/project.ts";
-import { planInstall } from "../src/pipeline/build/package-manager.ts";
+import { inspectProject } from "../src/pipeline/builder/project.ts";
+import { planInstall } from "../src/pipeline/builder/package-manager.ts";
 import { startControlPlane, type ControlPlaneProcess } from "../test/support/control-plane-process.ts";
 import { startGitDaemon, TestRepository } from "../test/support/git-server.ts";
 import { startModelStandIn, type ModelStandIn } from "./try-projects/model-stand-in.ts";
@@ -55,8 +55,13 @@ function materialise(source: string): Project {
   const [path, configPath = "langgraph.json"] = source.split("#");
   const from = resolve(path);
   const isGitDir = existsSync(join(from, "HEAD")) && existsSync(join(from, "objects"));
-  const raw = isGitDir ? basename(from) === "repo" || basename(from) === ".git" ? basename(dirname(from)) : basename(from) : basename(from);
-  const name = raw.replace(/^.*\+/, "").replace(/\.git$/, "").toLowerCase().replace(/[^a-z0-9-]/g, "-") + (configPath === "langgraph.json" ? "" : `-${basename(dirname(configPath)) || "sub"}`);
+  const raw = isGitDir ? (basename(from) === "repo" || basename(from) === ".git" ? basename(dirname(from)) : basename(from)) : basename(from);
+  const name =
+    raw
+      .replace(/^.*\+/, "")
+      .replace(/\.git$/, "")
+      .toLowerCase()
+      .replace(/[^a-z0-9-]/g, "-") + (configPath === "langgraph.json" ? "" : `-${basename(dirname(configPath)) || "sub"}`);
   const dir = join(work, "projects", name);
   mkdirSync(dir, { recursive: true });
   if (isGitDir) {
@@ -67,7 +72,8 @@ function materialise(source: string): Project {
   const facts = inspectProject(dir, configPath);
   const plan = planInstall(facts.installDir);
   const manifest = existsSync(join(facts.installDir, "package.json")) ? JSON.parse(readFileSync(join(facts.installDir, "package.json"), "utf8")) : {};
-  const workspace = facts.installDir !== dirname(facts.configFile) || manifest.workspaces !== undefined || existsSync(join(facts.installDir, "pnpm-workspace.yaml"));
+  const workspace =
+    facts.installDir !== dirname(facts.configFile) || manifest.workspaces !== undefined || existsSync(join(facts.installDir, "pnpm-workspace.yaml"));
   const config = JSON.parse(readFileSync(facts.configFile, "utf8"));
   const specs = Object.values(config.graphs as Record<string, string | { path: string }>).map((spec) => (typeof spec === "string" ? spec : spec.path));
   const python = specs.some((spec) => spec.split(":")[0].endsWith(".py") || !spec.startsWith("."));
@@ -76,7 +82,12 @@ function materialise(source: string): Project {
     name,
     dir,
     config: configPath,
-    manager: [javascript ? plan.manager + (plan.pinned ? ` (${plan.pinned.split("+")[0]})` : "") : "", python ? `Python, ${config.pip_installer ?? "auto"}` : ""].filter(Boolean).join(" + "),
+    manager: [
+      javascript ? plan.manager + (plan.pinned ? ` (${plan.pinned.split("+")[0]})` : "") : "",
+      python ? `Python, ${config.pip_installer ?? "auto"}` : "",
+    ]
+      .filter(Boolean)
+      .join(" + "),
     layout: javascript ? `${workspace ? "workspace" : "single"}, ${manifest.type === "module" ? "ESM" : "CJS"}` : "Python",
     graph: Object.keys(config.graphs)[0],
   };
@@ -87,7 +98,10 @@ function materialise(source: string): Project {
  * (images, data files): those are left out and named, the rest is as committed.
  */
 function exportHead(gitDir: string, dir: string): void {
-  const entries = execFileSync("git", ["--git-dir", gitDir, "ls-tree", "-r", "-z", "HEAD"], { maxBuffer: 1 << 28 }).toString("utf8").split("\0").filter(Boolean);
+  const entries = execFileSync("git", ["--git-dir", gitDir, "ls-tree", "-r", "-z", "HEAD"], { maxBuffer: 1 << 28 })
+    .toString("utf8")
+    .split("\0")
+    .filter(Boolean);
   const missing: string[] = [];
   for (const entry of entries) {
     const [meta, path] = entry.split("\t");
@@ -131,11 +145,16 @@ async function deploy(cp: ControlPlaneProcess, deployArgs: string[]): Promise<{ 
   child.stdout.on("data", (chunk) => (stdout += chunk));
   child.stderr.on("data", (chunk) => (stderr += chunk));
   const code = await new Promise<number | null>((done) => child.once("close", done));
-  const events = stdout.split("\n").filter((l) => l.startsWith("{")).map((l) => JSON.parse(l) as Record<string, unknown>);
+  const events = stdout
+    .split("\n")
+    .filter((l) => l.startsWith("{"))
+    .map((l) => JSON.parse(l) as Record<string, unknown>);
   const revision = events.find((e) => e.revision_id);
   if (code === 0 && revision) return { url: String(revision.url) };
   if (revision) {
-    const response = await fetch(`${cp.url}/v2/deployments/${revision.deployment_id}/revisions/${revision.revision_id}`, { headers: { "x-api-key": cp.apiKey!, "x-tenant-id": cp.workspaceId! } });
+    const response = await fetch(`${cp.url}/v2/deployments/${revision.deployment_id}/revisions/${revision.revision_id}`, {
+      headers: { "x-api-key": cp.apiKey!, "x-tenant-id": cp.workspaceId! },
+    });
     const body = (await response.json()) as { status?: string; status_message?: string };
     return { error: `${body.status}: ${body.status_message ?? stderr.trim()}` };
   }
@@ -200,9 +219,20 @@ async function main(): Promise<void> {
         say(`${project.name}: deploying by ${way}`);
         const deployed = await deploy(cp, [...deployArgs, ...secretArgs(model)]);
         const outcome: Outcome = deployed.url ? await runOnce(cp, deployed.url, project, model) : { deployed: false, ran: false, error: deployed.error };
-        say(`${project.name} (${way}): ${outcome.deployed ? "deployed" : "not deployed"}, ${outcome.ran ? "run ok" : "no run"}${outcome.error ? `: ${outcome.error}` : ""}`);
+        say(
+          `${project.name} (${way}): ${outcome.deployed ? "deployed" : "not deployed"}, ${outcome.ran ? "run ok" : "no run"}${outcome.error ? `: ${outcome.error}` : ""}`,
+        );
         const error = (outcome.error ?? "").replace(/\s+/g, " ").slice(0, 300);
-        rows.push([project.name, project.manager, project.layout, way, outcome.deployed ? "yes" : "no", outcome.ran ? "yes" : "no", String(outcome.calls ?? "-"), error]);
+        rows.push([
+          project.name,
+          project.manager,
+          project.layout,
+          way,
+          outcome.deployed ? "yes" : "no",
+          outcome.ran ? "yes" : "no",
+          String(outcome.calls ?? "-"),
+          error,
+        ]);
       }
     }
   } finally {

@@ -6,6 +6,6 @@ import { extractContract, extractPath, referencePath, type VendorDocumentName } 
 
 for (const name of ["agent-server", "control-plane"] as VendorDocumentName[]) {
   const document = JSON.parse(readFileSync(referencePath(name), "utf8"));
-  writeFileSync(extractPath(name), JSON.stringify(extractContract(document), null, 1) + "\n");
+  writeFileSync(extractPath(name), `${JSON.stringify(extractContract(document), null, 1)}\n`);
   console.log(`wrote ${extractPath(name)}`);
 }

@@ -22,7 +22,10 @@ function vendorCli(): string {
   if (!existsSync(bin)) {
     mkdirSync(dir, { recursive: true });
     say(`installing @langchain/langgraph-cli@${cliVersion} into ${dir}`);
-    execFileSync("npm", ["install", "--ignore-scripts", "--no-audit", "--no-fund", "--loglevel=error", `@langchain/langgraph-cli@${cliVersion}`], { cwd: dir, stdio: "inherit" });
+    execFileSync("npm", ["install", "--ignore-scripts", "--no-audit", "--no-fund", "--loglevel=error", `@langchain/langgraph-cli@${cliVersion}`], {
+      cwd: dir,
+      stdio: "inherit",
+    });
   }
   return bin;
 }
@@ -68,7 +71,11 @@ async function startVendor(bin: string, project: string): Promise<{ url?: string
     await new Promise((resolve) => setTimeout(resolve, 2000));
   }
   const plain = output.replace(/\x1b\[[0-9;]*m/g, "");
-  const why = plain.split("\n").find((line) => /error|requires|version|incompatib/i.test(line))?.trim() ?? (exited ? "exited" : "did not answer in time");
+  const why =
+    plain
+      .split("\n")
+      .find((line) => /error|requires|version|incompatib/i.test(line))
+      ?.trim() ?? (exited ? "exited" : "did not answer in time");
   await stop();
   return { refused: why.split(project).join("<project>").slice(0, 200), stop };
 }

@@ -7,6 +7,7 @@ import { startAgentServer, type RunningAgentServer } from "../src/agentserver/se
 import { buildControlPlaneApp } from "../src/controlplane/app.ts";
 import { routeModules } from "../src/controlplane/routes.ts";
 import type { FastifyInstance } from "fastify";
+import { LogService } from "../src/controlplane/logs/service.ts";
 import { LogWriter } from "../src/pipeline/log-writer.ts";
 import type { AgentProcess } from "../src/pipeline/runtime/agent-process.ts";
 import { RevisionGroup } from "../src/pipeline/runtime/revision-group.ts";
@@ -62,14 +63,20 @@ describe.each(BACKENDS)("dates out of range on %s", (backend) => {
     });
     let serving: RevisionGroup | undefined;
     const router = createDeploymentRouter({ db: harness.db, authenticator: harness.authenticator, target: () => serving, holdMs: 300 });
-    app = await buildControlPlaneApp({ deps: harness.deps, authenticator: harness.authenticator, router, services: [], logLevel: "error" });
+    app = await buildControlPlaneApp({ deps: harness.deps, authenticator: harness.authenticator, router, logLevel: "error" });
     await app.listen({ port: 0, host: "127.0.0.1" });
     base = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
     owner = await harness.tenancy.bootstrap({ keyScope: "workspace" });
     deploymentId = (await call("POST", "/v2/deployments", githubDeployment(`dates-${backend}`))).json.id;
     revisionId = (await call("GET", `/v2/deployments/${deploymentId}/revisions`)).json.resources[0].id;
-    const log = new LogWriter(harness.db, { workspaceId: owner.workspace_id, deploymentId, revisionId, type: "deploy" }, []);
-    serving = new RevisionGroup(deploymentId, "revision", [{ endpoint: { socketPath: agent.socketPath!, basePath: agent.basePath } } as AgentProcess], ROUTER_KEY, log);
+    const log = new LogWriter(new LogService(harness.deps), { workspaceId: owner.workspace_id, deploymentId, revisionId, type: "deploy" }, []);
+    serving = new RevisionGroup(
+      deploymentId,
+      "revision",
+      [{ endpoint: { socketPath: agent.socketPath!, basePath: agent.basePath } } as AgentProcess],
+      ROUTER_KEY,
+      log,
+    );
   });
   afterAll(async () => {
     await app?.close();
@@ -101,7 +108,8 @@ describe.each(BACKENDS)("dates out of range on %s", (backend) => {
           for (const value of OUT_OF_RANGE) {
             const answer = await call("POST", prefix + route, { [field]: value });
             const loc = answer.json?.detail?.[0]?.loc;
-            if (answer.status !== 422 || JSON.stringify(loc) !== JSON.stringify(["body", field])) wrong.push(`${prefix}${route} ${field}=${value}: ${answer.status} ${JSON.stringify(answer.json)}`);
+            if (answer.status !== 422 || JSON.stringify(loc) !== JSON.stringify(["body", field]))
+              wrong.push(`${prefix}${route} ${field}=${value}: ${answer.status} ${JSON.stringify(answer.json)}`);
           }
           for (const value of EDGES) {
             const answer = await call("POST", prefix + route, { [field]: value });
@@ -122,7 +130,11 @@ describe.each(BACKENDS)("dates out of range on %s", (backend) => {
     ] as const) {
       const send = async (method: string, path: string, body: unknown) => {
         if (mount === "direct") {
-          const answer = await callSocket(agent.socketPath!, path, { method, headers: { "x-api-key": key, "content-type": "application/json" }, body: JSON.stringify(body) });
+          const answer = await callSocket(agent.socketPath!, path, {
+            method,
+            headers: { "x-api-key": key, "content-type": "application/json" },
+            body: JSON.stringify(body),
+          });
           return { status: answer.status, json: answer.body ? JSON.parse(answer.body) : undefined };
         }
         return call(method, `/deployments/${deploymentId}${path}`, body, key);
@@ -137,7 +149,8 @@ describe.each(BACKENDS)("dates out of range on %s", (backend) => {
       for (const [method, path, rest] of attempts) {
         for (const value of OUT_OF_RANGE) {
           const answer = await send(method, path, { ...rest, end_time: value });
-          if (answer.status !== 422 || !String(answer.json?.detail).includes("end_time")) wrong.push(`${mount} ${method} ${path} end_time=${value}: ${answer.status} ${JSON.stringify(answer.json)}`);
+          if (answer.status !== 422 || !String(answer.json?.detail).includes("end_time"))
+            wrong.push(`${mount} ${method} ${path} end_time=${value}: ${answer.status} ${JSON.stringify(answer.json)}`);
         }
         for (const value of EDGES) {
           const answer = await send(method, path, { ...rest, end_time: value });

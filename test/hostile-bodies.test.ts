@@ -70,58 +70,58 @@ describe.each(BACKENDS)("hostile bodies on %s", (backend) => {
     return open;
   }
 
-  it(
-    "reads no oversized body whole on any route open without credentials",
-    async () => {
-      const routes = await unauthenticatedRoutes();
-      const names = routes.map((r) => `${r.method} ${r.url.replace(/[0-9a-f-]{36}/g, "{id}")}`);
-      // The routes issue 31 names, so that a change in discovery cannot empty the check.
-      expect(names).toEqual(expect.arrayContaining(["POST /v1/integrations/github/{id}/webhook", "PUT /v2/deployments/{id}/uploads/{id}", "GET /ok", "POST /deployments/{id}/runs"]));
-      const findings: string[] = [];
-      for (const route of routes) {
-        for (const chunked of [false, true]) {
-          const peak = watchPeak(cp.child.pid!);
-          const answer = await sendOversized(`${cp.url}${route.url}`, { method: route.method, bytes: BODY, chunked, headers: { "content-type": "application/gzip" } });
-          const growth = peak.peakGrowth();
-          const label = `${route.method} ${route.url} (${chunked ? "chunked" : "Content-Length"})`;
-          // GET bodies are never read: Node answers, then closes a connection whose body is
-          // still coming, and the client may see the reset before the answer (status 0).
-          const readable = route.method !== "GET";
-          // The deployment router answers for a deployment that does not exist before reading.
-          const fastifyRoute = !route.url.startsWith("/deployments/");
-          if ((readable && answer.status === 0) || (answer.status >= 500 && answer.status !== 501)) findings.push(`${label}: ${answer.status} ${answer.text.slice(0, 200)}`);
-          if (readable && answer.status >= 200 && answer.status < 300) findings.push(`${label}: accepted a ${BODY / MB} MB body`);
-          if (readable && fastifyRoute && !chunked && answer.status !== 413) findings.push(`${label}: ${answer.status} instead of 413 by Content-Length`);
-          if (growth > BUDGET) findings.push(`${label}: peak RSS +${Math.round(growth / MB)} MB`);
-        }
+  it("reads no oversized body whole on any route open without credentials", async () => {
+    const routes = await unauthenticatedRoutes();
+    const names = routes.map((r) => `${r.method} ${r.url.replace(/[0-9a-f-]{36}/g, "{id}")}`);
+    // The routes issue 31 names, so that a change in discovery cannot empty the check.
+    expect(names).toEqual(
+      expect.arrayContaining(["POST /v1/integrations/github/{id}/webhook", "PUT /v2/deployments/{id}/uploads/{id}", "GET /ok", "POST /deployments/{id}/runs"]),
+    );
+    const findings: string[] = [];
+    for (const route of routes) {
+      for (const chunked of [false, true]) {
+        const peak = watchPeak(cp.child.pid!);
+        const answer = await sendOversized(`${cp.url}${route.url}`, {
+          method: route.method,
+          bytes: BODY,
+          chunked,
+          headers: { "content-type": "application/gzip" },
+        });
+        const growth = peak.peakGrowth();
+        const label = `${route.method} ${route.url} (${chunked ? "chunked" : "Content-Length"})`;
+        // GET bodies are never read: Node answers, then closes a connection whose body is
+        // still coming, and the client may see the reset before the answer (status 0).
+        const readable = route.method !== "GET";
+        // The deployment router answers for a deployment that does not exist before reading.
+        const fastifyRoute = !route.url.startsWith("/deployments/");
+        if ((readable && answer.status === 0) || (answer.status >= 500 && answer.status !== 501))
+          findings.push(`${label}: ${answer.status} ${answer.text.slice(0, 200)}`);
+        if (readable && answer.status >= 200 && answer.status < 300) findings.push(`${label}: accepted a ${BODY / MB} MB body`);
+        if (readable && fastifyRoute && !chunked && answer.status !== 413) findings.push(`${label}: ${answer.status} instead of 413 by Content-Length`);
+        if (growth > BUDGET) findings.push(`${label}: peak RSS +${Math.round(growth / MB)} MB`);
       }
-      expect(findings).toEqual([]);
-    },
-    300_000,
-  );
+    }
+    expect(findings).toEqual([]);
+  }, 300_000);
 
-  it(
-    "accepts only files, directories and their extended headers, whatever the entry type flag",
-    async () => {
-      const created = await cpApi.call("POST", "/v2/deployments", {
-        name: "types",
-        source: "internal_source",
-        source_config: { deployment_type: "dev" },
-        source_revision_config: { langgraph_config_path: "langgraph.json" },
-      });
-      expect(created.status).toBe(201);
-      const findings: string[] = [];
-      const flags = ["\0", ...Array.from({ length: 0x7f - 0x20 }, (_, i) => String.fromCharCode(0x20 + i))];
-      for (const flag of flags) {
-        const url = await cpApi.call("POST", `/v2/deployments/${created.body.id}/upload-url`);
-        const archive = gzipSync(Buffer.concat([tarEntry("langgraph.json", "{}"), tarEntry("entry", "data", flag), TAR_END]));
-        const put = await fetch(url.body.upload_url, { method: "PUT", body: archive, headers: { "content-type": "application/gzip" } });
-        const text = await put.text();
-        const expected = ACCEPTED_FLAGS.has(flag) ? 200 : 422;
-        if (put.status !== expected) findings.push(`type ${JSON.stringify(flag)}: ${put.status} ${text.slice(0, 200)}`);
-      }
-      expect(findings).toEqual([]);
-    },
-    120_000,
-  );
+  it("accepts only files, directories and their extended headers, whatever the entry type flag", async () => {
+    const created = await cpApi.call("POST", "/v2/deployments", {
+      name: "types",
+      source: "internal_source",
+      source_config: { deployment_type: "dev" },
+      source_revision_config: { langgraph_config_path: "langgraph.json" },
+    });
+    expect(created.status).toBe(201);
+    const findings: string[] = [];
+    const flags = ["\0", ...Array.from({ length: 0x7f - 0x20 }, (_, i) => String.fromCharCode(0x20 + i))];
+    for (const flag of flags) {
+      const url = await cpApi.call("POST", `/v2/deployments/${created.body.id}/upload-url`);
+      const archive = gzipSync(Buffer.concat([tarEntry("langgraph.json", "{}"), tarEntry("entry", "data", flag), TAR_END]));
+      const put = await fetch(url.body.upload_url, { method: "PUT", body: archive, headers: { "content-type": "application/gzip" } });
+      const text = await put.text();
+      const expected = ACCEPTED_FLAGS.has(flag) ? 200 : 422;
+      if (put.status !== expected) findings.push(`type ${JSON.stringify(flag)}: ${put.status} ${text.slice(0, 200)}`);
+    }
+    expect(findings).toEqual([]);
+  }, 120_000);
 });

@@ -46,13 +46,13 @@ const pad = (value: number, width: number) => String(value).padStart(width, "0")
 /** A date-time-like text: mostly well formed, with each part sometimes just out of its range. */
 function randomDate(random: () => number): string {
   const between = (low: number, high: number) => low + Math.floor(random() * (high - low + 1));
-  const oneOf = <T,>(items: readonly T[]): T => items[Math.floor(random() * items.length)]!;
+  const oneOf = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)]!;
   const year = random() < 0.4 ? oneOf([0, 1, 99, 100, 101, 1969, 1970, 9998, 9999]) : between(0, 9999);
   const month = random() < 0.1 ? oneOf([0, 13]) : between(1, 12);
   const day = random() < 0.1 ? oneOf([0, 29, 30, 31, 32]) : between(1, 28);
   const hour = random() < 0.05 ? 24 : between(0, 23);
   const second = random() < 0.1 ? 60 : between(0, 59);
-  const fraction = random() < 0.3 ? "." + pad(between(0, 999_999_999), between(1, 9)).slice(0, 9) : "";
+  const fraction = random() < 0.3 ? `.${pad(between(0, 999_999_999), between(1, 9)).slice(0, 9)}` : "";
   const offset = () => `${oneOf(["+", "-"])}${pad(random() < 0.1 ? 24 : between(0, 14), 2)}${oneOf([":", ""])}${pad(oneOf([0, 30, 45, 59, 60]), 2)}`;
   const zone = oneOf(["Z", "z", "+00:00", offset(), offset(), ""]);
   return `${pad(year, 4)}-${pad(month, 2)}-${pad(day, 2)}${oneOf(["T", "t", " "])}${pad(hour, 2)}:${pad(between(0, 59), 2)}:${pad(second, 2)}${fraction}${zone}`;
@@ -138,7 +138,12 @@ describe.each(BACKENDS)("dates into every date-time field on %s", (backend) => {
       return ids;
     };
     const outcome = await fuzzDates(agent.url, doc, pathValues, { assistant_id: "agent", schedule: "0 0 1 1 *" });
-    expect(outcome.fields).toEqual(expect.arrayContaining([expect.stringMatching(/^POST \/runs\/crons body\.end_time$/), expect.stringMatching(/^PATCH \/runs\/crons\/\{cron_id\} body\.end_time$/)]));
+    expect(outcome.fields).toEqual(
+      expect.arrayContaining([
+        expect.stringMatching(/^POST \/runs\/crons body\.end_time$/),
+        expect.stringMatching(/^PATCH \/runs\/crons\/\{cron_id\} body\.end_time$/),
+      ]),
+    );
     expect(outcome.sent).toBeGreaterThan(100);
     expect(outcome.wrong).toEqual([]);
   });

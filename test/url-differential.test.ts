@@ -83,8 +83,10 @@ describe("URL differentials between the address guard and git", () => {
         if (auth && !(hit.listener === allowedA && reading.url.scheme === "http")) findings.push(`${label}: the token went to ${hit.listener}`);
         if (auth && !auth.includes(Buffer.from(`x-access-token:${TOKEN}`).toString("base64"))) findings.push(`${label}: an unexpected Authorization ${auth}`);
       }
-      for (const hit of gitsOwn) if (!checked.includes(hit.listener)) findings.push(`${label}: accepted as ${checked}, but git's own reading is ${hit.listener}`);
-      if (whatwg && !checked.includes(whatwg) && reading.url.host !== "localhost") findings.push(`${label}: accepted as ${checked}, but the WHATWG parser reads ${whatwg}`);
+      for (const hit of gitsOwn)
+        if (!checked.includes(hit.listener)) findings.push(`${label}: accepted as ${checked}, but git's own reading is ${hit.listener}`);
+      if (whatwg && !checked.includes(whatwg) && reading.url.host !== "localhost")
+        findings.push(`${label}: accepted as ${checked}, but the WHATWG parser reads ${whatwg}`);
     }
     console.info(`url-differential: ${urls.length} URLs, ${accepted} accepted, ${differential} read differently by git and WHATWG, ${connected} connections`);
     expect(findings).toEqual([]);
@@ -105,7 +107,10 @@ describe("URL differentials between the address guard and git", () => {
     for (const url of urls) {
       expect(readGitUrl(url).problem, url).toMatch(/'\\'/);
       const guarded = await reached(() =>
-        resolveCommit({ url, ref: "main", integration: { baseUrl: `http://${allowedA}/`, token: TOKEN } }, { log, signal: AbortSignal.timeout(30_000), gitHosts: POLICY }),
+        resolveCommit(
+          { url, ref: "main", integration: { baseUrl: `http://${allowedA}/`, token: TOKEN } },
+          { log, signal: AbortSignal.timeout(30_000), gitHosts: POLICY },
+        ),
       );
       expect(guarded, url).toEqual([]);
     }
@@ -114,7 +119,12 @@ describe("URL differentials between the address guard and git", () => {
   it("sends the token to the integration's origin only, not to another port of its host", async () => {
     const [, , allowedA, allowedB] = canaries.map((c) => c.hostPort);
     const fetchFrom = (url: string) =>
-      reached(() => resolveCommit({ url, ref: "main", integration: { baseUrl: `http://${allowedA}/`, token: TOKEN } }, { log, signal: AbortSignal.timeout(30_000), gitHosts: POLICY }));
+      reached(() =>
+        resolveCommit(
+          { url, ref: "main", integration: { baseUrl: `http://${allowedA}/`, token: TOKEN } },
+          { log, signal: AbortSignal.timeout(30_000), gitHosts: POLICY },
+        ),
+      );
     const own = await fetchFrom(`http://${allowedA}/x.git`);
     expect(own.map((h) => h.listener)).toEqual([allowedA]);
     expect(authorizationOf(own[0].head)).toBe(`Basic ${Buffer.from(`x-access-token:${TOKEN}`).toString("base64")}`);

@@ -79,7 +79,11 @@ function treeTicks(all: Proc[], root: number): number {
   // Parents have lower pids than their children here almost always; loop until stable to be sure.
   for (let grew = true; grew; ) {
     grew = false;
-    for (const p of all) if (!below.has(p.pid) && below.has(p.ppid)) (below.add(p.pid), (grew = true));
+    for (const p of all) {
+      if (below.has(p.pid) || !below.has(p.ppid)) continue;
+      below.add(p.pid);
+      grew = true;
+    }
   }
   for (const p of all) if (below.has(p.pid)) total += p.ticks + p.reaped;
   return total;

@@ -55,9 +55,11 @@ async function invokeOne(n: number): Promise<void> {
 async function invokeMany(from: number, count: number): Promise<number> {
   let next = 0;
   const started = performance.now();
-  await Promise.all(Array.from({ length: concurrency }, async () => {
-    while (next < count) await invokeOne(from + next++);
-  }));
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (next < count) await invokeOne(from + next++);
+    }),
+  );
   return (performance.now() - started) / 1000;
 }
 
@@ -81,7 +83,10 @@ async function graphFirstUpdate(): Promise<number> {
     }
     if (i >= 0) latencies.push(first!);
   }
-  return percentile(latencies.sort((a, b) => a - b), 50);
+  return percentile(
+    latencies.sort((a, b) => a - b),
+    50,
+  );
 }
 
 /** A server that answers every request with a finished stream holding one `updates` event. */

@@ -32,8 +32,9 @@ export interface InflightResult {
 export async function runInflight(apiUrl: string, serverPid: number | undefined, options: InflightOptions): Promise<InflightResult> {
   // One SDK client per caller. The SDK lets a client have 4 requests under way by
   // default; here each caller's joins must wait side by side, so that cap is lifted.
-  const clients = Array.from({ length: options.clients }, () =>
-    new Client({ apiUrl, apiKey: null, callerOptions: { maxRetries: 0, maxConcurrency: Infinity }, timeoutMs: 300_000 }),
+  const clients = Array.from(
+    { length: options.clients },
+    () => new Client({ apiUrl, apiKey: null, callerOptions: { maxRetries: 0, maxConcurrency: Infinity }, timeoutMs: 300_000 }),
   );
   // Warm-up: the graph loads on first use.
   const warm = await clients[0].threads.create();
@@ -54,15 +55,16 @@ export async function runInflight(apiUrl: string, serverPid: number | undefined,
       const thread = await client.threads.create();
       const run = await client.runs.create(thread.thread_id, "waiter", { input: { ms: options.waitMs } });
       joins.push(
-        client.runs.join(thread.thread_id, run.run_id).then(
-          (values) => {
+        client.runs
+          .join(thread.thread_id, run.run_id)
+          .then((values) => {
             if ((values as { waited?: number } | null)?.waited !== options.waitMs) throw new Error(`run ${run.run_id} ended with ${JSON.stringify(values)}`);
             ok++;
-          },
-        ).catch((error: unknown) => {
-          errors++;
-          firstError ??= error instanceof Error ? error.message : String(error);
-        }),
+          })
+          .catch((error: unknown) => {
+            errors++;
+            firstError ??= error instanceof Error ? error.message : String(error);
+          }),
       );
     }
     await Promise.all(joins);
@@ -73,7 +75,15 @@ export async function runInflight(apiUrl: string, serverPid: number | undefined,
   const serverCpuAfter = cpuSeconds(serverPid);
   return {
     serverCpuSeconds: serverCpuAfter !== undefined && serverCpuBefore !== undefined ? serverCpuAfter - serverCpuBefore : undefined,
-    clientCpuSeconds: (clientCpu.user + clientCpu.system) / 1e6, runs: options.runs, ok, errors, seconds, peakRssMb: rssMb(serverPid, "VmHWM"), startRssMb, firstError };
+    clientCpuSeconds: (clientCpu.user + clientCpu.system) / 1e6,
+    runs: options.runs,
+    ok,
+    errors,
+    seconds,
+    peakRssMb: rssMb(serverPid, "VmHWM"),
+    startRssMb,
+    firstError,
+  };
 }
 
 /** VmHWM (peak) or VmRSS (now) of a process, in MB (undefined off Linux or once it has exited). */

@@ -135,9 +135,14 @@ export function renderInflight(columns: InflightColumn[], options: { runs: numbe
     ["server peak RSS (VmHWM), MB", ...measured.map((c) => fmt(c.result!.peakRssMb ?? Number.NaN, 0))],
     ["  its RSS before the runs (restarted server, one run), MB", ...measured.map((c) => fmt(c.result!.startRssMb ?? Number.NaN, 0))],
     ["runs ended as expected / errors", ...measured.map((c) => `${c.result!.ok} / ${c.result!.errors}`)],
-    ["CPU seconds meanwhile: server / bench client", ...measured.map((c) => `${fmt(c.result!.serverCpuSeconds ?? Number.NaN, 1)} / ${fmt(c.result!.clientCpuSeconds, 1)}`)],
+    [
+      "CPU seconds meanwhile: server / bench client",
+      ...measured.map((c) => `${fmt(c.result!.serverCpuSeconds ?? Number.NaN, 1)} / ${fmt(c.result!.clientCpuSeconds, 1)}`),
+    ],
   ];
-  const out = [table([`in flight: ${options.runs} runs of a graph awaiting ${options.waitMs} ms, ${options.clients} clients`, ...measured.map((c) => c.label)], body)];
+  const out = [
+    table([`in flight: ${options.runs} runs of a graph awaiting ${options.waitMs} ms, ${options.clients} clients`, ...measured.map((c) => c.label)], body),
+  ];
   for (const c of columns) {
     if (c.failure) out.push(`${c.label}: not measured: ${c.failure}`);
     else if (c.result?.firstError) out.push(`${c.label}: first error: ${c.result.firstError}`);
@@ -177,7 +182,10 @@ export function renderCpu(columns: Column[], floor: Floor | undefined): string {
     ["  of which its main thread", ...measured.map((c) => (ours(c) ? ms(cpu(c).serverMainMs) : "-"))],
     ["PostgreSQL server processes", ...measured.map((c) => ms(cpu(c).postgresMs))],
     ["machine: every CPU's busy time", ...measured.map((c) => ms(cpu(c).machineBusyMs))],
-    ["  the same at the durable ceiling (graph + checkpointer in-process)", ...measured.map((c) => ms(backendOf(c.label) ? floor?.durableMachineMsPerRun?.[backendOf(c.label)!] : undefined))],
+    [
+      "  the same at the durable ceiling (graph + checkpointer in-process)",
+      ...measured.map((c) => ms(backendOf(c.label) ? floor?.durableMachineMsPerRun?.[backendOf(c.label)!] : undefined)),
+    ],
     ["machine idle during the phase", ...measured.map((c) => `${fmt(cpu(c).machineIdle * 100, 0)}%`)],
     ["create+wait runs/s measured", ...measured.map((c) => fmt(c.result!.runsPerSecond, 1))],
     ["  share of the durable ceiling (goal: 50%)", ...measured.map((c) => share(c, c.result!.runsPerSecond))],

@@ -59,7 +59,7 @@ Worker.prototype.postMessage = function (this: Worker, message: unknown, ...rest
 const query = pg.Client.prototype.query;
 pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
   const first = args[0] as string | { text?: string };
-  const text = typeof first === "string" ? first : first?.text ?? "";
+  const text = typeof first === "string" ? first : (first?.text ?? "");
   note(kindOf(text));
   return (query as (...a: unknown[]) => unknown).apply(this, args);
 } as typeof pg.Client.prototype.query;
@@ -94,9 +94,11 @@ async function measure(databaseUrl?: string) {
     on = true;
     let next = 0;
     const total = runs * 5;
-    await Promise.all(Array.from({ length: 20 }, async () => {
-      while (next < total) await one(`together ${next++}`);
-    }));
+    await Promise.all(
+      Array.from({ length: 20 }, async () => {
+        while (next < total) await one(`together ${next++}`);
+      }),
+    );
     on = false;
     return { roundTripsPerRun: sequential, concurrentRoundTripsPerRun: counting.roundTrips / total, byKind };
   } finally {

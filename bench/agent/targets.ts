@@ -80,7 +80,12 @@ export async function startPeer(repoRoot: string): Promise<Target> {
   rmSync(graphDir, { recursive: true, force: true });
   cpSync(join(repoRoot, "examples/agent"), graphDir, { recursive: true });
 
-  const { url, pid, stop } = await startDevServer("peer", cli, (port) => ["dev", "--port", String(port), "--host", "127.0.0.1", "--no-browser", "--no-reload", "--config", join(graphDir, "langgraph.json")], graphDir);
+  const { url, pid, stop } = await startDevServer(
+    "peer",
+    cli,
+    (port) => ["dev", "--port", String(port), "--host", "127.0.0.1", "--no-browser", "--no-reload", "--config", join(graphDir, "langgraph.json")],
+    graphDir,
+  );
   return { label: `peer (langgraph-api ${PEER_CLI_VERSION})`, url, cpuPid: pid, stop };
 }
 

@@ -108,7 +108,9 @@ async function createAndWait(client: Client, options: WorkloadOptions, noteError
       const t0 = performance.now();
       try {
         const thread = await client.threads.create();
-        const values = (await client.runs.wait(thread.thread_id, ASSISTANT, { input: input(`hello ${n}`) })) as { messages?: Array<{ content?: unknown }> } | null;
+        const values = (await client.runs.wait(thread.thread_id, ASSISTANT, { input: input(`hello ${n}`) })) as {
+          messages?: Array<{ content?: unknown }>;
+        } | null;
         // A fast wrong answer is no answer: the run's reply must be in what wait returned.
         const reply = values?.messages?.at(-1)?.content;
         if (reply !== `You said: hello ${n}`) throw new Error(`runs.wait returned ${JSON.stringify(values)?.slice(0, 200)} for run ${n}`);
@@ -134,7 +136,11 @@ export async function firstUpdates(client: Client, options: WorkloadOptions, not
     const t0 = performance.now();
     let first: number | undefined;
     try {
-      for await (const chunk of client.runs.stream(null, ASSISTANT, { input: input(`stream ${i}`), streamMode: "updates", signal: AbortSignal.timeout(STEP_TIMEOUT_MS) })) {
+      for await (const chunk of client.runs.stream(null, ASSISTANT, {
+        input: input(`stream ${i}`),
+        streamMode: "updates",
+        signal: AbortSignal.timeout(STEP_TIMEOUT_MS),
+      })) {
         // Read to the end so the run finishes before the next one starts.
         if (first === undefined && chunk.event === "updates") first = performance.now() - t0;
       }

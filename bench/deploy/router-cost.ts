@@ -55,7 +55,10 @@ export async function compareRouter(options: {
     const thread = await viaRouter.threads.create();
     const workloads: Array<{ name: string; call: (client: Client) => Promise<unknown> }> = [
       { name: "threads.get", call: (client) => client.threads.get(thread.thread_id) },
-      { name: "runs.wait (stateless run of `agent`)", call: (client) => client.runs.wait(null, "agent", { input: { messages: [{ role: "human", content: "hi" }] } }) },
+      {
+        name: "runs.wait (stateless run of `agent`)",
+        call: (client) => client.runs.wait(null, "agent", { input: { messages: [{ role: "human", content: "hi" }] } }),
+      },
     ];
     const results: RouterComparison["workloads"] = [];
     for (const workload of workloads.filter((w) => w.name.startsWith(options.workload ?? ""))) {
@@ -63,7 +66,16 @@ export async function compareRouter(options: {
       const cpu = { direct: [0, 0], router: [0, 0] };
       for (let round = 0; round < options.rounds; round++) {
         // Alternate which goes first, so a drift of the machine weighs on both.
-        const order: Array<["direct" | "router", Client]> = round % 2 === 0 ? [["direct", viaDirect], ["router", viaRouter]] : [["router", viaRouter], ["direct", viaDirect]];
+        const order: Array<["direct" | "router", Client]> =
+          round % 2 === 0
+            ? [
+                ["direct", viaDirect],
+                ["router", viaRouter],
+              ]
+            : [
+                ["router", viaRouter],
+                ["direct", viaDirect],
+              ];
         for (const [side, client] of order) {
           const before = cpuMicros(options.controlPlane.child.pid!);
           samples[side].push(await load(() => workload.call(client), options.concurrency, options.seconds));
@@ -99,7 +111,13 @@ export async function load(call: () => Promise<unknown>, concurrency: number, se
 function summarize(rounds: number[][], totalSeconds: number, [user, sys]: number[]): Measure {
   const all = rounds.flat().sort((a, b) => a - b);
   const per = (us: number) => us / Math.max(1, all.length);
-  return { rps: all.length / totalSeconds, p50: all[Math.floor(all.length / 2)] ?? NaN, requests: all.length, controlPlaneCpuUs: per(user + sys), controlPlaneSysUs: per(sys) };
+  return {
+    rps: all.length / totalSeconds,
+    p50: all[Math.floor(all.length / 2)] ?? NaN,
+    requests: all.length,
+    controlPlaneCpuUs: per(user + sys),
+    controlPlaneSysUs: per(sys),
+  };
 }
 
 /** [user, system] CPU time of a process so far (Linux /proc; 0 elsewhere), in microseconds. */

@@ -78,19 +78,26 @@ export async function deployFromGit(cpApi: Api, gitUrl: string, name: string) {
 }
 
 /** The resident memory of the processes started with one of these sockets on their command line, and their children. */
-function residentMb(sockets: string[]): number {
+export function residentMb(sockets: string[]): number {
   const processes = readdirSync("/proc")
     .filter((entry) => /^\d+$/.test(entry))
     .map((pid) => {
       try {
         const status = readFileSync(`/proc/${pid}/status`, "utf8");
-        return { pid, parent: /^PPid:\s+(\d+)/m.exec(status)?.[1], rssKb: Number(/^VmRSS:\s+(\d+)/m.exec(status)?.[1] ?? 0), command: readFileSync(`/proc/${pid}/cmdline`, "utf8") };
+        return {
+          pid,
+          parent: /^PPid:\s+(\d+)/m.exec(status)?.[1],
+          rssKb: Number(/^VmRSS:\s+(\d+)/m.exec(status)?.[1] ?? 0),
+          command: readFileSync(`/proc/${pid}/cmdline`, "utf8"),
+        };
       } catch {
         return undefined;
       }
     })
     .filter((entry) => entry !== undefined);
-  const counted = new Set(processes.filter((entry) => sockets.some((socket) => entry.command.includes(socket)) && !entry.command.startsWith("docker")).map((entry) => entry.pid));
+  const counted = new Set(
+    processes.filter((entry) => sockets.some((socket) => entry.command.includes(socket)) && !entry.command.startsWith("docker")).map((entry) => entry.pid),
+  );
   for (let grew = true; grew; ) {
     grew = false;
     for (const entry of processes) if (entry.parent && counted.has(entry.parent) && !counted.has(entry.pid)) grew = counted.add(entry.pid) !== undefined;

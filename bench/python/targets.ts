@@ -12,12 +12,7 @@ import { startDevServer, type Target } from "../agent/targets.ts";
  * pip resolves these together; the Slipway targets run the same interpreter, so both
  * servers run the graph on the same libraries.
  */
-export const VENDOR_PYTHON_PACKAGES = [
-  "langgraph-cli[inmem]==0.4.40",
-  "langgraph-api==0.16.7",
-  "langgraph-runtime-inmem==0.36.7",
-  ...PYTHON_TEST_PACKAGES,
-];
+export const VENDOR_PYTHON_PACKAGES = ["langgraph-cli[inmem]==0.4.40", "langgraph-api==0.16.7", "langgraph-runtime-inmem==0.36.7", ...PYTHON_TEST_PACKAGES];
 
 /** The Python twin of examples/agent (bench/python/fixture/agent.py). */
 export const PYTHON_FIXTURE = "bench/python/fixture";
@@ -40,7 +35,19 @@ export function installedVersion(python: string, dist: string): string {
 export async function startVendorPython(repoRoot: string, python: string): Promise<Target> {
   const dir = removeOnExit(mkdtempSync(join(tmpdir(), "slipway-bench-vendor-py-")));
   cpSync(join(repoRoot, PYTHON_FIXTURE), dir, { recursive: true });
-  const args = (port: number) => ["-m", "langgraph_cli", "dev", "--no-browser", "--no-reload", "--host", "127.0.0.1", "--port", String(port), "--config", join(dir, "langgraph.json")];
+  const args = (port: number) => [
+    "-m",
+    "langgraph_cli",
+    "dev",
+    "--no-browser",
+    "--no-reload",
+    "--host",
+    "127.0.0.1",
+    "--port",
+    String(port),
+    "--config",
+    join(dir, "langgraph.json"),
+  ];
   const { url, pid, stop } = await startDevServer("vendor python", python, args, dir, { LANGGRAPH_CLI_NO_ANALYTICS: "1" });
   return { label: `vendor py (langgraph-api ${installedVersion(python, "langgraph-api")})`, url, cpuPid: pid, stop };
 }

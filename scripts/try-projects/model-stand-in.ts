@@ -81,25 +81,34 @@ function decide(tools: Array<{ name: string; schema?: Json }>, toolAnswered: boo
 function openAiChat(body: Json, response: ServerResponse): void {
   const messages = (body.messages ?? []) as Json[];
   const tools = ((body.tools ?? []) as Json[]).map((t) => ({ name: String((t.function as Json)?.name), schema: (t.function as Json)?.parameters as Json }));
-  const reply = decide(tools, messages.some((m) => m.role === "tool"));
+  const reply = decide(
+    tools,
+    messages.some((m) => m.role === "tool"),
+  );
   const model = String(body.model ?? "stand-in");
   const id = `chatcmpl-${Date.now()}`;
-  const toolCalls = reply.tool ? [{ id: reply.tool.id, type: "function", function: { name: reply.tool.name, arguments: JSON.stringify(reply.tool.args) } }] : undefined;
+  const toolCalls = reply.tool
+    ? [{ id: reply.tool.id, type: "function", function: { name: reply.tool.name, arguments: JSON.stringify(reply.tool.args) } }]
+    : undefined;
   const finish = reply.tool ? "tool_calls" : "stop";
   const usage = { prompt_tokens: 10, completion_tokens: 10, total_tokens: 20 };
   if (!body.stream) {
-    return sendJson(response, {
+    return void sendJson(response, {
       id,
       object: "chat.completion",
       created: Math.floor(Date.now() / 1000),
       model,
-      choices: [{ index: 0, message: { role: "assistant", content: reply.text ?? null, ...(toolCalls ? { tool_calls: toolCalls } : {}) }, finish_reason: finish }],
+      choices: [
+        { index: 0, message: { role: "assistant", content: reply.text ?? null, ...(toolCalls ? { tool_calls: toolCalls } : {}) }, finish_reason: finish },
+      ],
       usage,
     });
   }
   response.writeHead(200, { "content-type": "text/event-stream" });
   const chunk = (delta: Json, finishReason: string | null = null, extra: Json = {}) =>
-    response.write(`data: ${JSON.stringify({ id, object: "chat.completion.chunk", created: Math.floor(Date.now() / 1000), model, choices: [{ index: 0, delta, finish_reason: finishReason }], ...extra })}\n\n`);
+    response.write(
+      `data: ${JSON.stringify({ id, object: "chat.completion.chunk", created: Math.floor(Date.now() / 1000), model, choices: [{ index: 0, delta, finish_reason: finishReason }], ...extra })}\n\n`,
+    );
   chunk({ role: "assistant", content: "" });
   if (reply.text) for (const word of reply.text.split(/(?<= )/)) chunk({ content: word });
   if (toolCalls) chunk({ tool_calls: toolCalls.map((call, index) => ({ index, ...call })) });
@@ -128,10 +137,21 @@ function anthropicMessages(body: Json, response: ServerResponse): void {
   const content = reply.tool ? [{ type: "tool_use", id: reply.tool.id, name: reply.tool.name, input: reply.tool.args }] : [{ type: "text", text: reply.text }];
   const stop = reply.tool ? "tool_use" : "end_turn";
   const usage = { input_tokens: 10, output_tokens: 10 };
-  if (!body.stream) return sendJson(response, { id, type: "message", role: "assistant", model, content, stop_reason: stop, stop_sequence: null, usage });
+  if (!body.stream) return void sendJson(response, { id, type: "message", role: "assistant", model, content, stop_reason: stop, stop_sequence: null, usage });
   response.writeHead(200, { "content-type": "text/event-stream" });
   const send = (event: string, data: Json) => response.write(`event: ${event}\ndata: ${JSON.stringify({ type: event, ...data })}\n\n`);
-  send("message_start", { message: { id, type: "message", role: "assistant", model, content: [], stop_reason: null, stop_sequence: null, usage: { input_tokens: 10, output_tokens: 0 } } });
+  send("message_start", {
+    message: {
+      id,
+      type: "message",
+      role: "assistant",
+      model,
+      content: [],
+      stop_reason: null,
+      stop_sequence: null,
+      usage: { input_tokens: 10, output_tokens: 0 },
+    },
+  });
   if (reply.tool) {
     send("content_block_start", { index: 0, content_block: { type: "tool_use", id: reply.tool.id, name: reply.tool.name, input: {} } });
     send("content_block_delta", { index: 0, delta: { type: "input_json_delta", partial_json: JSON.stringify(reply.tool.args) } });

@@ -24,7 +24,9 @@ export function requireApiKey(app: FastifyInstance, apiKey: string | undefined):
  * project's `http.app`): the error to answer with, or undefined to let the request in.
  * Undefined as a whole when no key is configured.
  */
-export function apiKeyRefusal(apiKey: string | undefined): ((method: string, path: string, given: string | string[] | undefined) => SlipwayError | undefined) | undefined {
+export function apiKeyRefusal(
+  apiKey: string | undefined,
+): ((method: string, path: string, given: string | string[] | undefined) => SlipwayError | undefined) | undefined {
   if (!apiKey) return undefined;
   const expected = digest(apiKey);
   return (method, path, given) => {

@@ -41,7 +41,7 @@ import { registerStoreRoutes } from "./store/index.ts";
 import { READER_LIMIT, StreamBroker } from "./stream/broker.ts";
 import { runStreamReader } from "./stream/run-join.ts";
 import { StreamRelay } from "./stream/relay.ts";
-import { endOpenStreams } from "../http/sse.ts";
+import { closeServer } from "../http/close-server.ts";
 import { registerThreadStreamRoutes } from "./stream/thread-stream-routes.ts";
 import { computeThreadSnapshot, refreshThreadSnapshot, registerThreadRoutes, sweepExpiredThreads, ThreadService, ThreadStateService } from "./threads/index.ts";
 import { threadExists } from "./threads/repository.ts";
@@ -118,7 +118,10 @@ async function assemble(db: Database, project: PreparedProject, options: AgentSe
         throw error;
       })
     : undefined;
-  const assistants = new AssistantService({ db, graphs, now,
+  const assistants = new AssistantService({
+    db,
+    graphs,
+    now,
     // A database of our own is written by this process alone: what it read stays true.
     cacheReads: !db.shared,
     // Read from the project's TypeScript types on first use, then saved beside it (decision 0013).
@@ -146,7 +149,15 @@ async function assemble(db: Database, project: PreparedProject, options: AgentSe
   const refreshThread = (threadId: string, outcome?: { runError?: unknown }) => refreshThreadSnapshot({ db, graphs }, threadId, outcome);
   const webhookPolicy = { allowHosts: options.webhookAllowHosts ?? [], onlyAllowed: false };
   const lifecycle = new RunLifecycle(log);
-  subscribeRunParts(lifecycle, { db, broker, completion, relaySent: relay ? () => relay.sent() : undefined, webhookPolicy, log });
+  subscribeRunParts(lifecycle, {
+    db,
+    broker,
+    completion,
+    relaySent: relay ? () => relay.sent() : undefined,
+    webhookPolicy,
+    sendWebhooks: !config.http.webhooksOff,
+    log,
+  });
 
   const handoff = new AssistantHandoff();
   const runAttempt = createAttemptRunner({
@@ -198,7 +209,9 @@ async function assemble(db: Database, project: PreparedProject, options: AgentSe
   });
   const cancelRunsOf = async (threadId: string) => {
     // The thread goes anyway; a run left executing ends when it finds its thread gone.
-    await runs.cancelMany({ threadId, status: "all" }, "interrupt").catch((error) => log.warn({ err: error, thread_id: threadId }, "cancelling the runs of a deleted thread failed"));
+    await runs
+      .cancelMany({ threadId, status: "all" }, "interrupt")
+      .catch((error) => log.warn({ err: error, thread_id: threadId }, "cancelling the runs of a deleted thread failed"));
   };
   const threads = new ThreadService({
     db,
@@ -285,11 +298,16 @@ async function assemble(db: Database, project: PreparedProject, options: AgentSe
     defaultTtl: threadTtl?.defaultTtl ? { strategy: threadTtl.strategy, ttl_minutes: threadTtl.defaultTtl } : undefined,
     limit: threadTtl?.sweepLimit ?? 1000,
   };
-  const ttlSweep = setInterval(() => {
-    sweepExpiredThreads({ db, checkpointer, beforeDelete: cancelRunsOf }, now(), 100, sweepPolicy).catch((error) => log.warn({ err: error }, "thread TTL sweep failed"));
-    deleteOldRunResults(db).catch((error) => log.warn({ err: error }, "removing old stateless run results failed"));
-    deleteIdleMcpSessions(db).catch((error) => log.warn({ err: error }, "removing idle MCP sessions failed"));
-  }, (threadTtl?.sweepIntervalMinutes ?? 1) * 60_000);
+  const ttlSweep = setInterval(
+    () => {
+      sweepExpiredThreads({ db, checkpointer, beforeDelete: cancelRunsOf }, now(), 100, sweepPolicy).catch((error) =>
+        log.warn({ err: error }, "thread TTL sweep failed"),
+      );
+      deleteOldRunResults(db).catch((error) => log.warn({ err: error }, "removing old stateless run results failed"));
+      deleteIdleMcpSessions(db).catch((error) => log.warn({ err: error }, "removing idle MCP sessions failed"));
+    },
+    (threadTtl?.sweepIntervalMinutes ?? 1) * 60_000,
+  );
   ttlSweep.unref();
   // Under http.mount_prefix the API lives below it, /ok included.
   const basePath = config.http.mountPrefix ?? "";
@@ -323,10 +341,7 @@ async function assemble(db: Database, project: PreparedProject, options: AgentSe
       // elsewhere, or they are thread streams); requests still waiting are cut off after
       // the grace period, instead of holding the shutdown for ever.
       unbindLoopback();
-      endOpenStreams(app.server);
-      const cutOff = setTimeout(() => app.server.closeAllConnections(), grace);
-      await app.close();
-      clearTimeout(cutOff);
+      await closeServer(app, grace);
       await relay?.close();
       await db.close();
     },

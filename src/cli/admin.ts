@@ -71,7 +71,11 @@ export function registerAdminCommand(program: CommandType): void {
       .action((flags) =>
         withTenancy(flags, async (tenancy) => {
           const keys = await tenancy.listApiKeys(flags.organizationId);
-          print(flags, keys, keys.map((k) => `${k.id}  ${k.prefix}…  ${k.workspace_id ?? "(organization)"}  ${k.revoked ? "revoked" : "live"}  ${k.description}`));
+          print(
+            flags,
+            keys,
+            keys.map((k) => `${k.id}  ${k.prefix}…  ${k.workspace_id ?? "(organization)"}  ${k.revoked ? "revoked" : "live"}  ${k.description}`),
+          );
         }),
       ),
   );
@@ -111,7 +115,7 @@ function print(flags: StorageFlags, value: unknown, lines: string[]): void {
 
 async function withTenancy(flags: StorageFlags, work: (tenancy: TenancyService) => Promise<void>): Promise<void> {
   let db: Database | undefined;
-  let release = () => undefined as void;
+  let release: () => void = () => {};
   try {
     const { randomUUID } = await import("node:crypto");
     const { resolveStorageConfig, lockDataDir } = await import("../config/controlplane.ts");

@@ -28,7 +28,11 @@ export function registerDeployCommand(program: CommandType): void {
     .option("--repo <url>", "deploy this git repository instead of a directory")
     .option("--ref <ref>", "with --repo: branch, tag (refs/tags/<tag>) or commit (default: main, or the deployment's current ref)")
     .option("--integration <id|name>", "with --repo: the git host integration that can read it (`slipway integrations list`)")
-    .option("--secret <NAME=VALUE>", "a secret, as an environment variable of the agent (repeatable; NAME alone takes $NAME); replaces the deployment's secrets", collect)
+    .option(
+      "--secret <NAME=VALUE>",
+      "a secret, as an environment variable of the agent (repeatable; NAME alone takes $NAME); replaces the deployment's secrets",
+      collect,
+    )
     .option("--env-file <path>", "secrets from a .env file; replaces the deployment's secrets")
     .option("--build-on-push", "with --repo: build a new revision on each push to the ref")
     .option("--detach", "return as soon as the revision is created, without waiting")
@@ -67,7 +71,13 @@ async function runDeploy(session: Session, dirArg: string | undefined) {
   }
 }
 
-async function fromDirectory(client: ControlPlaneClient, dirArg: string, flags: Session["flags"], secrets: SecretInput[] | undefined, reporter: Reporter): Promise<Target> {
+async function fromDirectory(
+  client: ControlPlaneClient,
+  dirArg: string,
+  flags: Session["flags"],
+  secrets: SecretInput[] | undefined,
+  reporter: Reporter,
+): Promise<Target> {
   const dir = resolve(dirArg);
   if (!existsSync(dir) || !statSync(dir).isDirectory()) throw new UsageError(`${dirArg} is not a directory`);
   const { isIgnored, packProject, formatBytes } = await import("./support/pack.ts");
@@ -80,18 +90,25 @@ async function fromDirectory(client: ControlPlaneClient, dirArg: string, flags: 
   // Asked first: a wrong key or address shows before any packing.
   let deployment = await deploymentNamed(client, name);
   if (deployment && deployment.source !== "internal_source") {
-    throw new CliFailure(`deployment '${name}' builds from ${deployment.source_config.repo_url ?? deployment.source}: deploy it with --repo, or give this one another --name`, EXIT.usage);
+    throw new CliFailure(
+      `deployment '${name}' builds from ${deployment.source_config.repo_url ?? deployment.source}: deploy it with --repo, or give this one another --name`,
+      EXIT.usage,
+    );
   }
   reporter.step("pack", `Packing ${dirArg} (${configPath})`);
   const packed = await packProject(dir, { warn });
   try {
     if (packed.links.length > 0) {
-      warn(`left out ${packed.links.length} symbolic link(s), which an upload may not hold (regular files and folders only): ${packed.links.slice(0, 5).join(", ")}`);
+      warn(
+        `left out ${packed.links.length} symbolic link(s), which an upload may not hold (regular files and folders only): ${packed.links.slice(0, 5).join(", ")}`,
+      );
     }
     if (packed.special.length > 0) warn(`left out ${packed.special.length} special file(s): ${packed.special.slice(0, 5).join(", ")}`);
     const envFile = typeof config.env === "string" ? config.env.replace(/^\.\//, "") : undefined;
     if (envFile && !packed.files.some((f) => f.path === envFile)) {
-      warn(`${configPath} names the env file ${envFile}, which is not uploaded (missing, or left out by .gitignore): give its values with --env-file ${envFile}`);
+      warn(
+        `${configPath} names the env file ${envFile}, which is not uploaded (missing, or left out by .gitignore): give its values with --env-file ${envFile}`,
+      );
     }
     reporter.step("pack", `Packed ${packed.files.length} files (${formatBytes(packed.bytes)})`, { files: packed.files.length, bytes: packed.bytes });
 
@@ -131,7 +148,12 @@ async function fromRepository(client: ControlPlaneClient, flags: Session["flags"
     const deployment = await client.deployments.create({
       name,
       source: "github",
-      source_config: { repo_url: repoUrl, deployment_type: "dev", build_on_push: Boolean(flags.buildOnPush), ...(integrationId ? { integration_id: integrationId } : {}) },
+      source_config: {
+        repo_url: repoUrl,
+        deployment_type: "dev",
+        build_on_push: Boolean(flags.buildOnPush),
+        ...(integrationId ? { integration_id: integrationId } : {}),
+      },
       source_revision_config: { repo_ref: flags.ref ?? "main", langgraph_config_path: configPath },
       ...(secrets ? { secrets } : {}),
     });
@@ -139,10 +161,16 @@ async function fromRepository(client: ControlPlaneClient, flags: Session["flags"
     return created(deployment, reporter);
   }
   if (existing.source !== "github") {
-    throw new CliFailure(`deployment '${name}' is built from an uploaded directory: deploy it with \`${cliName()} deploy <dir> --name ${name}\`, or give this one another --name`, EXIT.usage);
+    throw new CliFailure(
+      `deployment '${name}' is built from an uploaded directory: deploy it with \`${cliName()} deploy <dir> --name ${name}\`, or give this one another --name`,
+      EXIT.usage,
+    );
   }
   if (existing.source_config.repo_url !== repoUrl) {
-    throw new CliFailure(`deployment '${name}' builds ${existing.source_config.repo_url}, and a deployment's repository cannot change: give this one another --name`, EXIT.usage);
+    throw new CliFailure(
+      `deployment '${name}' builds ${existing.source_config.repo_url}, and a deployment's repository cannot change: give this one another --name`,
+      EXIT.usage,
+    );
   }
   const ref = flags.ref ?? existing.source_revision_config.repo_ref ?? "main";
   reporter.step("update", `Deploying a new revision of ${name} (${existing.id}) at ${ref}`, { deployment_id: existing.id });
@@ -184,6 +212,10 @@ function readConfig(dir: string, configPath: string): { env?: unknown } {
 
 /** git://host/org/agent.git → agent. */
 function repositoryName(url: string): string {
-  const last = url.replace(/[/\\]+$/, "").split(/[/:]/).pop() ?? "";
+  const last =
+    url
+      .replace(/[/\\]+$/, "")
+      .split(/[/:]/)
+      .pop() ?? "";
   return last.replace(/\.git$/, "") || "agent";
 }

@@ -25,12 +25,20 @@ export function registerDeploymentsCommand(program: CommandType): void {
       .option("--status <status>", `only those in this status (${DEPLOYMENT_STATUSES.join(", ")})`)
       .action(
         sessionAction("deployments list", async ({ client, flags, json }) => {
-          if (flags.status && !(DEPLOYMENT_STATUSES as readonly string[]).includes(flags.status)) throw new UsageError(`--status must be one of ${DEPLOYMENT_STATUSES.join(", ")}`);
+          if (flags.status && !(DEPLOYMENT_STATUSES as readonly string[]).includes(flags.status))
+            throw new UsageError(`--status must be one of ${DEPLOYMENT_STATUSES.join(", ")}`);
           const deployments = await listDeployments(client, defined({ name_contains: flags.nameContains, status: flags.status }));
           if (json) return printJson(deployments);
           printTable(
             ["NAME", "ID", "STATUS", "SOURCE", "ACTIVE REVISION", "URL"],
-            deployments.map((d) => [d.name, d.id, d.slipway_sleeping ? `${d.status} (sleeping)` : d.status, d.source_config.repo_url ?? d.source, d.active_revision_id, d.url]),
+            deployments.map((d) => [
+              d.name,
+              d.id,
+              d.slipway_sleeping ? `${d.status} (sleeping)` : d.status,
+              d.source_config.repo_url ?? d.source,
+              d.active_revision_id,
+              d.url,
+            ]),
           );
         }),
       ),
@@ -73,7 +81,9 @@ export function registerDeploymentsCommand(program: CommandType): void {
 
   group.addCommand(
     waitOptions(sub("rotate-credentials"), true)
-      .description("Give a deployment's processes a new database credential (PostgreSQL): a revision of the active one takes over, the old credential stops working")
+      .description(
+        "Give a deployment's processes a new database credential (PostgreSQL): a revision of the active one takes over, the old credential stops working",
+      )
       .argument("<deployment>", "id or name")
       .action(
         sessionAction("deployments rotate-credentials", async (session, idOrName: string) => {
@@ -124,7 +134,12 @@ async function create(session: Session) {
     ...(secrets ? { secrets } : {}),
   });
   const deployment = await client.deployments.create(body);
-  return finish(session, deployment, startedAt, deployment.source === "internal_source" ? `it waits for its source: upload it with \`${cliName()} deploy <dir> --name ${deployment.name}\`` : undefined);
+  return finish(
+    session,
+    deployment,
+    startedAt,
+    deployment.source === "internal_source" ? `it waits for its source: upload it with \`${cliName()} deploy <dir> --name ${deployment.name}\`` : undefined,
+  );
 }
 
 async function update(session: Session, idOrName: string) {
@@ -141,7 +156,8 @@ async function update(session: Session, idOrName: string) {
       secrets,
     }),
   );
-  if (Object.keys(body).length === 0) throw new UsageError("nothing to change: give --ref, --config, --secret, --env-file, --build-on-push, --min-scale, ... or --body");
+  if (Object.keys(body).length === 0)
+    throw new UsageError("nothing to change: give --ref, --config, --secret, --env-file, --build-on-push, --min-scale, ... or --body");
   const deployment = await client.deployments.update(current.id, body);
   if (deployment.latest_revision_id === current.latest_revision_id) {
     if (flags.wait) note("No new revision: the change needs no build or restart.");
@@ -162,10 +178,15 @@ async function finish(session: Session, deployment: Deployment, startedAt: numbe
     return;
   }
   if (deployment.source === "internal_source" && !deployment.source_revision_config.source_tarball_path) {
-    throw new CliFailure(`deployment ${deployment.name} (${deployment.id}) was made, but its revision waits for an upload: --wait would never end; run \`${cliName()} deploy <dir> --name ${deployment.name}\``);
+    throw new CliFailure(
+      `deployment ${deployment.name} (${deployment.id}) was made, but its revision waits for an upload: --wait would never end; run \`${cliName()} deploy <dir> --name ${deployment.name}\``,
+    );
   }
   const reporter = reporterFor(flags, startedAt);
-  reporter.step("revision", `Revision ${deployment.latest_revision_id} of ${deployment.name} (${deployment.id})`, { deployment_id: deployment.id, revision_id: deployment.latest_revision_id });
+  reporter.step("revision", `Revision ${deployment.latest_revision_id} of ${deployment.name} (${deployment.id})`, {
+    deployment_id: deployment.id,
+    revision_id: deployment.latest_revision_id,
+  });
   return waitAndReport({ client, deployment, revisionId: deployment.latest_revision_id!, flags, reporter, startedAt });
 }
 

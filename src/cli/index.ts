@@ -1,4 +1,4 @@
-import { Command, CommanderError } from "commander";
+import { Command, type CommanderError } from "commander";
 import { registerAgentCommand } from "./agent.ts";
 import { registerUpCommand } from "./up.ts";
 import { registerAdminCommand } from "./admin.ts";
@@ -13,10 +13,7 @@ import { EXIT } from "./support/exit.ts";
 import { SLIPWAY_VERSION } from "../config/version.ts";
 
 /** `slipway <command>`: one file per command under src/cli/. */
-const program = new Command()
-  .name("slipway")
-  .description("Open, self-hostable platform for LangGraph agents")
-  .version(SLIPWAY_VERSION);
+const program = new Command().name("slipway").description("Open, self-hostable platform for LangGraph agents").version(SLIPWAY_VERSION);
 
 registerUpCommand(program);
 registerAgentCommand(program);

@@ -19,7 +19,10 @@ export function registerIntegrationsCommand(program: CommandType): void {
         sessionAction("integrations list", async ({ client, json }) => {
           const all = await client.integrations.list();
           if (json) return printJson(all);
-          printTable(["NAME", "ID", "BASE URL", "CREATED"], all.map((i) => [i.name, i.id, i.base_url, i.created_at]));
+          printTable(
+            ["NAME", "ID", "BASE URL", "CREATED"],
+            all.map((i) => [i.name, i.id, i.base_url, i.created_at]),
+          );
         }),
       ),
   );
@@ -33,7 +36,10 @@ export function registerIntegrationsCommand(program: CommandType): void {
           const integration = await findIntegration(client, idOrName);
           const repos = await client.integrations.repos(integration.id);
           if (json) return printJson(repos);
-          printTable(["NAME", "DEFAULT BRANCH", "URL"], repos.map((r) => [`${r.owner}/${r.name}`, r.default_branch, r.url]));
+          printTable(
+            ["NAME", "DEFAULT BRANCH", "URL"],
+            repos.map((r) => [`${r.owner}/${r.name}`, r.default_branch, r.url]),
+          );
         }),
       ),
   );
@@ -69,7 +75,7 @@ export function registerIntegrationsCommand(program: CommandType): void {
 }
 
 function show(integration: GithubIntegration, json: boolean): void {
-  if (json) return printJson(integration);
+  if (json) return void printJson(integration);
   printFields([
     ["name", integration.name],
     ["id", integration.id],

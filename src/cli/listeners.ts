@@ -93,7 +93,7 @@ export function registerListenersCommand(program: CommandType): void {
 }
 
 function show(listener: Listener, json: boolean): void {
-  if (json) return printJson(listener);
+  if (json) return void printJson(listener);
   printFields([
     ["id", listener.id],
     ["compute", `${listener.compute_type}:${listener.compute_id}`],

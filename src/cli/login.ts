@@ -18,22 +18,27 @@ export function registerLoginCommand(program: CommandType): void {
     .description("Check and save the control plane's address, API key and workspace as a profile (the key file is readable by you only)")
     .option("--no-verify", "save without asking the server whether the key works")
     .action(
-      sessionAction("login", async ({ connection, flags }) => {
-        const apiKey = connection.apiKey && connection.from.apiKey !== `profile '${connection.profile}'` ? connection.apiKey : await askKey(connection.apiKey);
-        let checked = { ...connection, apiKey, from: { ...connection.from, apiKey: connection.from.apiKey ?? "the prompt" } };
-        if (flags.verify !== false) {
-          // No workspace given: an organization with one workspace needs no choice.
-          if (!checked.tenantId) checked = { ...checked, tenantId: await onlyWorkspace(clientFor(checked)) };
-          // Any call that needs the key and the workspace; a failure is explained (exit 5) and nothing is saved.
-          await clientFor(checked).deployments.list({ limit: 1 });
-        }
-        const tenantId = checked.tenantId;
-        const files = writeProfile(connection.profile, { url: connection.url, apiKey, tenantId });
-        note(
-          `Saved profile '${connection.profile}': ${connection.url}, key ${maskKey(apiKey)}${tenantId ? `, workspace ${tenantId}` : ""}` +
-            `${flags.verify !== false ? " (checked)" : ""}.\n  ${files.config}\n  ${files.credentials} (mode 0600)`,
-        );
-      }, { profileMayBeMissing: true }),
+      sessionAction(
+        "login",
+        async ({ connection, flags }) => {
+          const apiKey =
+            connection.apiKey && connection.from.apiKey !== `profile '${connection.profile}'` ? connection.apiKey : await askKey(connection.apiKey);
+          let checked = { ...connection, apiKey, from: { ...connection.from, apiKey: connection.from.apiKey ?? "the prompt" } };
+          if (flags.verify !== false) {
+            // No workspace given: an organization with one workspace needs no choice.
+            if (!checked.tenantId) checked = { ...checked, tenantId: await onlyWorkspace(clientFor(checked)) };
+            // Any call that needs the key and the workspace; a failure is explained (exit 5) and nothing is saved.
+            await clientFor(checked).deployments.list({ limit: 1 });
+          }
+          const tenantId = checked.tenantId;
+          const files = writeProfile(connection.profile, { url: connection.url, apiKey, tenantId });
+          note(
+            `Saved profile '${connection.profile}': ${connection.url}, key ${maskKey(apiKey)}${tenantId ? `, workspace ${tenantId}` : ""}` +
+              `${flags.verify !== false ? " (checked)" : ""}.\n  ${files.config}\n  ${files.credentials} (mode 0600)`,
+          );
+        },
+        { profileMayBeMissing: true },
+      ),
     );
   program.addCommand(login);
 }

@@ -1,7 +1,7 @@
 import { Command, type Command as CommandType } from "commander";
 import type { ControlPlaneClient, LogEntry, LogType } from "../client/index.ts";
 import { isFailure, isTerminal } from "../controlplane/revisions/state-machine.ts";
-import { LOG_LEVELS } from "../controlplane/logs/repository.ts";
+import { LOG_LEVELS } from "../controlplane/logs/lines.ts";
 import { sessionAction } from "./support/action.ts";
 import { connectionOptions } from "./support/connection.ts";
 import { count } from "./support/deployment-body.ts";
@@ -21,12 +21,17 @@ export function registerLogsCommand(program: CommandType): void {
     .option("--type <type>", "build or deploy (default: deploy for a DEPLOYED revision, else build)")
     .option("--level <level>", `only lines at this level or above (${LOG_LEVELS.join(", ")})`)
     .option("--tail <n>", "the last n lines (without --follow; default 100, at most 1000)", "100")
-    .option("--follow", "keep printing lines as they come: with --type build until the build ends, with --type deploy until Ctrl-C; without --type, a revision on its way is followed through its build and start until it serves or fails")
+    .option(
+      "--follow",
+      "keep printing lines as they come: with --type build until the build ends, with --type deploy until Ctrl-C; without --type, a revision on its way is followed through its build and start until it serves or fails",
+    )
     .option("--json", "one JSON line per log line")
     .action(
       sessionAction("logs", async ({ client, flags, json }, idOrName: string) => {
-        if (flags.type !== undefined && flags.type !== "build" && flags.type !== "deploy") throw new UsageError(`--type must be build or deploy, not '${flags.type}'`);
-        if (flags.level !== undefined && !(LOG_LEVELS as readonly string[]).includes(flags.level)) throw new UsageError(`--level must be one of ${LOG_LEVELS.join(", ")}`);
+        if (flags.type !== undefined && flags.type !== "build" && flags.type !== "deploy")
+          throw new UsageError(`--type must be build or deploy, not '${flags.type}'`);
+        if (flags.level !== undefined && !(LOG_LEVELS as readonly string[]).includes(flags.level))
+          throw new UsageError(`--level must be one of ${LOG_LEVELS.join(", ")}`);
         const tail = count(flags.tail, "--tail")!;
         if (tail < 1 || tail > 1000) throw new UsageError("--tail must be between 1 and 1000");
         const deployment = await findDeployment(client, idOrName);

@@ -25,7 +25,8 @@ export function registerRevisionsCommand(program: CommandType): void {
       .action(
         sessionAction("revisions list", async ({ client, flags, json }, idOrName: string) => {
           for (const status of flags.status ? String(flags.status).split(",") : []) {
-            if (!(REVISION_STATUSES as readonly string[]).includes(status.trim())) throw new UsageError(`--status: '${status}' is not one of ${REVISION_STATUSES.join(", ")}`);
+            if (!(REVISION_STATUSES as readonly string[]).includes(status.trim()))
+              throw new UsageError(`--status: '${status}' is not one of ${REVISION_STATUSES.join(", ")}`);
           }
           const deployment = await findDeployment(client, idOrName);
           const page = await client.revisions.list(deployment.id, { limit: count(flags.limit, "--limit"), ...(flags.status ? { status: flags.status } : {}) });

@@ -1,10 +1,5 @@
 import type { Static } from "@sinclair/typebox";
-import type {
-  DeletedProvider,
-  OAuthProviderCreateRequest,
-  OAuthProviderResponse,
-  OAuthProviderUpdateRequest,
-} from "../controlplane/authservice/schemas.ts";
+import type { DeletedProvider, OAuthProviderCreateRequest, OAuthProviderResponse, OAuthProviderUpdateRequest } from "../controlplane/authservice/schemas.ts";
 import type { Transport } from "./transport.ts";
 
 /** /v2/auth/providers: OAuth provider configuration of the auth service. */

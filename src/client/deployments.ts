@@ -28,6 +28,7 @@ export function deploymentsApi(http: Transport) {
     /** Safe to repeat: each call only reserves another upload slot, which expires unused. */
     uploadUrl: (id: string) => http.json<UploadUrl>({ method: "POST", path: `${at(id)}/upload-url`, idempotent: true }),
     /** PUTs a .tar.gz to an upload URL (signed: no key is sent). */
-    upload: (uploadUrl: string, tarball: Uint8Array<ArrayBuffer>, signal?: AbortSignal) => http.putBytes<UploadReceived>(uploadUrl, tarball, "application/gzip", signal),
+    upload: (uploadUrl: string, tarball: Uint8Array<ArrayBuffer>, signal?: AbortSignal) =>
+      http.putBytes<UploadReceived>(uploadUrl, tarball, "application/gzip", signal),
   };
 }

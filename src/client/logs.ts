@@ -32,7 +32,11 @@ export function logsApi(http: Transport) {
      * over, or the revision no longer serves) or `signal` aborts. A broken or silent stream
      * is reopened after the last line seen (Last-Event-ID), a few times with backoff.
      */
-    async *follow(deploymentId: string, revisionId: string, options: { type?: LogType; signal?: AbortSignal; afterId?: string } = {}): AsyncGenerator<LogEntry> {
+    async *follow(
+      deploymentId: string,
+      revisionId: string,
+      options: { type?: LogType; signal?: AbortSignal; afterId?: string } = {},
+    ): AsyncGenerator<LogEntry> {
       let lastId = options.afterId;
       for (let failures = 0; ; ) {
         const idle = new AbortController();
@@ -55,7 +59,8 @@ export function logsApi(http: Transport) {
           for await (const event of readServerSentEvents(response.body!, arm)) {
             arm();
             if (event.event === "end") return;
-            if (event.event === "error") throw new ControlPlaneError({ status: 500, body: safeJson(event.data), method: "GET", path: `${revisionPath(deploymentId, revisionId)}/logs` });
+            if (event.event === "error")
+              throw new ControlPlaneError({ status: 500, body: safeJson(event.data), method: "GET", path: `${revisionPath(deploymentId, revisionId)}/logs` });
             if (event.event !== "log") continue;
             const entry = safeJson(event.data) as LogEntry;
             lastId = event.id ?? entry.id;

@@ -27,7 +27,14 @@ export const DEFAULT_RETRY: RetryPolicy = {
     new Promise((resolve, reject) => {
       if (signal?.aborted) return reject(signal.reason);
       const timer = setTimeout(resolve, ms);
-      signal?.addEventListener("abort", () => (clearTimeout(timer), reject(signal.reason)), { once: true });
+      signal?.addEventListener(
+        "abort",
+        () => {
+          clearTimeout(timer);
+          reject(signal.reason);
+        },
+        { once: true },
+      );
     }),
 };
 

@@ -60,7 +60,9 @@ describe("client transport", () => {
 
   it("gives up after the last retry with the server's status and detail", async () => {
     script = Array.from({ length: 4 }, () => (_q: IncomingMessage, r: ServerResponse) => json(r, 502, { detail: "upstream down" }));
-    const error = await transport().json({ method: "GET", path: "/x" }).catch((e) => e);
+    const error = await transport()
+      .json({ method: "GET", path: "/x" })
+      .catch((e) => e);
     expect(error).toBeInstanceOf(ControlPlaneError);
     expect(error).toMatchObject({ status: 502, detail: "upstream down" });
     expect(seen).toHaveLength(4);
@@ -70,7 +72,9 @@ describe("client transport", () => {
     script = [(_q, r) => json(r, 500, { detail: "boom" })];
     await expect(transport().json({ method: "POST", path: "/v2/deployments", body: {} })).rejects.toMatchObject({ status: 500, detail: "boom" });
     script = [(_q, r) => r.destroy()];
-    const error = await transport().json<never>({ method: "PATCH", path: "/v2/deployments/1", body: {} }).catch((e: unknown) => e as ConnectionError);
+    const error = await transport()
+      .json<never>({ method: "PATCH", path: "/v2/deployments/1", body: {} })
+      .catch((e: unknown) => e as ConnectionError);
     expect(error).toBeInstanceOf(ConnectionError);
     expect(error.mayHaveApplied).toBe(true);
     expect(seen).toHaveLength(2);
@@ -101,7 +105,9 @@ describe("client transport", () => {
 
   it("reports a 422 field by field", async () => {
     script = [(_q, r) => json(r, 422, { detail: [{ loc: ["body", "secrets", 0, "name"], msg: "must match pattern", type: "pattern" }] })];
-    const error = (await transport().json({ method: "POST", path: "/v2/deployments", body: {} }).catch((e) => e)) as ControlPlaneError;
+    const error = (await transport()
+      .json({ method: "POST", path: "/v2/deployments", body: {} })
+      .catch((e) => e)) as ControlPlaneError;
     expect(error.problems.map(fieldOf)).toEqual(["secrets[0].name"]);
     expect(error.detail).toBe("secrets[0].name: must match pattern");
   });
@@ -111,7 +117,9 @@ describe("client transport", () => {
     await new Promise<void>((resolve) => closed.listen(0, "127.0.0.1", resolve));
     const port = (closed.address() as AddressInfo).port;
     await new Promise((resolve) => closed.close(resolve));
-    const error = (await transport(`http://127.0.0.1:${port}`).json({ method: "POST", path: "/v2/deployments", body: {} }).catch((e) => e)) as ConnectionError;
+    const error = (await transport(`http://127.0.0.1:${port}`)
+      .json({ method: "POST", path: "/v2/deployments", body: {} })
+      .catch((e) => e)) as ConnectionError;
     expect(error).toBeInstanceOf(ConnectionError);
     expect(error.code).toBe("ECONNREFUSED");
     expect(error.mayHaveApplied).toBe(false);

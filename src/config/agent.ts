@@ -77,7 +77,11 @@ export const AGENT_DEFAULTS = {
 
 /** Fills unset options from SLIPWAY_* environment variables. */
 export function agentOptionsFromEnv(options: AgentServerOptions, env: NodeJS.ProcessEnv = process.env): AgentServerOptions {
-  const list = (value: string | undefined) => value?.split(",").map((s) => s.trim()).filter(Boolean);
+  const list = (value: string | undefined) =>
+    value
+      ?.split(",")
+      .map((s) => s.trim())
+      .filter(Boolean);
   return {
     ...options,
     databaseUrl: options.databaseUrl ?? env.SLIPWAY_DATABASE_URL ?? undefined,

@@ -38,7 +38,12 @@ describe("what of the control plane's environment reaches builds", () => {
 
   it("an install's environment: those settings, Slipway's cache unless named with --build-env, the names --build-env adds", () => {
     const env = buildStepEnv("/cache", [], "/node/bin:/usr/bin", CONTROL_PLANE_ENV);
-    expect(env).toMatchObject({ PATH: "/node/bin:/usr/bin", COREPACK_INTEGRITY_KEYS: "0", npm_config_registry: "http://mirror.internal/npm", PNPM_HOME: "/opt/pnpm" });
+    expect(env).toMatchObject({
+      PATH: "/node/bin:/usr/bin",
+      COREPACK_INTEGRITY_KEYS: "0",
+      npm_config_registry: "http://mirror.internal/npm",
+      PNPM_HOME: "/opt/pnpm",
+    });
     expect(env.npm_config_cache).toBe("/cache/npm");
     expect(env.COREPACK_HOME).toBe("/cache/corepack");
     for (const name of ["SLIPWAY_SECRETS_KEY", "SLIPWAY_DATABASE_URL", "DATABASE_URL", "MY_CA_BUNDLE", "ARTIFACTORY_TOKEN", "npm_config_local_prefix"]) {

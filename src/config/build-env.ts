@@ -31,7 +31,10 @@ const NAME = /^[A-Za-z_][A-Za-z0-9_]*\*?$/;
 
 /** `--build-env` / SLIPWAY_BUILD_ENV: comma-separated names (a trailing `*` for a prefix). */
 export function parseBuildEnvNames(value: string | undefined, setting = "--build-env (or SLIPWAY_BUILD_ENV)"): string[] {
-  const names = (value ?? "").split(",").map((name) => name.trim()).filter(Boolean);
+  const names = (value ?? "")
+    .split(",")
+    .map((name) => name.trim())
+    .filter(Boolean);
   for (const name of names) {
     if (!NAME.test(name)) throw new Error(`${setting}: '${name}' is not an environment variable name (letters, digits, _, and a trailing * for a prefix)`);
     if (/^SLIPWAY_/i.test(name)) throw new Error(`${setting}: '${name}' is one of Slipway's own settings, which builds never see`);

@@ -49,7 +49,7 @@ interface StorageConfig {
   pgliteDir: string;
 }
 
-interface ControlPlaneConfig extends StorageConfig {
+export interface ControlPlaneConfig extends StorageConfig {
   host: string;
   port: number;
   region: Region;
@@ -107,7 +107,10 @@ function deploymentQuota(value: string | number | undefined): number {
 
 /** A comma-separated list of host names or IP literals; a URL or a CIDR is refused at start. */
 function hostList(value: string, setting: string): string[] {
-  const hosts = value.split(",").map((h) => h.trim()).filter(Boolean);
+  const hosts = value
+    .split(",")
+    .map((h) => h.trim())
+    .filter(Boolean);
   for (const host of hosts) {
     if (!canonicalIp(host) && !/^[a-z0-9_]([a-z0-9_.-]*[a-z0-9_.])?$/i.test(host)) {
       throw new Error(`${setting}: '${host}' is not a host name or an IP address (give names like git.internal or 127.0.0.1, comma-separated)`);
@@ -140,7 +143,7 @@ export function loadSecretsKey(dataDir: string, env: Env = process.env): { key: 
   mkdirSync(dataDir, { recursive: true, mode: 0o700 });
   const key = generateSecretsKey();
   try {
-    writeFileSync(path, key.toString("base64") + "\n", { mode: 0o600, flag: "wx" });
+    writeFileSync(path, `${key.toString("base64")}\n`, { mode: 0o600, flag: "wx" });
   } catch (error) {
     // Another process created it first: use theirs.
     if ((error as NodeJS.ErrnoException).code === "EEXIST") return { key: parseSecretsKey(readFileSync(path, "utf8")), source: "file", path };

@@ -12,7 +12,7 @@ describe("node_version against the running Node", () => {
     expect(checkNodeVersion(20, "v20.20.2")).toEqual({});
   });
 
-  it("a major below the running one: runs, with a warning (a template's \"20\" on Node 22 or 24)", () => {
+  it('a major below the running one: runs, with a warning (a template\'s "20" on Node 22 or 24)', () => {
     expect(checkNodeVersion("20", "22.1.0")).toEqual({
       warning: 'the project asks for Node 20; it runs on this server\'s Node 22.1.0, a later major (set "node_version": "22" to say it is meant to)',
     });

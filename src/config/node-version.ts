@@ -33,7 +33,9 @@ export function checkNodeVersion(wanted: unknown, running: string = process.vers
   const version = running.replace(/^v/, "");
   const have = version.split(".").map(Number);
   if (want[0]! < have[0]) {
-    return { warning: `the project asks for Node ${text}; it runs on this server's Node ${version}, a later major (set "node_version": "${have[0]}" to say it is meant to)` };
+    return {
+      warning: `the project asks for Node ${text}; it runs on this server's Node ${version}, a later major (set "node_version": "${have[0]}" to say it is meant to)`,
+    };
   }
   if (want[0]! > have[0]) {
     return {
@@ -46,7 +48,9 @@ export function checkNodeVersion(wanted: unknown, running: string = process.vers
     const w = want[i];
     if (w === undefined || have[i] > w) break;
     if (have[i] < w) {
-      return { error: `the project asks for Node ${text} or later but this server runs Node ${version}: run Slipway with Node ${text} or a later ${want[0]}.x, or set "node_version": "${have[0]}" if the project works on it` };
+      return {
+        error: `the project asks for Node ${text} or later but this server runs Node ${version}: run Slipway with Node ${text} or a later ${want[0]}.x, or set "node_version": "${have[0]}" if the project works on it`,
+      };
     }
   }
   return {};

@@ -4,10 +4,10 @@ import type { DeploymentRouter } from "../router/deployment-router.ts";
 import type { PathAlias } from "../http/canonical-url.ts";
 import { createHttpServer } from "../http/server.ts";
 import { registerRateLimit, type RateLimitOptions } from "../ratelimit/index.ts";
-import type { ControlPlaneDeps, RegisterRoutes, StartService } from "./context.ts";
+import type { ControlPlaneDeps, RegisterRoutes } from "./context.ts";
 import { apiHostDocument, installOpenApiExtras } from "./openapi.ts";
-import { routeModules, serviceModules } from "./routes.ts";
-import { buildServices } from "./services.ts";
+import { routeModules } from "./routes.ts";
+import { buildServices, type ControlPlaneServices } from "./services.ts";
 import type { Authenticator } from "./tenancy/authenticate.ts";
 import { SLIPWAY_VERSION } from "../config/version.ts";
 import type { MetricsService } from "./metrics/service.ts";
@@ -32,8 +32,8 @@ interface ControlPlaneAppOptions {
   rateLimit?: RateLimitOptions;
   /** Defaults to `routeModules` from routes.ts; tests may mount fewer. */
   modules?: RegisterRoutes[];
-  /** Defaults to `serviceModules` from routes.ts; pass [] for an app without background work. */
-  services?: StartService[];
+  /** The services the routes use, when the caller built them (to share them with the pipeline); else built here. */
+  services?: ControlPlaneServices;
   logLevel?: string;
   /** Largest request body in bytes (413 beyond). Control-plane bodies are small: 1 MiB. */
   bodyLimit?: number;
@@ -83,7 +83,7 @@ function agentApiHint(_method: string, path: string): string | undefined {
  * health at `GET /ok`. The caller listens (or uses `app.inject`) and closes it.
  */
 export async function buildControlPlaneApp(options: ControlPlaneAppOptions): Promise<FastifyInstance> {
-  const services = buildServices(options.deps);
+  const services = options.services ?? buildServices(options.deps);
   const app = await createHttpServer({
     title: "Slipway Control Plane API",
     version: SLIPWAY_VERSION,
@@ -126,14 +126,6 @@ export async function buildControlPlaneApp(options: ControlPlaneAppOptions): Pro
       services.metrics.recordRequest(request.tenant?.workspaceId, request.method, request.routeOptions.url, reply.statusCode, reply.elapsedTime / 1000);
     });
     for (const register of modules) await register(scope, services);
-  });
-
-  const stops: (() => Promise<void>)[] = [];
-  app.addHook("onReady", async () => {
-    for (const start of options.services ?? serviceModules) stops.push(await start(options.deps));
-  });
-  app.addHook("onClose", async () => {
-    for (const stop of stops.reverse()) await stop();
   });
   return app;
 }

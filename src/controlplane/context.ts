@@ -21,7 +21,7 @@ export interface TenantContext {
   principal: { kind: "api_key" | "bearer"; id: string };
 }
 
-/** Infrastructure the control-plane routes need; built once in main.ts / cli/up.ts. */
+/** Infrastructure the control-plane services need; built once by startControlPlane (server.ts) or a test. */
 export interface ControlPlaneDeps {
   db: Database;
   /** Key that encrypts deployment secrets at rest (32 bytes). */
@@ -58,13 +58,6 @@ export interface ControlPlaneDeps {
  * `(app, { deployments }) => ...`; the rules live there, not in the routes.
  */
 export type RegisterRoutes = (app: HttpApp, services: ControlPlaneServices) => void | Promise<void>;
-
-/**
- * A background service of the control plane (e.g. the revision pipeline's workers),
- * started once per process when the app is ready (not once per mount prefix); it
- * resolves to its stop function, called when the app closes.
- */
-export type StartService = (deps: ControlPlaneDeps) => Promise<() => Promise<void>>;
 
 /**
  * The tenant the auth hook resolved for this request. Every route mounted through

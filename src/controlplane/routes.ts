@@ -1,6 +1,6 @@
 import { registerAuthServiceRoutes } from "./authservice/routes.ts";
 import { registerConsoleRoutes } from "./console/routes.ts";
-import type { RegisterRoutes, StartService } from "./context.ts";
+import type { RegisterRoutes } from "./context.ts";
 import { registerDeploymentRoutes } from "./deployments/routes.ts";
 import { registerIntegrationRoutes } from "./integrations/routes.ts";
 import { registerListenerRoutes } from "./listeners/routes.ts";
@@ -34,6 +34,3 @@ export const routeModules: RegisterRoutes[] = [
   registerConsoleRoutes,
   registerMetricsRoutes,
 ];
-
-/** Background services started once when the app is ready and stopped when it closes (see StartService). */
-export const serviceModules: StartService[] = [];

@@ -30,14 +30,14 @@ export function canonicalUrl(url: string, aliases: readonly PathAlias[] = []): s
     const authority = ABSOLUTE_FORM.exec(target);
     if (!authority) return target;
     target = target.slice(authority[0].length);
-    if (target.charCodeAt(0) !== 47) target = "/" + target;
+    if (target.charCodeAt(0) !== 47) target = `/${target}`;
   }
   for (const alias of aliases) {
     const rest = afterPrefix(target, alias.prefix);
     if (rest === undefined) continue;
     const path = rest.split(/[?#]/, 1)[0]!;
     if (alias.own?.includes(alias.prefix + (path === "/" ? "" : path))) return target;
-    return rest.charCodeAt(0) === 47 ? rest : "/" + rest;
+    return rest.charCodeAt(0) === 47 ? rest : `/${rest}`;
   }
   return target;
 }

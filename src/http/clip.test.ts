@@ -23,7 +23,7 @@ describe("clipEchoes", () => {
   });
 
   it("never splits a surrogate pair", () => {
-    const clipped = clipEchoes("x" + "😀".repeat(300));
+    const clipped = clipEchoes(`x${"😀".repeat(300)}`);
     expect(clipped).not.toMatch(LONE);
     const capped = clipEchoes("😀 ".repeat(5000));
     expect(capped).not.toMatch(LONE);

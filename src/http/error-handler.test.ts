@@ -35,10 +35,7 @@ async function app(style: ValidationStyle): Promise<HttpApp> {
       schema: {
         params: Type.Object({ id: Type.String({ format: "uuid" }) }),
         querystring: Type.Object({ limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 10 })) }),
-        body: Type.Object(
-          { name: Type.String(), mode: Type.Optional(Type.String({ enum: ["x", "y"] })) },
-          { additionalProperties: false },
-        ),
+        body: Type.Object({ name: Type.String(), mode: Type.Optional(Type.String({ enum: ["x", "y"] })) }, { additionalProperties: false }),
       },
     },
     async (request) => ({ got: request.body }),
@@ -60,15 +57,13 @@ describe.each(["fastapi", "message"] as const)("the error handler (%s style)", (
   });
 
   /** The expected 422 body: FastAPI's list, or `{"detail": "<field>: <why>"}`. */
-  const detail422 = (problems: { loc: (string | number)[]; msg: string; type: string }[], message: string) =>
-    style === "fastapi" ? problems : message;
+  const detail422 = (problems: { loc: (string | number)[]; msg: string; type: string }[], message: string) => (style === "fastapi" ? problems : message);
 
   it("maps every SlipwayError code to its status, with the message as detail", async () => {
     for (const code of CODES) {
       const response = await server.inject({ method: "GET", url: `/slipway/${code}` });
       expect(response.statusCode, code).toBe(STATUS_OF[code]);
-      const expected =
-        code === "invalid" && style === "fastapi" ? [{ loc: ["body"], msg: "refused as invalid", type: "value_error" }] : "refused as invalid";
+      const expected = code === "invalid" && style === "fastapi" ? [{ loc: ["body"], msg: "refused as invalid", type: "value_error" }] : "refused as invalid";
       expect(response.json(), code).toEqual({ detail: code === "invalid" ? expected : `refused as ${code}` });
     }
   });
@@ -115,7 +110,9 @@ describe.each(["fastapi", "message"] as const)("the error handler (%s style)", (
     expect(wrongType.json().detail).toEqual(detail422([{ loc: ["body", "name"], msg: "must be string", type: "type" }], "name: must be string"));
 
     const badEnum = await server.inject({ method: "POST", url: `/things/${ID}`, headers: json, payload: { name: "a", mode: "z" } });
-    expect(badEnum.json().detail).toEqual(detail422([{ loc: ["body", "mode"], msg: "Input should be 'x', 'y'", type: "enum" }], "mode: Input should be 'x', 'y'"));
+    expect(badEnum.json().detail).toEqual(
+      detail422([{ loc: ["body", "mode"], msg: "Input should be 'x', 'y'", type: "enum" }], "mode: Input should be 'x', 'y'"),
+    );
   });
 
   it("answers a missing body as FastAPI's 'missing' at body", async () => {
@@ -135,7 +132,9 @@ describe.each(["fastapi", "message"] as const)("the error handler (%s style)", (
   it("answers a bad path parameter with 422 at path", async () => {
     const response = await server.inject({ method: "POST", url: "/things/not-a-uuid", headers: json, payload: { name: "a" } });
     expect(response.statusCode).toBe(422);
-    expect(response.json().detail).toEqual(detail422([{ loc: ["path", "id"], msg: 'must match format "uuid"', type: "format" }], 'id: must match format "uuid"'));
+    expect(response.json().detail).toEqual(
+      detail422([{ loc: ["path", "id"], msg: 'must match format "uuid"', type: "format" }], 'id: must match format "uuid"'),
+    );
   });
 
   it("answers malformed JSON with 422 json_invalid at body", async () => {

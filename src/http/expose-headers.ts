@@ -8,7 +8,10 @@ import { EXPOSED_HEADERS as RATE_LIMIT_EXPOSED } from "../ratelimit/headers.ts";
  */
 export function withExposed(existing: string | number | string[] | undefined, names: readonly string[]): string {
   if (existing === undefined || existing === "") return names.join(", ");
-  const listed = String(existing).split(",").map((name) => name.trim()).filter(Boolean);
+  const listed = String(existing)
+    .split(",")
+    .map((name) => name.trim())
+    .filter(Boolean);
   const lower = new Set(listed.map((name) => name.toLowerCase()));
   for (const name of names) {
     if (lower.has(name.toLowerCase())) continue;

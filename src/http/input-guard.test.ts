@@ -6,7 +6,7 @@ import { MAX_JSON_DEPTH } from "./input-guard.ts";
 import { createHttpServer } from "./server.ts";
 
 const json = { "content-type": "application/json" };
-const nested = (levels: number) => '{"a":'.repeat(levels - 1) + "{}" + "}".repeat(levels - 1);
+const nested = (levels: number) => `${'{"a":'.repeat(levels - 1)}{}${"}".repeat(levels - 1)}`;
 
 describe("the input guard", () => {
   let server: FastifyInstance;
@@ -35,8 +35,14 @@ describe("the input guard", () => {
 
   it("refuses NUL in a string, a key, a query value and a path segment, naming the field", async () => {
     const before = handled;
-    expect(await detail(await post('{"metadata":{"note":"a\\u0000b"}}'))).toMatchObject({ loc: ["body", "metadata", "note"], msg: expect.stringMatching(/NUL/) });
-    expect(await detail(await post('{"metadata":{"k\\u0000":1}}'))).toMatchObject({ loc: ["body", "metadata", "k\u0000"], msg: expect.stringMatching(/^key .*NUL/) });
+    expect(await detail(await post('{"metadata":{"note":"a\\u0000b"}}'))).toMatchObject({
+      loc: ["body", "metadata", "note"],
+      msg: expect.stringMatching(/NUL/),
+    });
+    expect(await detail(await post('{"metadata":{"k\\u0000":1}}'))).toMatchObject({
+      loc: ["body", "metadata", "k\u0000"],
+      msg: expect.stringMatching(/^key .*NUL/),
+    });
     expect(await detail(await post('{"list":["ok","\\u0000"]}'))).toMatchObject({ loc: ["body", "list", 1] });
     expect(await detail(await server.inject({ method: "GET", url: "/items?name_contains=%00" }))).toMatchObject({ loc: ["query", "name_contains"] });
     expect(await detail(await post("{}", "/items/a%00b"))).toMatchObject({ loc: ["path", "name"] });
@@ -52,7 +58,10 @@ describe("the input guard", () => {
 
   it(`accepts ${MAX_JSON_DEPTH} levels of nesting and refuses more, naming the top-level field`, async () => {
     expect((await post(`{"config":${nested(MAX_JSON_DEPTH - 1)}}`)).statusCode).toBe(200);
-    expect(await detail(await post(`{"config":${nested(MAX_JSON_DEPTH)}}`))).toMatchObject({ loc: ["body", "config"], msg: expect.stringMatching(/deeper than 100/) });
+    expect(await detail(await post(`{"config":${nested(MAX_JSON_DEPTH)}}`))).toMatchObject({
+      loc: ["body", "config"],
+      msg: expect.stringMatching(/deeper than 100/),
+    });
     const deep = await detail(await post(`{"input":${"[".repeat(10_000)}${"]".repeat(10_000)}}`));
     expect(deep.loc).toEqual(["body", "input"]);
   });
@@ -63,7 +72,12 @@ describe("the input guard", () => {
   });
 
   it("leaves bodies that are not JSON alone", async () => {
-    const response = await server.inject({ method: "PUT", url: "/upload", headers: { "content-type": "application/octet-stream" }, payload: Buffer.from([0, 0xed, 0xa0, 0x80]) });
+    const response = await server.inject({
+      method: "PUT",
+      url: "/upload",
+      headers: { "content-type": "application/octet-stream" },
+      payload: Buffer.from([0, 0xed, 0xa0, 0x80]),
+    });
     expect(response.json()).toEqual({ ok: true, streamed: true });
   });
 });

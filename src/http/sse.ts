@@ -40,7 +40,11 @@ export class SseWriter {
 
   private readonly registry: Set<SseWriter>;
 
-  constructor(request: FastifyRequest, private readonly reply: FastifyReply, options: SseOptions = {}) {
+  constructor(
+    request: FastifyRequest,
+    private readonly reply: FastifyReply,
+    options: SseOptions = {},
+  ) {
     reply.hijack();
     // Keyed by the Node server, which every encapsulated Fastify context shares.
     const server = request.server.server;
@@ -87,7 +91,7 @@ export class SseWriter {
     if (this.closed) return;
     let frame = `event: ${event}\ndata: ${JSON.stringify(data ?? null)}\n`;
     if (id !== undefined) frame += `id: ${id}\n`;
-    if (!this.reply.raw.write(frame + "\n")) await this.drained();
+    if (!this.reply.raw.write(`${frame}\n`)) await this.drained();
   }
 
   /** A heartbeat; skipped while the socket is backed up (the client is busy reading anyway). */

@@ -21,8 +21,7 @@ const FASTAPI_PART: Record<string, string> = { params: "path", querystring: "que
 const UUID = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/;
 
 type FormatsPlugin = (ajv: Ajv) => Ajv;
-const addFormats: FormatsPlugin =
-  (formatsModule as unknown as { default?: FormatsPlugin }).default ?? (formatsModule as unknown as FormatsPlugin);
+const addFormats: FormatsPlugin = (formatsModule as unknown as { default?: FormatsPlugin }).default ?? (formatsModule as unknown as FormatsPlugin);
 
 function makeAjv(coerce: boolean): Ajv {
   const ajv = new Ajv({

@@ -67,7 +67,18 @@ describe("blockedReason", () => {
   });
 
   it("lets public addresses through, in IPv6 embeddings too", () => {
-    for (const address of ["8.8.8.8", "1.1.1.1", "140.82.112.3", "172.32.0.1", "198.20.0.1", "100.128.0.1", "2606:4700:4700::1111", "2a00:1450::1", "64:ff9b::808:808", "2002:808:808::1"]) {
+    for (const address of [
+      "8.8.8.8",
+      "1.1.1.1",
+      "140.82.112.3",
+      "172.32.0.1",
+      "198.20.0.1",
+      "100.128.0.1",
+      "2606:4700:4700::1111",
+      "2a00:1450::1",
+      "64:ff9b::808:808",
+      "2002:808:808::1",
+    ]) {
       expect(blockedReason(address), address).toBeUndefined();
     }
   });
@@ -97,7 +108,10 @@ describe("resolveGuarded", () => {
   });
 
   it("refuses a name when any of its addresses is blocked", async () => {
-    const resolve = async (): Promise<ResolvedAddress[]> => [{ address: "8.8.8.8", family: 4 }, { address: "10.0.0.1", family: 4 }];
+    const resolve = async (): Promise<ResolvedAddress[]> => [
+      { address: "8.8.8.8", family: 4 },
+      { address: "10.0.0.1", family: 4 },
+    ];
     await expect(resolveGuarded("mixed.example", { allowHosts: [], resolve })).rejects.toThrow(/host mixed\.example \(address 10\.0\.0\.1\) is refused/);
     expect(await resolveGuarded("mixed.example", { allowHosts: ["mixed.example"], resolve })).toHaveLength(2);
   });
@@ -139,7 +153,11 @@ describe("guardedFetch and guardedLookup against a real server", () => {
   });
 
   it("reaches an allow-listed host and reads the answer", async () => {
-    const response = await guardedFetch(`http://127.0.0.1:${port}/hello?x=1`, { method: "POST", body: "{}", headers: { "content-type": "application/json" } }, { allowHosts: ["127.0.0.1"] });
+    const response = await guardedFetch(
+      `http://127.0.0.1:${port}/hello?x=1`,
+      { method: "POST", body: "{}", headers: { "content-type": "application/json" } },
+      { allowHosts: ["127.0.0.1"] },
+    );
     expect(response.status).toBe(200);
     expect(response.ok).toBe(true);
     expect(response.headers.get("Content-Type")).toBe("application/json");

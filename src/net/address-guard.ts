@@ -54,7 +54,11 @@ export class AddressRefused extends Error {
 
 /** A host as compared with the allow-list: lower case, no brackets, no trailing dot; IPs canonical. */
 function hostKey(host: string): string {
-  const plain = host.trim().toLowerCase().replace(/^\[(.*)\]$/, "$1").replace(/\.$/, "");
+  const plain = host
+    .trim()
+    .toLowerCase()
+    .replace(/^\[(.*)\]$/, "$1")
+    .replace(/\.$/, "");
   return canonicalIp(plain)?.address ?? plain;
 }
 
@@ -170,26 +174,33 @@ export async function guardedFetch(url: string | URL, init: GuardedFetchInit, po
     };
     const timer = setTimeout(() => finish(timeout()), timeoutMs);
 
-    resolveGuarded(host, policy).then((addresses) => {
-      if (done) return;
-      const send = target.protocol === "https:" ? httpsRequest : httpRequest;
-      request = send(
-        {
-          protocol: target.protocol,
-          hostname: host,
-          port: target.port || undefined,
-          path: `${target.pathname}${target.search}`,
-          method: init.method ?? "GET",
-          headers: { ...init.headers, ...(init.body !== undefined ? { "content-length": String(Buffer.byteLength(init.body)) } : {}) },
-          lookup: pinnedLookup(addresses),
-          // A socket of its own: a pooled one may have been opened to another answer.
-          agent: false,
-        },
-        (response) => readBody(response, maxBytes).then((body) => finish(undefined, toResponse(response, body)), (error: Error) => finish(error)),
-      );
-      request.on("error", (error) => finish(error));
-      request.end(init.body);
-    }, (error: Error) => finish(error));
+    resolveGuarded(host, policy).then(
+      (addresses) => {
+        if (done) return;
+        const send = target.protocol === "https:" ? httpsRequest : httpRequest;
+        request = send(
+          {
+            protocol: target.protocol,
+            hostname: host,
+            port: target.port || undefined,
+            path: `${target.pathname}${target.search}`,
+            method: init.method ?? "GET",
+            headers: { ...init.headers, ...(init.body !== undefined ? { "content-length": String(Buffer.byteLength(init.body)) } : {}) },
+            lookup: pinnedLookup(addresses),
+            // A socket of its own: a pooled one may have been opened to another answer.
+            agent: false,
+          },
+          (response) =>
+            readBody(response, maxBytes).then(
+              (body) => finish(undefined, toResponse(response, body)),
+              (error: Error) => finish(error),
+            ),
+        );
+        request.on("error", (error) => finish(error));
+        request.end(init.body);
+      },
+      (error: Error) => finish(error),
+    );
   });
 }
 

@@ -10,13 +10,24 @@ const read = (raw: string): GitUrl => {
 describe("readGitUrl", () => {
   it("reads each form into its parts and canonical text", () => {
     expect(read("HTTPS://GitHub.com/Example/Agent.git")).toEqual({
-      form: "url", scheme: "https", user: undefined, host: "github.com", port: undefined, path: "/Example/Agent.git", href: "https://github.com/Example/Agent.git",
+      form: "url",
+      scheme: "https",
+      user: undefined,
+      host: "github.com",
+      port: undefined,
+      path: "/Example/Agent.git",
+      href: "https://github.com/Example/Agent.git",
     });
     expect(read("http://[0:0::1]:3000/a.git")).toMatchObject({ host: "::1", port: 3000, href: "http://[::1]:3000/a.git" });
     expect(read("ssh://deploy_user@git.example.com:2222/~u/a.git")).toMatchObject({ scheme: "ssh", user: "deploy_user", port: 2222, path: "/~u/a.git" });
     expect(read("git://127.0.0.1:9418/agent")).toMatchObject({ scheme: "git", host: "127.0.0.1", port: 9418 });
     expect(read("git@GitHub.com:example/agent.git")).toEqual({
-      form: "scp", scheme: "ssh", user: "git", host: "github.com", path: "example/agent.git", href: "git@github.com:example/agent.git",
+      form: "scp",
+      scheme: "ssh",
+      user: "git",
+      host: "github.com",
+      path: "example/agent.git",
+      href: "git@github.com:example/agent.git",
     });
     expect(read("https://git.example.com/caf%C3%A9.git").path).toBe("/caf%C3%A9.git");
   });
@@ -60,9 +71,40 @@ describe("readGitUrl", () => {
   });
 
   it("never throws, and reads its canonical text back as itself", () => {
-    const pieces = ["http://", "https://", "ssh://", "git://", "git@", "h", "127.0.0.2", "[::1]", ":80", ":", "/", "@", "\\", "%40", "%C3%A9", "[", "]", ".", "..", "~", "-", "#", "?", " ", "é", "\u0000", "x.git"];
+    const pieces = [
+      "http://",
+      "https://",
+      "ssh://",
+      "git://",
+      "git@",
+      "h",
+      "127.0.0.2",
+      "[::1]",
+      ":80",
+      ":",
+      "/",
+      "@",
+      "\\",
+      "%40",
+      "%C3%A9",
+      "[",
+      "]",
+      ".",
+      "..",
+      "~",
+      "-",
+      "#",
+      "?",
+      " ",
+      "é",
+      "\u0000",
+      "x.git",
+    ];
     let state = 31;
-    const next = (n: number) => ((state = (state * 1103515245 + 12345) % 2147483648), state % n);
+    const next = (n: number) => {
+      state = (state * 1103515245 + 12345) % 2147483648;
+      return state % n;
+    };
     let accepted = 0;
     for (let i = 0; i < 20_000; i++) {
       let raw = "";

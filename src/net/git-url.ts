@@ -142,13 +142,14 @@ function readUrlForm(scheme: string, rest: string, raw: string, options: { pathO
 
 function readScpForm(user: string | undefined, hostText: string, path: string): GitUrlReading {
   if (user !== undefined && !SSH_USER.test(user)) return { problem: "repo_url's user name must be letters, digits, '.', '_' or '-', not starting with '-'" };
-  if (user === undefined && /^(?:https?|git|ssh|file)$/i.test(hostText)) return { problem: "repo_url looks like a URL without its '//': write scheme://host/path" };
+  if (user === undefined && /^(?:https?|git|ssh|file)$/i.test(hostText))
+    return { problem: "repo_url looks like a URL without its '//': write scheme://host/path" };
   const host = readHost(hostText);
   if (typeof host !== "string") return host;
   if (path === "" || path.startsWith("-")) return { problem: "repo_url's path must not be empty or start with '-'" };
   const segments = path.split("/");
   if (segments.some((s) => s === "." || s === "..")) return { problem: "repo_url's path must not contain '.' or '..' segments" };
-  if (segments.slice(1, -1).includes("") || !segments.every((s, i) => s === "" ? i === 0 || i === segments.length - 1 : SEGMENT.test(s))) {
+  if (segments.slice(1, -1).includes("") || !segments.every((s, i) => (s === "" ? i === 0 || i === segments.length - 1 : SEGMENT.test(s)))) {
     return { problem: PATH_RULE };
   }
   const url: GitUrl = { form: "scp", scheme: "ssh", user, host, path, href: "" };
@@ -167,7 +168,10 @@ function readHost(text: string): string | { problem: string } {
   const host = text.toLowerCase();
   if (host.startsWith("-")) return { problem: `${HOST_RULE}, not starting with '-'` };
   const ip = canonicalIp(host);
-  if (ip) return ip.family === 4 && ip.address === host ? host : { problem: `repo_url's host must spell the address as ${ip.family === 6 ? `[${ip.address}]` : ip.address}` };
+  if (ip)
+    return ip.family === 4 && ip.address === host
+      ? host
+      : { problem: `repo_url's host must spell the address as ${ip.family === 6 ? `[${ip.address}]` : ip.address}` };
   const labels = host.split(".");
   if (host.length > 253 || !labels.every((l) => l.length <= 63 && LABEL.test(l))) return { problem: HOST_RULE };
   // A name ending in a number is an IPv4 address to URL parsers, and an error or a name to others.

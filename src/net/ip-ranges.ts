@@ -78,7 +78,10 @@ export function blockedReason(address: string): string | undefined {
 
 /** The canonical text of an IP literal in any accepted spelling, or undefined for a name. */
 export function canonicalIp(literal: string): { address: string; family: 4 | 6 } | undefined {
-  const text = literal.trim().replace(/^\[(.*)\]$/, "$1").replace(/%.*$/, "");
+  const text = literal
+    .trim()
+    .replace(/^\[(.*)\]$/, "$1")
+    .replace(/%.*$/, "");
   if (isIPv4(text)) return { address: text, family: 4 };
   if (isIPv6(text)) return { address: new URL(`http://[${text}]/`).hostname.slice(1, -1), family: 6 };
   // Decimal, hex, octal and shortened IPv4 (2130706433, 0x7f.1, 0177.0.0.1): the URL

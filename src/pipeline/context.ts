@@ -1,15 +1,24 @@
 import type { AddressGuardPolicy } from "../net/address-guard.ts";
+import type { PipelineSettings } from "../config/pipeline.ts";
+import type { DeploymentService } from "../controlplane/deployments/service.ts";
+import type { IntegrationService } from "../controlplane/integrations/service.ts";
+import type { LogService } from "../controlplane/logs/service.ts";
+import type { RevisionService } from "../controlplane/revisions/service.ts";
+import type { TenancyService } from "../controlplane/tenancy/service.ts";
+import type { UploadService } from "../controlplane/uploads/service.ts";
 import type { Database } from "../storage/database.ts";
 import type { DockerSettings } from "./runtime/docker/docker-runtime.ts";
 import type { Isolation } from "./runtime/isolation.ts";
 
 /**
  * What the revision pipeline needs from the control plane that runs it. Built once by
- * `slipway up` (or a test) and passed to every part of the pipeline.
+ * startControlPlane (controlplane/server.ts) and passed to every part of the pipeline.
  */
 export interface PipelineDeps {
-  /** The control plane's database (revisions, builds, logs). */
+  /** The control plane's database: the pipeline's own SQL (jobs, builds, what is served) runs here. */
   db: Database;
+  /** The control plane's services, through which the pipeline reaches deployments, revisions, logs and uploads. */
+  services: PipelineServices;
   /** Opens deployment secrets and integration tokens. */
   secretsKey: Buffer;
   now: () => Date;
@@ -38,41 +47,22 @@ export interface PipelineDeps {
   docker?: DockerSettings;
 }
 
-export interface PipelineSettings {
-  /** How long a new revision's processes may take to answer /ok before DEPLOY_FAILED. */
-  readinessTimeoutMs: number;
-  /** How long the graph check at build time may take before the build goes on without it. */
-  checkTimeoutMs: number;
-  /** How long the previous revision keeps its requests and runs before SIGTERM. */
-  drainTimeoutMs: number;
-  /** Between SIGTERM and SIGKILL (the agent's own grace is set a little shorter). */
-  stopGraceMs: number;
-  /** Lease of a revision job without a heartbeat. */
-  jobLeaseMs: number;
-  /** How long a push waits for a newer push before it builds. */
-  pushQuietMs: number;
-  /** The largest uploaded source, in bytes. */
-  maxUploadBytes: number;
-  /** Names (a trailing `*`: a prefix) of the control plane's environment that installs and build_commands get besides config/build-env.ts's list. */
-  buildEnv: string[];
-  /** Minutes idle before a deployment without a setting of its own sleeps (`--sleep-after`); 0: never (docs/decisions/0039). */
-  sleepAfterMinutes: number;
-  /** How long a "minute" of the sleep rules lasts: 60 000 ms, shorter only in tests. */
-  sleepMinuteMs: number;
+/**
+ * The control plane's services, narrowed to what the pipeline calls: it moves revisions,
+ * writes their logs, opens uploads and integrations' credentials and finishes deletions
+ * through these, never through the control plane's SQL.
+ */
+export interface PipelineServices {
+  revisions: Pick<RevisionService, "advance" | "startDue" | "onReady">;
+  integrations: Pick<IntegrationService, "credentials">;
+  logs: LogSink;
+  uploads: Pick<UploadService, "received">;
+  deployments: Pick<DeploymentService, "onDeletion" | "awaitingDeletion" | "finishDeletion">;
+  tenancy: Pick<TenancyService, "organizationCount">;
 }
 
-export const PIPELINE_DEFAULTS: PipelineSettings = {
-  readinessTimeoutMs: 300_000,
-  checkTimeoutMs: 60_000,
-  drainTimeoutMs: 30_000,
-  stopGraceMs: 10_000,
-  jobLeaseMs: 30_000,
-  pushQuietMs: 3_000,
-  maxUploadBytes: 200 * 1024 * 1024,
-  buildEnv: [],
-  sleepAfterMinutes: 0,
-  sleepMinuteMs: 60_000,
-};
+/** Where revision logs are stored (LogWriter's batches). */
+export type LogSink = Pick<LogService, "append" | "trim">;
 
 /** The pipeline's own log: the server log, where crashes of agent processes show too. */
 interface PipelineLog {

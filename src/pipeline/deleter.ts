@@ -1,8 +1,8 @@
 import { rm } from "node:fs/promises";
-import { packageCacheDir } from "./build/builder.ts";
+import { packageCacheDir } from "./builder/builder.ts";
 import { join } from "node:path";
-import { DELETE_CHANNEL, deleteDeploymentRow, deploymentsAwaitingDelete } from "../controlplane/deployments/repository.ts";
-import { buildDirectories } from "./build/repository.ts";
+import { prunePackageCache } from "./builder/prune.ts";
+import { buildDirectories } from "./builder/repository.ts";
 import type { PipelineDeps } from "./context.ts";
 import type { DeploymentStorage } from "./runtime/deployment-storage.ts";
 import type { DeploymentRuntime } from "./runtime/runtime.ts";
@@ -11,7 +11,7 @@ import type { DeploymentSleeper } from "./sleep/sleeper.ts";
 /**
  * Finishes deletions: for each deployment marked AWAITING_DELETE, stops its processes,
  * drops its data (schema or embedded database), removes its builds and uploads, then
- * its rows. Woken by DELETE_CHANNEL; also looks at start-up and on every tick, so a
+ * its rows. Woken when a deletion is announced; also looks at start-up and on every tick, so a
  * deletion cut short by a restart is finished by the next start.
  */
 export class Deleter {
@@ -28,7 +28,7 @@ export class Deleter {
   ) {}
 
   async start(): Promise<void> {
-    this.unlisten = await this.deps.db.listen(DELETE_CHANNEL, () => this.poke());
+    this.unlisten = await this.deps.services.deployments.onDeletion(() => this.poke());
     this.poke();
   }
 
@@ -54,7 +54,9 @@ export class Deleter {
   }
 
   private async sweep(): Promise<void> {
-    for (const { id } of await deploymentsAwaitingDelete(this.deps.db)) {
+    const { deployments } = this.deps.services;
+    const deleting = await deployments.awaitingDeletion();
+    for (const { id } of deleting) {
       await this.sleeper?.forget(id);
       await this.runtime.stopDeployment(id);
       await this.storage.remove(id);
@@ -62,8 +64,10 @@ export class Deleter {
       for (const directory of await buildDirectories(this.deps.db, id)) await rm(directory, { recursive: true, force: true });
       await rm(join(this.deps.dataDir, "uploads", id), { recursive: true, force: true });
       if (this.deps.isolation?.sandboxed) await rm(packageCacheDir(this.deps, id), { recursive: true, force: true });
-      await deleteDeploymentRow(this.deps.db, id);
+      await deployments.finishDeletion(id);
       this.deps.log.info({ deployment_id: id }, "deployment deleted");
     }
+    // The shared cache's layers and environments of these builds; its downloads too once none is left.
+    if (deleting.length > 0) await prunePackageCache(this.deps, null);
   }
 }

@@ -1,5 +1,6 @@
 import type { PipelineDeps } from "./context.ts";
-import { removeStaleSources } from "./build/stale-sources.ts";
+import { BuildPruner } from "./builder/prune.ts";
+import { removeStaleSources } from "./builder/stale-sources.ts";
 import { Deleter } from "./deleter.ts";
 import { JobRunner } from "./jobs/runner.ts";
 import { restoreDeployments } from "./restore.ts";
@@ -10,8 +11,7 @@ import { LocalRuntime } from "./runtime/local-runtime.ts";
 import type { DeploymentRuntime } from "./runtime/runtime.ts";
 import { DeploymentSleeper } from "./sleep/sleeper.ts";
 
-export type { PipelineDeps, PipelineSettings } from "./context.ts";
-export { PIPELINE_DEFAULTS } from "./context.ts";
+export type { PipelineDeps } from "./context.ts";
 
 /** The running pipeline: what the router asks, and how to stop it. */
 interface Pipeline {
@@ -37,6 +37,10 @@ export async function startPipeline(given: PipelineDeps): Promise<Pipeline> {
   const runner = new JobRunner(deps, runtime);
   removeStaleSources(deps.dataDir);
   await restoreDeployments(deps, runtime);
+  // Old builds go once the revision that replaced them has served a while (docs/decisions/0051).
+  const pruner = new BuildPruner(deps);
+  runtime.onPromote((group) => pruner.schedule(group.deploymentId));
+  void pruner.pruneAll();
   await runtime.tidy().catch((error: Error) => deps.log.warn({ err: error }, "removing what a previous control plane left failed"));
   await sleeper?.start();
   await deleter.start();
@@ -54,6 +58,7 @@ export async function startPipeline(given: PipelineDeps): Promise<Pipeline> {
         await sleeper?.stop();
         await runner.stop();
         await deleter.stop();
+        await pruner.stop();
         await runtime.close();
         await storage.close();
       })();

@@ -1,5 +1,5 @@
-import { insertLogLines, trimLog, type LogLevel, type LogType, type NewLogLine } from "../controlplane/logs/repository.ts";
-import type { Database } from "../storage/database.ts";
+import type { LogLevel, LogType, NewLogLine } from "../controlplane/logs/lines.ts";
+import type { LogSink } from "./context.ts";
 import { isRedactable } from "./redaction.ts";
 
 /** Lines kept per revision and log type; older ones are trimmed as new ones arrive. */
@@ -31,7 +31,7 @@ export class LogWriter {
   private secrets: string[];
 
   constructor(
-    private readonly db: Database,
+    private readonly logs: LogSink,
     private readonly target: LogTarget,
     secrets: readonly string[],
     private readonly onError: (error: Error) => void = () => undefined,
@@ -85,10 +85,10 @@ export class LogWriter {
     if (batch.length === 0) return this.flushing;
     this.flushing = this.flushing.then(async () => {
       try {
-        await insertLogLines(this.db, batch);
+        await this.logs.append(batch);
         this.written += batch.length;
         if (this.written > LOG_LINES_KEPT + 1_000) {
-          await trimLog(this.db, this.target.revisionId, this.target.type, LOG_LINES_KEPT);
+          await this.logs.trim(this.target.revisionId, this.target.type, LOG_LINES_KEPT);
           this.written = LOG_LINES_KEPT;
         }
       } catch (error) {
@@ -100,7 +100,10 @@ export class LogWriter {
 
   private clean(text: string): string {
     // eslint-disable-next-line no-control-regex
-    const plain = this.redact(text).replace(/\u001b\[[0-9;?]*[A-Za-z]/g, "").replace(/\u0000/g, "").trimEnd();
+    const plain = this.redact(text)
+      .replace(/\u001b\[[0-9;?]*[A-Za-z]/g, "")
+      .replace(/\u0000/g, "")
+      .trimEnd();
     return plain.length > MAX_LINE ? `${plain.slice(0, MAX_LINE)}… (${plain.length - MAX_LINE} more characters)` : plain;
   }
 }

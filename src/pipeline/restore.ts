@@ -1,6 +1,6 @@
 import { existsSync } from "node:fs";
 import { openSecrets } from "../controlplane/secrets/sealed.ts";
-import { getBuild } from "./build/repository.ts";
+import { getBuild } from "./builder/repository.ts";
 import type { PipelineDeps } from "./context.ts";
 import { LogWriter } from "./log-writer.ts";
 import type { RevisionGroup } from "./runtime/revision-group.ts";
@@ -28,7 +28,7 @@ export async function restoreDeployments(deps: PipelineDeps, runtime: Deployment
 export async function serveAgain(deps: PipelineDeps, runtime: DeploymentRuntime, served: ServedRevision, why: string): Promise<RevisionGroup | undefined> {
   const target = { workspaceId: served.workspace_id, deploymentId: served.deployment_id, revisionId: served.revision_id };
   const secrets = Object.fromEntries(openSecrets(deps.secretsKey, served.deployment_id, served.secrets_sealed).map((s) => [s.name, s.value]));
-  const log = new LogWriter(deps.db, { ...target, type: "deploy" }, Object.values(secrets), (error) =>
+  const log = new LogWriter(deps.services.logs, { ...target, type: "deploy" }, Object.values(secrets), (error) =>
     deps.log.warn({ err: error, revision_id: served.revision_id }, "writing a revision log failed"),
   );
   const build = served.build_key ? await getBuild(deps.db, served.build_key) : undefined;

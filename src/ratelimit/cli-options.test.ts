@@ -4,13 +4,32 @@ import { addRateLimitFlags, parseRateLimitArgs, rateLimitFlagsFrom } from "./cli
 
 describe("rate-limit flags", () => {
   it("defaults to on, US, memory, no proxies", () => {
-    expect(parseRateLimitArgs([])).toEqual({ enabled: true, region: "us", policyFile: undefined, redisUrl: undefined, redisFailure: "memory", trustedProxies: [] });
+    expect(parseRateLimitArgs([])).toEqual({
+      enabled: true,
+      region: "us",
+      policyFile: undefined,
+      redisUrl: undefined,
+      redisFailure: "memory",
+      trustedProxies: [],
+    });
   });
 
   it("reads every flag, ignoring other arguments", () => {
     const flags = parseRateLimitArgs([
-      "--port", "8123", "--region", "eu", "--rate-limit-policy", "limits.yaml", "--redis-url", "redis://r:6379",
-      "--rate-limit-redis-failure", "closed", "--no-rate-limit", "--trusted-proxy", "10.0.0.0/8", "loopback",
+      "--port",
+      "8123",
+      "--region",
+      "eu",
+      "--rate-limit-policy",
+      "limits.yaml",
+      "--redis-url",
+      "redis://r:6379",
+      "--rate-limit-redis-failure",
+      "closed",
+      "--no-rate-limit",
+      "--trusted-proxy",
+      "10.0.0.0/8",
+      "loopback",
     ]);
     expect(flags).toEqual({
       enabled: false,

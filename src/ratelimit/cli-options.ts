@@ -20,11 +20,17 @@ export interface RateLimitFlags {
 
 const FLAGS: Array<{ long: string; make: () => Option }> = [
   { long: "--region", make: () => new Option("--region <region>", "data region whose rate limits apply").choices(REGIONS).default("us") },
-  { long: "--rate-limit-policy", make: () => new Option("--rate-limit-policy <file>", "YAML/JSON policy that extends or replaces the built-in rate-limit table") },
+  {
+    long: "--rate-limit-policy",
+    make: () => new Option("--rate-limit-policy <file>", "YAML/JSON policy that extends or replaces the built-in rate-limit table"),
+  },
   { long: "--redis-url", make: () => new Option("--redis-url <url>", "Redis for shared rate-limit counters (default: in memory)") },
   {
     long: "--rate-limit-redis-failure",
-    make: () => new Option("--rate-limit-redis-failure <mode>", "while Redis is unreachable: open (allow), closed (503) or memory (count locally)").choices(FAILURE_MODES).default("memory"),
+    make: () =>
+      new Option("--rate-limit-redis-failure <mode>", "while Redis is unreachable: open (allow), closed (503) or memory (count locally)")
+        .choices(FAILURE_MODES)
+        .default("memory"),
   },
   { long: "--no-rate-limit", make: () => new Option("--no-rate-limit", "turn rate limiting off") },
   {

@@ -19,7 +19,10 @@ export interface TrustedProxies {
 export function parseTrustedProxies(entries: readonly string[]): TrustedProxies {
   const list = new BlockList();
   let any = false;
-  for (const entry of entries.flatMap((value) => value.split(",")).map((value) => value.trim()).filter(Boolean)) {
+  for (const entry of entries
+    .flatMap((value) => value.split(","))
+    .map((value) => value.trim())
+    .filter(Boolean)) {
     for (const range of NAMED_RANGES[entry.toLowerCase()] ?? [entry]) {
       const [address, bits, extra] = range.split("/");
       const family = isIP(address ?? "");
@@ -105,7 +108,9 @@ export function canonicalIp(text: string): string | undefined {
  */
 export function ipIdentity(ip: string): string {
   if (!isIPv6(ip)) return ip;
-  const network = ipv6Groups(ip).slice(0, 4).map((group) => group.toString(16));
+  const network = ipv6Groups(ip)
+    .slice(0, 4)
+    .map((group) => group.toString(16));
   return `${network.join(":")}::/64`;
 }
 

@@ -38,7 +38,12 @@ const ROWS: Row[] = [
   { rule: "generate-api-key", category: "Generation", request: { method: "POST", url: "/generate/prompt", ...KEY }, limit: same(30, 3600) },
   { rule: "generate-user", category: "Generation", request: { method: "POST", url: "/generate", ...USER }, limit: same(30, 3600) },
   { rule: "commits-api-key", category: "Commits", request: { method: "GET", url: "/commits/acme/prompt", ...KEY }, limit: { us: [10000, 60], eu: [2000, 60] } },
-  { rule: "commits-user", category: "Commits", request: { method: "POST", url: "/api/v1/commits/acme/prompt", ...USER }, limit: { us: [10000, 60], eu: [2000, 60] } },
+  {
+    rule: "commits-user",
+    category: "Commits",
+    request: { method: "POST", url: "/api/v1/commits/acme/prompt", ...USER },
+    limit: { us: [10000, 60], eu: [2000, 60] },
+  },
   { rule: "deletion-api-key", category: "Deletion", request: { method: "DELETE", url: "/sessions/abc", ...KEY }, limit: same(10, 60) },
   { rule: "deletion-user", category: "Deletion", request: { method: "DELETE", url: "/api/v1/automations/abc/trigger", ...USER }, limit: same(30, 60) },
   { rule: "run-create-api-key", category: "Run ingest", request: { method: "POST", url: "/runs", ...KEY }, limit: same(2000, 10) },
@@ -180,7 +185,10 @@ describe("region switch", () => {
     { url: "/runs/stats", us: 1, eu: 20 },
   ];
   it.each(cases)("$url admits $us in the US and $eu in the EU", ({ url, us, eu }) => {
-    for (const [region, expected] of [["us", us], ["eu", eu]] as const) {
+    for (const [region, expected] of [
+      ["us", us],
+      ["eu", eu],
+    ] as const) {
       const { check } = memoryLimiter(region);
       expect(send(check, { method: "GET", url, ip: IP, ...KEY }, expected + 1).allowed).toBe(expected);
     }

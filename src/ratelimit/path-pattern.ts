@@ -64,12 +64,12 @@ function anchored(pattern: string, exact: boolean): (path: string) => boolean {
   if (!pattern.startsWith("/")) throw new MatchSyntaxError(`path "${pattern}" must start with "/"`);
   const segments = pattern.split("/").slice(1).filter(Boolean);
   for (const segment of segments) if (segment !== "{uuid}") refuseBraces(segment);
-  const literal = "/" + segments.join("/");
+  const literal = `/${segments.join("/")}`;
   // Plain string tests when there is no placeholder: every request runs every
   // pattern, and startsWith is several times cheaper than a regular expression.
   if (segments.length === 0) return exact ? (path) => path === "/" : () => true;
   if (!segments.includes("{uuid}")) {
-    const below = literal + "/";
+    const below = `${literal}/`;
     return exact ? (path) => path === literal : (path) => path === literal || path.startsWith(below);
   }
   const body = segments.map((segment) => (segment === "{uuid}" ? UUID : escapeRegExp(segment))).join("/");
@@ -110,7 +110,7 @@ export function normalizePath(url: string): string {
   // Fast path: the common clean path needs no work.
   if (!path.includes("%") && !path.includes("//") && (path.length === 1 || !path.endsWith("/")) && path.startsWith("/")) return path;
   const segments = path.split("/").filter(Boolean).map(decodeSegment);
-  path = "/" + segments.join("/");
+  path = `/${segments.join("/")}`;
   return path;
 }
 

@@ -134,7 +134,8 @@ describe("registerRateLimit", () => {
 
   it("limits a bearer user per user and IP", async () => {
     const { app } = await appWith();
-    const asUser = (ip: string) => app.inject({ method: "POST", url: "/runs/query", headers: { authorization: "Bearer user:u1" }, payload: {}, remoteAddress: ip });
+    const asUser = (ip: string) =>
+      app.inject({ method: "POST", url: "/runs/query", headers: { authorization: "Bearer user:u1" }, payload: {}, remoteAddress: ip });
     for (let i = 0; i < 300; i++) await asUser("198.51.100.1");
     const refused = await asUser("198.51.100.1");
     expect(refused.statusCode).toBe(429);

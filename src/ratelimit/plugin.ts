@@ -80,12 +80,12 @@ class LimitHook {
   ) {}
 
   onRequest(request: FastifyRequest, reply: FastifyReply, done: Done): void {
-    if (request.routeOptions.config.rateLimitExempt) return done();
+    if (request.routeOptions.config.rateLimitExempt) return void done();
     let identity: CallerIdentity | Promise<CallerIdentity>;
     try {
       identity = this.resolveIdentity(request);
     } catch (error) {
-      return done(error as Error);
+      return void done(error as Error);
     }
     if (identity instanceof Promise) identity.then((value) => this.evaluate(request, reply, value, done), done);
     else this.evaluate(request, reply, identity, done);
@@ -102,9 +102,13 @@ class LimitHook {
         userId: identity.userId,
       });
     } catch (error) {
-      return done(asHttpError(error));
+      return void done(asHttpError(error));
     }
-    if (decision instanceof Promise) decision.then((value) => finish(request, reply, value, done), (error: unknown) => done(asHttpError(error)));
+    if (decision instanceof Promise)
+      decision.then(
+        (value) => finish(request, reply, value, done),
+        (error: unknown) => done(asHttpError(error)),
+      );
     else finish(request, reply, decision, done);
   }
 }
@@ -119,7 +123,7 @@ function finish(request: FastifyRequest, reply: FastifyReply, decision: Decision
   }
   if (decision.outcome === "allowed") setRateLimitHeaders(reply, decision.report);
   else if (decision.outcome === "rejected") {
-    return done(new SlipwayError("rate_limited", rejectionDetail(decision.report), { headers: rejectionHeaders(decision.report) }));
+    return void done(new SlipwayError("rate_limited", rejectionDetail(decision.report), { headers: rejectionHeaders(decision.report) }));
   }
   done();
 }

@@ -56,15 +56,24 @@ rules:
     ["rules:\n  - name: commits-api-key\n    limit: lots", /rule 1 \("commits-api-key"\): limit "lots" is not "count\/seconds"/],
     ["rules:\n  - name: commits-api-key\n    limit: { us: 1/60 }", /rule 1 \("commits-api-key"\): limit: no value for region eu/],
     ["rules:\n  - name: commits-api-key\n    limit: { us: 1/60, eu: 1/60, asia: 1/60 }", /unknown region "asia"/],
-    ["rules:\n  - name: x\n    category: X\n    identity: ip\n    match: [FETCH /x]\n    limit: 1/1", /rule 1 \("x"\): match "FETCH \/x": "FETCH" is not an HTTP method/],
+    [
+      "rules:\n  - name: x\n    category: X\n    identity: ip\n    match: [FETCH /x]\n    limit: 1/1",
+      /rule 1 \("x"\): match "FETCH \/x": "FETCH" is not an HTTP method/,
+    ],
     ["rules:\n  - name: x\n    category: X\n    identity: robots\n    match: /x\n    limit: 1/1", /rule 1 \("x"\): identity "robots"/],
-    ["rules:\n  - name: x\n    category: X\n    identity: ip\n    tier: default\n    limit: 1/1", /rule 1 \("x"\): a default rule is for identity api-key or user/],
+    [
+      "rules:\n  - name: x\n    category: X\n    identity: ip\n    tier: default\n    limit: 1/1",
+      /rule 1 \("x"\): a default rule is for identity api-key or user/,
+    ],
     ["rules:\n  - name: x\n    category: X\n    identity: ip\n    match: /x\n    limit: 0/10", /the count must be at least 1/],
     ["rules:\n  - name: x\n    category: X\n    identity: ip\n    match: /x\n    limit: 1/999999", /the interval must be 1 to 86400 seconds/],
     ["rules:\n  - name: x y\n    category: X\n    identity: ip\n    match: /x\n    limit: 1/1", /rule 1 \("x y"\): name must be letters/],
     ["rules:\n  - name: ghost\n    remove: true", /no built-in rule "ghost" to remove/],
     ["rules:\n  - name: catch-all-ip\n    remove: true\n    limit: 1/1", /a removed rule takes no other fields/],
-    ["rules:\n  - name: catch-all-ip\n    limit: 1/1\n  - name: catch-all-ip\n    limit: 2/1", /rule 2 \("catch-all-ip"\): the name "catch-all-ip" is used by an earlier rule of this file/],
+    [
+      "rules:\n  - name: catch-all-ip\n    limit: 1/1\n  - name: catch-all-ip\n    limit: 2/1",
+      /rule 2 \("catch-all-ip"\): the name "catch-all-ip" is used by an earlier rule of this file/,
+    ],
     ["rules:\n  - name: catch-all-ip\n    limt: 1/1", /rule 1 \("catch-all-ip"\): unknown field "limt"/],
   ])("refuses %j, naming the problem", (text, message) => {
     expect(() => yaml(text)).toThrow(PolicyError);

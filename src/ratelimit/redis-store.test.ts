@@ -52,7 +52,13 @@ describe("redis store", () => {
   it("writes nothing for a refused request, not even a new window", async () => {
     const store = await liveStore();
     await store.hit([{ key: "full", limit: 1, windowMs: 60_000 }], T0);
-    await store.hit([{ key: "fresh", limit: 9, windowMs: 60_000 }, { key: "full", limit: 1, windowMs: 60_000 }], T0);
+    await store.hit(
+      [
+        { key: "fresh", limit: 9, windowMs: 60_000 },
+        { key: "full", limit: 1, windowMs: 60_000 },
+      ],
+      T0,
+    );
     expect(await store.redis.exists(store.redisKey("fresh"))).toBe(0);
   });
 

@@ -125,7 +125,8 @@ export function createDeploymentRouter(deps: RouterDeps): DeploymentRouter {
     const preflight = req.method === "OPTIONS" && req.headers["access-control-request-method"] !== undefined;
     // Preflights carry no credentials. What no agent can answer now is answered here, as it would.
     if (preflight && !current?.processes.some((candidate) => candidate.endpoint)) return answerPreflight(req, res, cors);
-    const refuse = (status: number, detail: string, headers: Record<string, string> = {}) => reply(res, status, detail, { ...headers, ...corsHeaders(req, cors) });
+    const refuse = (status: number, detail: string, headers: Record<string, string> = {}) =>
+      reply(res, status, detail, { ...headers, ...corsHeaders(req, cors) });
     if (!known) return refuse(404, `Deployment ID ${target.id} not found.`);
     if (!preflight) {
       const key = single(req.headers["x-api-key"]);
@@ -143,7 +144,9 @@ export function createDeploymentRouter(deps: RouterDeps): DeploymentRouter {
     const endpoint = process_?.endpoint;
     if (!endpoint) return unavailable(`Deployment ${target.id} is starting: try again in a moment.`);
     group.begin();
-    forward(req, res, { endpoint, path: target.path, apiKey: group.internalKey, prefix: target.prefix, errorHeaders: corsHeaders(req, cors) }, () => group.end());
+    forward(req, res, { endpoint, path: target.path, apiKey: group.internalKey, prefix: target.prefix, errorHeaders: corsHeaders(req, cors) }, () =>
+      group.end(),
+    );
 
     async function serving(id: string, row: RoutedDeployment): Promise<RevisionGroup | undefined> {
       // A process that is starting (after a restart, or restarting after a crash) is waited for briefly.

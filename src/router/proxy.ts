@@ -1,5 +1,5 @@
 import { Agent, request, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from "node:http";
-import type { AgentEndpoint } from "./endpoint.ts";
+import type { AgentEndpoint } from "../pipeline/runtime/agent-endpoint.ts";
 
 /**
  * Forwards one request to an agent process and sends its answer back: event streams
@@ -13,7 +13,17 @@ import type { AgentEndpoint } from "./endpoint.ts";
  */
 
 /** Hop-by-hop headers (RFC 9110 §7.6.1) are the two connections' own business. */
-const HOP_BY_HOP = new Set(["connection", "keep-alive", "proxy-connection", "proxy-authenticate", "proxy-authorization", "te", "trailer", "transfer-encoding", "upgrade"]);
+const HOP_BY_HOP = new Set([
+  "connection",
+  "keep-alive",
+  "proxy-connection",
+  "proxy-authenticate",
+  "proxy-authorization",
+  "te",
+  "trailer",
+  "transfer-encoding",
+  "upgrade",
+]);
 
 /** Answers up to this size, with a Content-Length, are sent in one write. */
 const BUFFERED_MAX_BYTES = 256 * 1024;

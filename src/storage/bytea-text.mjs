@@ -11,7 +11,7 @@ const HEX = /^[0-9a-f]*$/;
 
 /** `\x0a0b` from bytes. */
 export function byteaText(bytes) {
-  return "\\x" + Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("hex");
+  return `\\x${Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("hex")}`;
 }
 
 /** Bytes from hex digits, in an ArrayBuffer of their own (they may cross threads by copy). */

@@ -8,7 +8,8 @@ import { migrate, splitStatements } from "./migrate.ts";
 import { openPglite } from "./pglite.ts";
 import { openPostgres } from "./postgres.ts";
 import { getThread, searchThreads } from "../agentserver/threads/repository.ts";
-import { enqueueRunFast, loadRunEvents, persistRunEvents, readRunResult, saveRunResult } from "../agentserver/runs/repository.ts";
+import { enqueueRunFast } from "../agentserver/runs/queue-repository.ts";
+import { loadRunEvents, persistRunEvents, readRunResult, saveRunResult } from "../agentserver/runs/repository.ts";
 
 /**
  * Migration 0025 (decision 0031): the columns handed back to clients and graphs are
@@ -25,7 +26,9 @@ async function openRaw(target: BackendTarget): Promise<Database> {
 /** The agent schema as the release before 0025 left it: every migration below `upTo`, recorded as migrate() records them. */
 async function migrateBelow(db: Database, upTo: number): Promise<void> {
   await db.query("CREATE TABLE schema_migrations (version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())");
-  for (const name of readdirSync(FOLDER).filter((file) => /^\d{4}_.*\.sql$/.test(file)).sort()) {
+  for (const name of readdirSync(FOLDER)
+    .filter((file) => /^\d{4}_.*\.sql$/.test(file))
+    .sort()) {
     const version = Number(name.slice(0, 4));
     if (version >= upTo) continue;
     for (const statement of splitStatements(readFileSync(FOLDER + name, "utf8"))) await db.query(statement);
@@ -62,14 +65,25 @@ describe.each(BACKENDS)("json key order in storage (%s)", (backend) => {
     const threadId = randomUUID();
     const runId = randomUUID();
     await enqueueRunFast(db!, {
-      run_id: runId, thread_id: threadId, assistant_id: randomUUID(), metadata: {}, multitask_strategy: "enqueue",
-      kwargs: { temporary: false } as never, afterSeconds: 0, newThread: true, threadMetadata: {}, assistantMetadata: {},
+      run_id: runId,
+      thread_id: threadId,
+      assistant_id: randomUUID(),
+      metadata: {},
+      multitask_strategy: "enqueue",
+      kwargs: { temporary: false } as never,
+      afterSeconds: 0,
+      newThread: true,
+      threadMetadata: {},
+      assistantMetadata: {},
     });
     const data = { type: "text", text: "hi", nested: [{ second: 2, first: 1 }] };
     await persistRunEvents(db!, runId, [{ id: 1, event: "values", data }]);
     const replayed = [];
     for await (const event of loadRunEvents(db!, runId, 0)) replayed.push(event);
-    sameText(replayed.map((event) => event.data), [data]);
+    sameText(
+      replayed.map((event) => event.data),
+      [data],
+    );
     await saveRunResult(db!, { run_id: runId, status: "success", values: data, error: null });
     sameText((await readRunResult(db!, runId))?.values, data);
   });
@@ -99,7 +113,9 @@ describe.each(BACKENDS)("json key order in storage (%s)", (backend) => {
 
     // The previous release queues with the sixteen-argument jsonb enqueue_run (0024, through 0022's)
     // and records a run's end with the twelve-argument jsonb finish_run (0009).
-    const [assistant] = await db.query<{ version: number; updated_at: Date }>("SELECT version, updated_at FROM assistants WHERE assistant_id = $1", [assistantId]);
+    const [assistant] = await db.query<{ version: number; updated_at: Date }>("SELECT version, updated_at FROM assistants WHERE assistant_id = $1", [
+      assistantId,
+    ]);
     const runId = randomUUID();
     const queued = await db.query<{ run_id: string; status: string; metadata: Record<string, unknown> }>(
       `SELECT run_id, status, metadata FROM enqueue_run($1, $2, false, false, $3::jsonb, $4, $5::jsonb, $6::jsonb, 'enqueue', 0, $7::jsonb, 'old-worker', 30, NULL, $8, $9)`,

@@ -13,7 +13,7 @@ describe("JSON text for jsonb", () => {
   });
 
   it("returns text without NUL untouched, and undefined for undefined", () => {
-    const text = JSON.stringify({ a: "é\n\t\"" });
+    const text = JSON.stringify({ a: 'é\n\t"' });
     expect(withoutNul(text)).toBe(text);
     expect(jsonbText(undefined)).toBeUndefined();
   });

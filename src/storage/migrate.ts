@@ -24,9 +24,7 @@ export async function migrate(db: Database, component: Component): Promise<numbe
       name text NOT NULL,
       applied_at timestamptz NOT NULL DEFAULT now()
     )`);
-    const applied = new Set(
-      (await tx.query<{ version: number }>("SELECT version FROM schema_migrations")).map((r) => r.version),
-    );
+    const applied = new Set((await tx.query<{ version: number }>("SELECT version FROM schema_migrations")).map((r) => r.version));
     const done: number[] = [];
     for (const name of files) {
       const version = Number(MIGRATION_FILE.exec(name)![1]);
@@ -50,7 +48,7 @@ export function splitStatements(sql: string): string[] {
   let inDollar = false;
   for (const line of sql.split("\n")) {
     if (line.trim().startsWith("--") && !inDollar) continue;
-    current += line + "\n";
+    current += `${line}\n`;
     if ((line.match(/\$\$/g)?.length ?? 0) % 2 === 1) inDollar = !inDollar;
     if (!inDollar && line.trimEnd().endsWith(";")) {
       statements.push(current.trim());

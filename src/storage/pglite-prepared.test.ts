@@ -17,8 +17,20 @@ describe("prepared statements on the embedded database", () => {
 
   const SQL = `SELECT $1::int AS i, $2::bigint AS big, $3::numeric AS n, $4::text AS t, $5::jsonb AS j, $6::bool AS b,
     $7::timestamptz AS at, $8::uuid AS id, $9::text[] AS texts, $10::bytea AS bytes, $11::text AS nothing, $12::int[] AS ints`;
-  const params = [7, 9007199254740991, "1.50", "it's \"quoted\"\\ and ünïcode", JSON.stringify({ a: [1, "x"], b: null }), true,
-    new Date("2026-11-26T10:00:00.000Z"), "0b5c6f1e-8a4d-4f3e-9c2b-1d2e3f4a5b6c", ["a", "b,c", null, "d\"e"], Uint8Array.from([0, 1, 255]), null, [1, 2, 3]];
+  const params = [
+    7,
+    9007199254740991,
+    "1.50",
+    'it\'s "quoted"\\ and ünïcode',
+    JSON.stringify({ a: [1, "x"], b: null }),
+    true,
+    new Date("2026-11-26T10:00:00.000Z"),
+    "0b5c6f1e-8a4d-4f3e-9c2b-1d2e3f4a5b6c",
+    ["a", "b,c", null, 'd"e'],
+    Uint8Array.from([0, 1, 255]),
+    null,
+    [1, 2, 3],
+  ];
 
   it("answers as PGlite's own path does, for every kind of value both ways", async () => {
     const reference = await db.transaction((tx) => tx.query(SQL, params));

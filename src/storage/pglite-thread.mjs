@@ -9,13 +9,15 @@ import { join } from "node:path";
 import { parentPort, workerData } from "node:worker_threads";
 import { PGlite } from "@electric-sql/pglite";
 import { useNativeBytea } from "./pglite-bytea.mjs";
+import { DURABLE_START, DurableNodeFS, embeddedFsync } from "./pglite-durable-fs.mjs";
 import { compactNewCluster, NEW_CLUSTER_INITDB, NEW_CLUSTER_START } from "./pglite-compact.mjs";
 import { PreparedStatements } from "./pglite-prepared.mjs";
 import { serveOnSocket } from "./pglite-sharing.mjs";
 import { runUpkeep } from "./pglite-upkeep.mjs";
 
 const port = /** @type {import("node:worker_threads").MessagePort} */ (parentPort);
-const { dataDir, schema, template, upkeepEveryMs } = /** @type {{ dataDir: string; schema: string; template?: string; upkeepEveryMs?: number }} */ (workerData);
+const { dataDir, schema, template, upkeepEveryMs, sharedBuffers } =
+  /** @type {{ dataDir: string; schema: string; template?: string; upkeepEveryMs?: number; sharedBuffers?: string }} */ (workerData);
 
 /** @type {PGlite} */
 let pg;
@@ -60,7 +62,16 @@ function templateFor(dir) {
  * Errors of PGlite's WebAssembly filesystem carry only a WASI errno (no message); these
  * are the ones a data directory meets.
  */
-const WASI_ERRNO = { 2: "EACCES: permission denied", 20: "EEXIST: file exists", 31: "EISDIR: is a directory", 44: "ENOENT: no such file or directory", 51: "ENOSPC: no space left on device", 54: "ENOTDIR: not a directory", 63: "EPERM: operation not permitted", 69: "EROFS: read-only file system" };
+const WASI_ERRNO = {
+  2: "EACCES: permission denied",
+  20: "EEXIST: file exists",
+  31: "EISDIR: is a directory",
+  44: "ENOENT: no such file or directory",
+  51: "ENOSPC: no space left on device",
+  54: "ENOTDIR: not a directory",
+  63: "EPERM: operation not permitted",
+  69: "EROFS: read-only file system",
+};
 
 /** A readable message for anything thrown, never "[object Object]". */
 function messageOf(error) {
@@ -98,7 +109,15 @@ function plainError(error) {
 async function open() {
   const inMemory = dataDir === "memory://" || dataDir === "";
   // A cluster in memory is new: made by initdb here, in 1 MB WAL segments (pglite-compact.mjs).
-  pg = inMemory ? new PGlite({ initDbStartParams: NEW_CLUSTER_INITDB, startParams: NEW_CLUSTER_START }) : new PGlite(dataDir, templateFor(dataDir));
+  // PGlite touches all of shared_buffers as it starts: PostgreSQL's 128 MB default is
+  // resident for good, in every deployment's database (pglite.ts sets the size).
+  const memory = sharedBuffers ? ["-c", `shared_buffers=${sharedBuffers}`] : [];
+  // On disk, commits reach the disk before they are answered (pglite-durable-fs.mjs).
+  pg = inMemory
+    ? new PGlite({ initDbStartParams: NEW_CLUSTER_INITDB, startParams: [...NEW_CLUSTER_START, ...memory] })
+    : embeddedFsync()
+      ? new PGlite({ fs: new DurableNodeFS(dataDir), startParams: [...DURABLE_START, ...memory], ...templateFor(dataDir) })
+      : new PGlite(dataDir, { ...templateFor(dataDir), startParams: [...PGlite.defaultStartParams, ...memory] });
   await pg.waitReady;
   useNativeBytea(pg);
   prepared = new PreparedStatements(pg);
@@ -234,7 +253,9 @@ function runTogether() {
   prepared.queryMany(batch).then(
     (results) =>
       port.postMessage({
-        answers: results.map((result, i) => ("error" in result ? { id: batch[i].id, error: plainError(result.error) } : { id: batch[i].id, rows: result.rows })),
+        answers: results.map((result, i) =>
+          "error" in result ? { id: batch[i].id, error: plainError(result.error) } : { id: batch[i].id, rows: result.rows },
+        ),
       }),
     (error) => port.postMessage({ answers: batch.map(({ id }) => ({ id, error: plainError(error) })) }),
   );

@@ -18,10 +18,12 @@ describe("the embedded database's upkeep", () => {
     for (let round = 1; round <= rounds; round++) await db.query(`UPDATE notes SET body = jsonb_build_object('n', id, 'round', $1::int)`, [round]);
   };
   const stats = async (db: Database) =>
-    (await db.query<{ dead: number; vacuumed: boolean; analyzed: boolean }>(
-      `SELECT n_dead_tup::int AS dead, last_vacuum IS NOT NULL AS vacuumed, last_analyze IS NOT NULL AS analyzed
+    (
+      await db.query<{ dead: number; vacuumed: boolean; analyzed: boolean }>(
+        `SELECT n_dead_tup::int AS dead, last_vacuum IS NOT NULL AS vacuumed, last_analyze IS NOT NULL AS analyzed
        FROM pg_stat_user_tables WHERE relname = 'notes'`,
-    ))[0];
+      )
+    )[0];
 
   it("vacuums and analyzes a table past autovacuum's thresholds, while other statements keep being answered", async () => {
     const passes: UpkeepDone[][] = [];

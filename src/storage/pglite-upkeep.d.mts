@@ -19,7 +19,8 @@ export interface UpkeepStep {
 }
 
 export function planUpkeep(tables: TableStats[], settingRows: Array<{ name: string; value: number }>): UpkeepStep[];
-export function runUpkeep(pg: {
-  query: (sql: string) => Promise<{ rows: any[] }>;
-  exec: (sql: string) => Promise<unknown>;
-}): Promise<{ done: Array<UpkeepStep & { ms: number }>; failed: Array<UpkeepStep & { error: unknown }>; oldestOther: { name: string; xidAge: number } | undefined }>;
+export function runUpkeep(pg: { query: (sql: string) => Promise<{ rows: unknown[] }>; exec: (sql: string) => Promise<unknown> }): Promise<{
+  done: Array<UpkeepStep & { ms: number }>;
+  failed: Array<UpkeepStep & { error: unknown }>;
+  oldestOther: { name: string; xidAge: number } | undefined;
+}>;

@@ -14,9 +14,7 @@ describe("which tables the embedded database's upkeep vacuums (autovacuum's rule
 
   it("vacuums past the dead rows' threshold, and analyzes too when the changes pass theirs", () => {
     expect(plan({ dead: 2_051 })).toEqual([{ sql: "VACUUM s.t", table: "s.t", why: "2051 dead rows" }]);
-    expect(plan({ dead: 2_051, modified: 1_051 })).toEqual([
-      { sql: "VACUUM (ANALYZE) s.t", table: "s.t", why: "2051 dead rows, 1051 rows changed" },
-    ]);
+    expect(plan({ dead: 2_051, modified: 1_051 })).toEqual([{ sql: "VACUUM (ANALYZE) s.t", table: "s.t", why: "2051 dead rows, 1051 rows changed" }]);
   });
 
   it("vacuums an insert-only table past the inserts' threshold, unless that threshold is -1", () => {
@@ -50,9 +48,7 @@ describe("which tables the embedded database's upkeep vacuums (autovacuum's rule
     const big = { tuples: 1_000_000_000, dead: 100_000_001 };
     expect(plan(big)).toHaveLength(1); // 0.2 × 10⁹ would wait for 200 million dead rows
     expect(plan(big, [{ name: "autovacuum_vacuum_max_threshold", value: -1 }])).toEqual([]);
-    expect(plan({ dead: 100 }, [{ name: "autovacuum_vacuum_scale_factor", value: 0 }])).toEqual([
-      { sql: "VACUUM s.t", table: "s.t", why: "100 dead rows" },
-    ]);
+    expect(plan({ dead: 100 }, [{ name: "autovacuum_vacuum_scale_factor", value: 0 }])).toEqual([{ sql: "VACUUM s.t", table: "s.t", why: "100 dead rows" }]);
   });
 
   it("plans each table on its own, in the order given", () => {

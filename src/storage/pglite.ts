@@ -16,6 +16,26 @@ export type UpkeepDone = UpkeepStep & { ms: number };
 /** How often the embedded database checks what needs vacuuming: autovacuum's default naptime. */
 const UPKEEP_EVERY_MS = 60_000;
 /**
+ * The embedded database's buffer cache. PGlite makes all of it resident at start, so
+ * PostgreSQL's 128 MB default cost that much in every process and in the control plane
+ * once per deployment; the files under it stay in the kernel's page cache anyway.
+ */
+const DEFAULT_SHARED_BUFFERS = "16MB";
+
+/** SLIPWAY_PGLITE_SHARED_BUFFERS, in PostgreSQL's units; anything else is refused by name. */
+export function sharedBuffersSetting(env: NodeJS.ProcessEnv = process.env): string {
+  const value = env.SLIPWAY_PGLITE_SHARED_BUFFERS?.trim() || DEFAULT_SHARED_BUFFERS;
+  const size = /^([0-9]{1,7})(kB|MB|GB)$/.exec(value);
+  const kB = size ? Number(size[1]) * { kB: 1, MB: 1024, GB: 1024 * 1024 }[size[2] as "kB" | "MB" | "GB"] : NaN;
+  // PostgreSQL's floor, and WebAssembly's 4 GB of memory in all for the database.
+  if (!(kB >= 128 && kB <= 1024 * 1024)) {
+    throw new Error(
+      `SLIPWAY_PGLITE_SHARED_BUFFERS must be a size from 128kB to 1GB, such as 16MB (units kB, MB, GB), not ${JSON.stringify(value.slice(0, 40))}`,
+    );
+  }
+  return value;
+}
+/**
  * A pass that held the database longer than this is worth a warning: statements waited
  * for it. After one, only a pass twice as long as the longest warned of warns again, so a
  * busy server says it a few times, not every minute.
@@ -60,7 +80,7 @@ export async function openPglite(
     });
   }
   const worker = new Worker(new URL("./pglite-thread.mjs", import.meta.url), {
-    workerData: { dataDir, schema, template, upkeepEveryMs: options.upkeepEveryMs ?? UPKEEP_EVERY_MS },
+    workerData: { dataDir, schema, template, upkeepEveryMs: options.upkeepEveryMs ?? UPKEEP_EVERY_MS, sharedBuffers: sharedBuffersSetting() },
   });
   // Once open, the cluster no longer needs the tarball it was unpacked from.
   const forgetMadeTemplate = () => madeTemplate && rmSync(madeTemplate, { force: true });
@@ -137,8 +157,7 @@ export async function openPglite(
       outbox.push({ ...message, id });
     });
   };
-  const query = <Row>(sql: string, params?: readonly unknown[], txId?: number) =>
-    call({ op: "query", sql, params: params ?? [], txId }) as Promise<Row[]>;
+  const query = <Row>(sql: string, params?: readonly unknown[], txId?: number) => call({ op: "query", sql, params: params ?? [], txId }) as Promise<Row[]>;
 
   try {
     await call({ op: "open" });

@@ -69,8 +69,7 @@ export async function openSharedPglite(socketPath: string): Promise<Database> {
     });
   }
 
-  const query = <Row>(sql: string, params?: readonly unknown[], txId?: number) =>
-    call({ op: "query", sql, params: params ?? [], txId }) as Promise<Row[]>;
+  const query = <Row>(sql: string, params?: readonly unknown[], txId?: number) => call({ op: "query", sql, params: params ?? [], txId }) as Promise<Row[]>;
   let nextTx = 1;
 
   return {

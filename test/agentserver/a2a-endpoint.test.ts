@@ -19,7 +19,11 @@ describe.each(BACKENDS)("A2A endpoint on %s", (backend) => {
   let client: Client;
   const agentId = systemAssistantId("agent");
   const rpc = (assistant: string, body: unknown, key = KEY) =>
-    fetch(`${agent.url}/a2a/${assistant}`, { method: "POST", headers: { "content-type": "application/json", "x-api-key": key }, body: typeof body === "string" ? body : JSON.stringify(body) });
+    fetch(`${agent.url}/a2a/${assistant}`, {
+      method: "POST",
+      headers: { "content-type": "application/json", "x-api-key": key },
+      body: typeof body === "string" ? body : JSON.stringify(body),
+    });
 
   beforeAll(async () => {
     agent = await startTestAgentServer(backend, { apiKey: KEY, workers: 4 });
@@ -64,7 +68,8 @@ describe.each(BACKENDS)("A2A endpoint on %s", (backend) => {
 
   it("streams a message: the task, its work, the answer, a final status", async () => {
     const events: StreamResponse[] = [];
-    for await (const event of client.sendMessageStream({ tenant: "", message: userMessage("stream me"), configuration: undefined, metadata: undefined })) events.push(event);
+    for await (const event of client.sendMessageStream({ tenant: "", message: userMessage("stream me"), configuration: undefined, metadata: undefined }))
+      events.push(event);
     const kinds = events.map((event) => event.payload?.$case);
     expect(kinds).toEqual(["task", "statusUpdate", "artifactUpdate", "statusUpdate"]);
     const submitted = events[0]!.payload!.value as Task;
@@ -89,7 +94,7 @@ describe.each(BACKENDS)("A2A endpoint on %s", (backend) => {
     expect((await agent.client.runs.get(task.contextId, task.id)).status).toBe("interrupted");
     const rest: StreamResponse[] = [];
     for await (const event of stream) rest.push(event);
-    expect((rest.at(-1)?.payload?.value as { status?: { state: TaskState } }).status?.state).toBe(TaskState.TASK_STATE_CANCELED);
+    expect((rest.at(-1)?.payload?.value as { status?: { state: TaskState } } | undefined)?.status?.state).toBe(TaskState.TASK_STATE_CANCELED);
     // An ended task cannot be cancelled again.
     await expect(slow.cancelTask({ tenant: "", id: task.id, metadata: undefined })).rejects.toThrow(/cannot be canceled/);
   });
@@ -98,15 +103,39 @@ describe.each(BACKENDS)("A2A endpoint on %s", (backend) => {
     const error = async (response: Response) => ({ status: response.status, ...((await response.json()) as { error: { code: number; message: string } }) });
     expect(await error(await rpc("agent", "{oops"))).toMatchObject({ status: 400, error: { code: -32700 } });
     expect(await error(await rpc("agent", { jsonrpc: "2.0", method: "message/send" }))).toMatchObject({ status: 400, error: { code: -32600 } });
-    expect(await error(await rpc("agent", { jsonrpc: "2.0", id: "1", method: "tasks/list", params: {} }))).toMatchObject({ status: 200, id: "1", error: { code: -32601 } });
-    expect(await error(await rpc("agent", { jsonrpc: "2.0", id: "2", method: "message/send", params: { message: { role: "user", parts: [] } } }))).toMatchObject({ status: 400, id: "2", error: { code: -32602 } });
-    const contextNotUuid = { jsonrpc: "2.0", id: "3", method: "message/send", params: { message: { role: "user", messageId: "m", contextId: "thread-1", parts: [{ kind: "text", text: "x" }] } } };
+    expect(await error(await rpc("agent", { jsonrpc: "2.0", id: "1", method: "tasks/list", params: {} }))).toMatchObject({
+      status: 200,
+      id: "1",
+      error: { code: -32601 },
+    });
+    expect(
+      await error(await rpc("agent", { jsonrpc: "2.0", id: "2", method: "message/send", params: { message: { role: "user", parts: [] } } })),
+    ).toMatchObject({ status: 400, id: "2", error: { code: -32602 } });
+    const contextNotUuid = {
+      jsonrpc: "2.0",
+      id: "3",
+      method: "message/send",
+      params: { message: { role: "user", messageId: "m", contextId: "thread-1", parts: [{ kind: "text", text: "x" }] } },
+    };
     expect(await error(await rpc("agent", contextNotUuid))).toMatchObject({ status: 400, error: { code: -32602 } });
-    const file = { jsonrpc: "2.0", id: "4", method: "message/send", params: { message: { role: "user", messageId: "m", parts: [{ kind: "file", file: { uri: "http://x" } }] } } };
+    const file = {
+      jsonrpc: "2.0",
+      id: "4",
+      method: "message/send",
+      params: { message: { role: "user", messageId: "m", parts: [{ kind: "file", file: { uri: "http://x" } }] } },
+    };
     expect(await error(await rpc("agent", file))).toMatchObject({ status: 400, error: { code: -32005 } });
-    expect(await error(await rpc("nope", { jsonrpc: "2.0", id: "5", method: "tasks/get", params: { id: crypto.randomUUID() } }))).toMatchObject({ status: 404, error: { code: -32001 } });
-    expect(await error(await rpc("agent", { jsonrpc: "2.0", id: "6", method: "tasks/get", params: { id: crypto.randomUUID() } }))).toMatchObject({ status: 200, error: { code: -32001 } });
-    expect(await error(await rpc("agent", { jsonrpc: "2.0", id: "7", method: "tasks/get", params: { id: "not-a-task" } }))).toMatchObject({ error: { code: -32001 } });
+    expect(await error(await rpc("nope", { jsonrpc: "2.0", id: "5", method: "tasks/get", params: { id: crypto.randomUUID() } }))).toMatchObject({
+      status: 404,
+      error: { code: -32001 },
+    });
+    expect(await error(await rpc("agent", { jsonrpc: "2.0", id: "6", method: "tasks/get", params: { id: crypto.randomUUID() } }))).toMatchObject({
+      status: 200,
+      error: { code: -32001 },
+    });
+    expect(await error(await rpc("agent", { jsonrpc: "2.0", id: "7", method: "tasks/get", params: { id: "not-a-task" } }))).toMatchObject({
+      error: { code: -32001 },
+    });
     expect((await rpc("agent", { jsonrpc: "2.0", id: "8", method: "tasks/get", params: { id: "x" } }, "wrong")).status).toBe(403);
   });
 });

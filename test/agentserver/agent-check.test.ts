@@ -35,7 +35,9 @@ describe("slipway agent --check", () => {
   });
 
   it("a graph that throws while imported: exit 1, the cause and its stack on stderr, the verdict on stdout", async () => {
-    const run = await runSlipway(["agent", "--check", "--config", fixture("cjs-project/langgraph.throws.json")], { env: { SLIPWAY_FIXTURE_MODEL_KEY: undefined } });
+    const run = await runSlipway(["agent", "--check", "--config", fixture("cjs-project/langgraph.throws.json")], {
+      env: { SLIPWAY_FIXTURE_MODEL_KEY: undefined },
+    });
     expect(run.code).toBe(1);
     const file = fixture("cjs-project/src/broken/throws-at-import.ts");
     expect(run.stderr).toContain(`slipway agent --check: graph "needs_key": importing ${file} failed: SLIPWAY_FIXTURE_MODEL_KEY is not set`);
@@ -95,7 +97,9 @@ describe("slipway agent --check", () => {
 describe("slipway agent (a start) checks node_version", () => {
   it("refuses to start on another major than the project asks for, before it opens storage", async () => {
     const dataDir = join(mkdtempSync(join(tmpdir(), "slipway-check-")), "data");
-    const run = await runSlipway(["agent", "--config", configWith({ node_version: String(MAJOR + 2) }), "--port", "0", "--data-dir", dataDir], { timeoutMs: 30_000 });
+    const run = await runSlipway(["agent", "--config", configWith({ node_version: String(MAJOR + 2) }), "--port", "0", "--data-dir", dataDir], {
+      timeoutMs: 30_000,
+    });
     expect(run.timedOut).toBe(false);
     expect(run.code).toBe(1);
     expect(run.stderr).toContain(`node_version: the project asks for Node ${MAJOR + 2} but this server runs Node ${RUNNING}`);

@@ -81,7 +81,9 @@ describe("assistants kept for runs on a shared database (postgres)", () => {
       (await creator.server.db.query<{ n: number }>("SELECT count(*)::int AS n FROM runs WHERE assistant_id = $1", [assistant.assistant_id]))[0].n;
     const before = await runsOf();
     await editor.client.assistants.delete(assistant.assistant_id);
-    await expect(creator.client.runs.create(thread.thread_id, assistant.assistant_id, { input: { steps: 1, delay_ms: 1 } })).rejects.toMatchObject({ status: 404 });
+    await expect(creator.client.runs.create(thread.thread_id, assistant.assistant_id, { input: { steps: 1, delay_ms: 1 } })).rejects.toMatchObject({
+      status: 404,
+    });
     const stateless = creator.client.runs.wait(null, assistant.assistant_id, { input: { steps: 1, delay_ms: 1 } });
     await expect(stateless).rejects.toMatchObject({ status: 404 });
     expect(await runsOf()).toBe(before);

@@ -29,10 +29,9 @@ describe.each(BACKENDS)("runs claimed as they are created (%s)", (backend) => {
   }
 
   const row = (runId: string) =>
-    agent!.server.db.query<{ status: string; attempt: number; lease_owner: string | null }>(
-      "SELECT status, attempt, lease_owner FROM runs WHERE run_id = $1",
-      [runId],
-    ).then((rows) => rows[0]);
+    agent!.server.db
+      .query<{ status: string; attempt: number; lease_owner: string | null }>("SELECT status, attempt, lease_owner FROM runs WHERE run_id = $1", [runId])
+      .then((rows) => rows[0]);
 
   it("claims a run of an idle thread at once, queues the one behind it, and both run in order", async () => {
     agent = await startTestAgentServer(backend, { workers: 4 });

@@ -59,55 +59,62 @@ describe.concurrent("a cron served by two agent processes", () => {
   it.for([
     ["PostgreSQL", postgresStorage],
     ["a shared embedded database", sharedEmbeddedStorage],
-  ] as const)("on %s: fires once per second, never twice, and loses no firing when one process is killed", { timeout: 240_000 }, async ([, storage], { onTestFinished }) => {
-    const cleanups: Cleanups = [];
-    const agents: AgentProcess[] = [];
-    onTestFinished(async () => {
-      await Promise.all(agents.map((agent) => agent.kill("SIGKILL")));
-      for (const cleanup of cleanups.reverse()) await cleanup();
-    });
-    const { args, env, open } = await storage(cleanups);
-    const spawn = async () => {
-      const agent = await spawnAgent(["--config", FIXTURE_CONFIG, "--workers", "2", "--no-rate-limit", ...args], { SLIPWAY_RUN_LEASE_SECONDS: "2", ...env });
-      agents.push(agent);
-      return agent;
-    };
-    const [doomed, survivor] = [await spawn(), await spawn()];
-    const db = await open();
-    cleanups.push(() => db.close());
+  ] as const)(
+    "on %s: fires once per second, never twice, and loses no firing when one process is killed",
+    { timeout: 240_000 },
+    async ([, storage], { onTestFinished }) => {
+      const cleanups: Cleanups = [];
+      const agents: AgentProcess[] = [];
+      onTestFinished(async () => {
+        await Promise.all(agents.map((agent) => agent.kill("SIGKILL")));
+        for (const cleanup of cleanups.reverse()) await cleanup();
+      });
+      const { args, env, open } = await storage(cleanups);
+      const spawn = async () => {
+        const agent = await spawnAgent(["--config", FIXTURE_CONFIG, "--workers", "2", "--no-rate-limit", ...args], { SLIPWAY_RUN_LEASE_SECONDS: "2", ...env });
+        agents.push(agent);
+        return agent;
+      };
+      const [doomed, survivor] = [await spawn(), await spawn()];
+      const db = await open();
+      cleanups.push(() => db.close());
 
-    const suite = `cron-mp-${Date.now()}`;
-    const created = Date.now();
-    const cron = await new Client({ apiUrl: doomed.url }).crons.create("agent", {
-      schedule: "* * * * * *",
-      input: { messages: [{ role: "human", content: "tick" }] },
-      onRunCompleted: "keep",
-      metadata: { suite },
-    });
-    await sleep(20_000);
-    const killedAt = Date.now();
-    await doomed.kill("SIGKILL");
-    await sleep(40_000);
-    const survivorClient = new Client({ apiUrl: survivor.url });
-    await survivorClient.crons.update(cron.cron_id, { enabled: false });
-    const disabled = Date.now();
+      const suite = `cron-mp-${Date.now()}`;
+      const created = Date.now();
+      const cron = await new Client({ apiUrl: doomed.url }).crons.create("agent", {
+        schedule: "* * * * * *",
+        input: { messages: [{ role: "human", content: "tick" }] },
+        onRunCompleted: "keep",
+        metadata: { suite },
+      });
+      await sleep(20_000);
+      const killedAt = Date.now();
+      await doomed.kill("SIGKILL");
+      await sleep(40_000);
+      const survivorClient = new Client({ apiUrl: survivor.url });
+      await survivorClient.crons.update(cron.cron_id, { enabled: false });
+      const disabled = Date.now();
 
-    const firings = await listFirings(db, cron.cron_id);
-    const seconds = firings.map((firing) => firing.scheduled_for.getTime());
-    // Every second from the first firing to the last, each once: none lost, none doubled.
-    expect(seconds.slice(1).map((at, i) => at - seconds[i])).toEqual(seconds.slice(1).map(() => 1000));
-    // ... over the whole window (start-up of the first firing and the disable take a second or two).
-    expect(firings.length).toBeGreaterThanOrEqual(Math.floor((disabled - created) / 1000) - 3);
-    expect(firings.every((firing) => firing.outcome === "queued" && firing.coalesced_until === null)).toBe(true);
-    // One run per firing and no other: a firing queues its run in the transaction that claims it.
-    const runs = await db.query<{ run_id: string }>("SELECT run_id FROM runs WHERE metadata::jsonb @> $1::jsonb", [JSON.stringify({ suite })]);
-    expect(runs.map((run) => run.run_id).sort()).toEqual(firings.map((firing) => firing.run_id).sort());
-    // Both processes fired before the kill; only the survivor after it (its firings go on).
-    const firedBy = (from: number, to: number) => new Set(firings.filter((f) => f.fired_at.getTime() >= from && f.fired_at.getTime() < to).map((f) => f.fired_by));
-    const tally = firings.map((f) => `${f.scheduled_for.toISOString().slice(17, 23)} by ${f.fired_by.slice(-4)} at ${f.fired_at.toISOString().slice(17, 23)}`);
-    expect(firedBy(0, killedAt).size, tally.join("\n")).toBe(2);
-    const after = firedBy(killedAt + 500, Infinity);
-    expect(after.size).toBe(1);
-    expect(firings.filter((f) => f.fired_at.getTime() > killedAt + 500).length).toBeGreaterThanOrEqual(36);
-  });
+      const firings = await listFirings(db, cron.cron_id);
+      const seconds = firings.map((firing) => firing.scheduled_for.getTime());
+      // Every second from the first firing to the last, each once: none lost, none doubled.
+      expect(seconds.slice(1).map((at, i) => at - seconds[i])).toEqual(seconds.slice(1).map(() => 1000));
+      // ... over the whole window (start-up of the first firing and the disable take a second or two).
+      expect(firings.length).toBeGreaterThanOrEqual(Math.floor((disabled - created) / 1000) - 3);
+      expect(firings.every((firing) => firing.outcome === "queued" && firing.coalesced_until === null)).toBe(true);
+      // One run per firing and no other: a firing queues its run in the transaction that claims it.
+      const runs = await db.query<{ run_id: string }>("SELECT run_id FROM runs WHERE metadata::jsonb @> $1::jsonb", [JSON.stringify({ suite })]);
+      expect(runs.map((run) => run.run_id).sort()).toEqual(firings.map((firing) => firing.run_id).sort());
+      // Both processes fired before the kill; only the survivor after it (its firings go on).
+      const firedBy = (from: number, to: number) =>
+        new Set(firings.filter((f) => f.fired_at.getTime() >= from && f.fired_at.getTime() < to).map((f) => f.fired_by));
+      const tally = firings.map(
+        (f) => `${f.scheduled_for.toISOString().slice(17, 23)} by ${f.fired_by.slice(-4)} at ${f.fired_at.toISOString().slice(17, 23)}`,
+      );
+      expect(firedBy(0, killedAt).size, tally.join("\n")).toBe(2);
+      const after = firedBy(killedAt + 500, Infinity);
+      expect(after.size).toBe(1);
+      expect(firings.filter((f) => f.fired_at.getTime() > killedAt + 500).length).toBeGreaterThanOrEqual(36);
+    },
+  );
 });

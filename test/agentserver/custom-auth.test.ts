@@ -19,7 +19,11 @@ describe.each(BACKENDS)("custom auth (auth.path) on %s", (backend) => {
   const raw = (path: string, init: RequestInit & { token?: string } = {}) =>
     fetch(`${server.url}${path}`, {
       ...init,
-      headers: { "content-type": "application/json", ...(init.token ? { authorization: `Bearer ${init.token}` } : {}), ...(init.headers as Record<string, string>) },
+      headers: {
+        "content-type": "application/json",
+        ...(init.token ? { authorization: `Bearer ${init.token}` } : {}),
+        ...(init.headers as Record<string, string>),
+      },
     });
   const status = (promise: Promise<unknown>) =>
     promise.then(

@@ -30,7 +30,13 @@ describe("a delayed run", () => {
         return db.query(sql, params);
       },
     };
-    const pool = new WorkerPool(counted, poolLifecycle(db), async () => undefined, { workers: 2, leaseSeconds: 30, exclusiveStorage: true }, { warn: () => undefined, error: () => undefined });
+    const pool = new WorkerPool(
+      counted,
+      poolLifecycle(db),
+      async () => undefined,
+      { workers: 2, leaseSeconds: 30, exclusiveStorage: true },
+      { warn: () => undefined, error: () => undefined },
+    );
     cleanup.push(() => pool.stop(100));
     await pool.start();
     const delay = 30 * 24 * 3600;
@@ -39,7 +45,12 @@ describe("a delayed run", () => {
     const run = crypto.randomUUID();
     await db.query("INSERT INTO assistants (assistant_id, graph_id, name) VALUES ($1, 'g', 'n')", [assistant]);
     await db.query("INSERT INTO threads (thread_id, status) VALUES ($1, 'busy')", [thread]);
-    await db.query("INSERT INTO runs (run_id, thread_id, assistant_id, kwargs, available_at) VALUES ($1, $2, $3, '{}', now() + make_interval(secs => $4))", [run, thread, assistant, delay]);
+    await db.query("INSERT INTO runs (run_id, thread_id, assistant_id, kwargs, available_at) VALUES ($1, $2, $3, '{}', now() + make_interval(secs => $4))", [
+      run,
+      thread,
+      assistant,
+      delay,
+    ]);
     const before = claims;
     await db.notify(runsChannel(db.schema), queueAnnouncement(run, delay, thread));
     await new Promise((resolve) => setTimeout(resolve, 1_000));
@@ -56,7 +67,11 @@ describe("a delayed run", () => {
     const run = crypto.randomUUID();
     await db.query("INSERT INTO assistants (assistant_id, graph_id, name) VALUES ($1, 'g', 'n')", [assistant]);
     await db.query("INSERT INTO threads (thread_id, status) VALUES ($1, 'busy')", [thread]);
-    await db.query("INSERT INTO runs (run_id, thread_id, assistant_id, kwargs, available_at) VALUES ($1, $2, $3, '{}', now() + interval '2 seconds')", [run, thread, assistant]);
+    await db.query("INSERT INTO runs (run_id, thread_id, assistant_id, kwargs, available_at) VALUES ($1, $2, $3, '{}', now() + interval '2 seconds')", [
+      run,
+      thread,
+      assistant,
+    ]);
     let lookups = 0;
     const failingOnce: Database = {
       ...db,
@@ -67,10 +82,16 @@ describe("a delayed run", () => {
     };
     const warned: string[] = [];
     const executed: string[] = [];
-    const pool = new WorkerPool(failingOnce, poolLifecycle(db), async (claimed) => void executed.push(claimed.run_id), { workers: 2, leaseSeconds: 30, exclusiveStorage: true }, {
-      warn: (_obj, msg) => void warned.push(msg),
-      error: () => undefined,
-    });
+    const pool = new WorkerPool(
+      failingOnce,
+      poolLifecycle(db),
+      async (claimed) => void executed.push(claimed.run_id),
+      { workers: 2, leaseSeconds: 30, exclusiveStorage: true },
+      {
+        warn: (_obj, msg) => void warned.push(msg),
+        error: () => undefined,
+      },
+    );
     cleanup.push(() => pool.stop(100));
     await pool.start();
     const deadline = Date.now() + 10_000;

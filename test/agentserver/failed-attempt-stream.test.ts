@@ -30,7 +30,16 @@ async function renameFunctions(server: RunningAgentServer, from: string, to: str
 function serversOnOneDatabase(): () => Promise<RunningAgentServer> {
   const target = freshBackend("postgres", "fail");
   return async () => {
-    const server = await startAgentServer({ configPath: FIXTURE_CONFIG, port: 0, host: "127.0.0.1", databaseUrl: target.databaseUrl, schema: target.schema, workers: 2, leaseSeconds: 1, logLevel: "silent" });
+    const server = await startAgentServer({
+      configPath: FIXTURE_CONFIG,
+      port: 0,
+      host: "127.0.0.1",
+      databaseUrl: target.databaseUrl,
+      schema: target.schema,
+      workers: 2,
+      leaseSeconds: 1,
+      logLevel: "silent",
+    });
     servers.push(server);
     return server;
   };
@@ -55,11 +64,28 @@ describe("a stream joined where an attempt failed (two agent servers on one Post
     const runId = crypto.randomUUID();
     const kwargs = {
       input: { messages: [{ role: "human", content: "after a failure" }] },
-      command: null, config: {}, context: {}, stream_mode: ["values"], stream_subgraphs: false, stream_resumable: false,
-      interrupt_before: null, interrupt_after: null, checkpoint_id: null, checkpoint_ns: "", durability: "async",
-      webhook: null, on_disconnect: "continue", temporary: false, feedback_keys: null,
+      command: null,
+      config: {},
+      context: {},
+      stream_mode: ["values"],
+      stream_subgraphs: false,
+      stream_resumable: false,
+      interrupt_before: null,
+      interrupt_after: null,
+      checkpoint_id: null,
+      checkpoint_ns: "",
+      durability: "async",
+      webhook: null,
+      on_disconnect: "continue",
+      temporary: false,
+      feedback_keys: null,
     };
-    await first.db.query(`INSERT INTO runs (run_id, thread_id, assistant_id, kwargs) VALUES ($1, $2, $3, $4::jsonb)`, [runId, thread.thread_id, assistantId, JSON.stringify(kwargs)]);
+    await first.db.query(`INSERT INTO runs (run_id, thread_id, assistant_id, kwargs) VALUES ($1, $2, $3, $4::jsonb)`, [
+      runId,
+      thread.thread_id,
+      assistantId,
+      JSON.stringify(kwargs),
+    ]);
     await first.db.notify(runsChannel(first.db.schema), queueAnnouncement(runId, 0, thread.thread_id));
 
     // The first attempt is claimed here and fails; the run stays leased to it.
@@ -116,7 +142,10 @@ describe("a stream joined where an attempt failed (two agent servers on one Post
     expect(ended.status).toBe("success");
     expect(ended.attempt).toBeGreaterThanOrEqual(2);
     // The run ended in the other server: the stream joined here ends too, with its output.
-    const within = await Promise.race([joined.then(() => "ended"), new Promise((resolve) => setTimeout(() => resolve("still open 10 s after the run ended"), 10_000))]);
+    const within = await Promise.race([
+      joined.then(() => "ended"),
+      new Promise((resolve) => setTimeout(() => resolve("still open 10 s after the run ended"), 10_000)),
+    ]);
     expect(within).toBe("ended");
     expect((events.filter((part) => part.event === "values").at(-1)?.data as { steps?: number } | undefined)?.steps).toBe(0);
   }, 60_000);

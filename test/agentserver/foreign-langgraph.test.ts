@@ -60,10 +60,14 @@ describe("graphs built with another copy of @langchain/langgraph", () => {
     for await (const part of client.runs.stream(thread.thread_id, "agent", {
       input: { messages: [{ role: "human", content: "hi" }] },
       streamMode: ["messages-tuple", "values"],
-    })) parts.push(part);
+    }))
+      parts.push(part);
     expect(parts.filter((p) => p.event === "messages").length).toBeGreaterThan(1);
     const state = await client.threads.getState<{ messages: Array<{ content: string; type: string }> }>(thread.thread_id);
-    expect(state.values.messages.map((m) => [m.type, m.content])).toEqual([["human", "hi"], ["ai", "You said: hi"]]);
+    expect(state.values.messages.map((m) => [m.type, m.content])).toEqual([
+      ["human", "hi"],
+      ["ai", "You said: hi"],
+    ]);
 
     const asked = await client.threads.create();
     await client.runs.wait(asked.thread_id, "approval", { input: { messages: [] } });

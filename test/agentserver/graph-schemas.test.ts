@@ -71,9 +71,15 @@ describe("graph schemas: slipway agent on the graph-kinds fixture", () => {
     // As the vendor writes it: a oneOf over every message class, each its own definition (Studio's message inputs).
     const definitions = (schemas.input_schema as { definitions: Record<string, Schema> }).definitions;
     const classes = ["AIMessage", "BaseMessageChunk", "ChatMessage", "FunctionMessage", "HumanMessage", "RemoveMessage", "SystemMessage", "ToolMessage"];
-    expect(definitions.BaseMessage).toEqual({ description: expect.stringContaining("Base class for all types of messages"), oneOf: classes.map((name) => ({ $ref: `#/definitions/${name}` })) });
+    expect(definitions.BaseMessage).toEqual({
+      description: expect.stringContaining("Base class for all types of messages"),
+      oneOf: classes.map((name) => ({ $ref: `#/definitions/${name}` })),
+    });
     expect(definitions.HumanMessage).toMatchObject({ type: "object", properties: { type: { const: "human" }, content: {} }, required: ["content"] });
-    expect(definitions.ToolMessage).toMatchObject({ properties: { type: { const: "tool" }, tool_call_id: { type: "string" } }, required: ["content", "tool_call_id"] });
+    expect(definitions.ToolMessage).toMatchObject({
+      properties: { type: { const: "tool" }, tool_call_id: { type: "string" } },
+      required: ["content", "tool_call_id"],
+    });
   });
 
   it("zod v3, zod v4 with a context, and the zod registry's metadata", async () => {

@@ -7,7 +7,7 @@ import { BACKENDS } from "../support/backends.ts";
  * of hostile input gets a clear 4xx naming the field and changes nothing, on both
  * storage back ends. (test/hostile-fuzz.test.ts sprays the same values everywhere.)
  */
-const deep = (levels: number) => '{"a":'.repeat(levels) + "1" + "}".repeat(levels);
+const deep = (levels: number) => `${'{"a":'.repeat(levels)}1${"}".repeat(levels)}`;
 
 describe.each(BACKENDS)("hostile input to the agent server on %s", (backend) => {
   let t: TestAgentServer;

@@ -25,7 +25,7 @@ describe("errors thrown in routes of http.app", () => {
     expect(refused.status).toBe(400);
     expect(await refused.text()).toBe("name is required");
     expect(refused.headers.get("x-client-app")).toBe("yes");
-    expect((await (await fetch(`${server.url}/greet?name=ada`)).json())).toEqual({ hello: "ada" });
+    expect(await (await fetch(`${server.url}/greet?name=ada`)).json()).toEqual({ hello: "ada" });
   });
 
   it("answers an HTTPException made with a response of its own with that response", async () => {

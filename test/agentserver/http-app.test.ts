@@ -144,9 +144,17 @@ describe("langgraph.json http.app, configurable_headers and ui", () => {
     expect(css.headers.get("content-type")).toContain("text/css");
     expect(await css.text()).toContain(".weather-card");
 
-    const unknown = await fetch(`${agent.url}/ui/nobody`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ name: "x" }) });
+    const unknown = await fetch(`${agent.url}/ui/nobody`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ name: "x" }),
+    });
     expect(unknown.status).toBe(404);
-    const invalid = await fetch(`${agent.url}/ui/agent`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ shadowRootId: "r" }) });
+    const invalid = await fetch(`${agent.url}/ui/agent`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ shadowRootId: "r" }),
+    });
     expect(invalid.status).toBe(422);
     expect(await invalid.text()).toContain("name");
   });

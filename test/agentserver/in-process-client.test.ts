@@ -29,7 +29,15 @@ describe("new Client() inside slipway agent", () => {
     // A key the SDK finds in the environment (LangSmith tracing sets one) and this server refuses.
     process.env.LANGSMITH_API_KEY = "a-key-this-server-refuses";
     const target = freshBackend("pglite", "loopback");
-    server = await startAgentServer({ configPath: CONFIG, port: 0, host: "127.0.0.1", dataDir: target.dataDir, schema: target.schema, apiKey: "the-key", logLevel: "silent" });
+    server = await startAgentServer({
+      configPath: CONFIG,
+      port: 0,
+      host: "127.0.0.1",
+      dataDir: target.dataDir,
+      schema: target.schema,
+      apiKey: "the-key",
+      logLevel: "silent",
+    });
     url = server.url;
   }, 90_000);
   afterAll(async () => {

@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { RunCompletion } from "../../src/agentserver/runs/completion.ts";
 import { RunLifecycle } from "../../src/agentserver/runs/lifecycle.ts";
 import { subscribeRunParts } from "../../src/agentserver/runs/lifecycle-listeners.ts";
-import { claimNextRun } from "../../src/agentserver/runs/repository.ts";
+import { claimNextRun } from "../../src/agentserver/runs/queue-repository.ts";
 import type { RunCreate } from "../../src/agentserver/runs/schemas.ts";
 import { RunService } from "../../src/agentserver/runs/service.ts";
 import { StreamBroker } from "../../src/agentserver/stream/broker.ts";
@@ -53,7 +53,14 @@ describe.each(["interrupt", "rollback"] as const)("%s of a run claimed meanwhile
     const aborted: string[] = [];
     const log = { debug: () => undefined, warn: (obj: unknown, msg: string) => console.warn(msg, obj) };
     const lifecycle = new RunLifecycle(log);
-    subscribeRunParts(lifecycle, { db, broker: new StreamBroker(), completion, webhookPolicy: { allowHosts: [], onlyAllowed: false }, log });
+    subscribeRunParts(lifecycle, {
+      db,
+      broker: new StreamBroker(),
+      completion,
+      webhookPolicy: { allowHosts: [], onlyAllowed: false },
+      sendWebhooks: true,
+      log,
+    });
     const runs = new RunService({
       db,
       lifecycle,
@@ -72,7 +79,9 @@ describe.each(["interrupt", "rollback"] as const)("%s of a run claimed meanwhile
     await runs.create(threadId, { assistant_id: assistantId, multitask_strategy: strategy } as RunCreate, { onDisconnect: "continue" });
     expect(claimInWindow).toBe(false);
 
-    const [row] = await base.query<{ status: string; cancel_action: string | null }>("SELECT status, cancel_action FROM runs WHERE run_id = $1", [first.run.run_id]);
+    const [row] = await base.query<{ status: string; cancel_action: string | null }>("SELECT status, cancel_action FROM runs WHERE run_id = $1", [
+      first.run.run_id,
+    ]);
     expect(row).toEqual({ status: "running", cancel_action: strategy });
     expect(aborted).toContain(first.run.run_id);
     const settled = await Promise.race([first.ended.then(() => "ended"), new Promise((resolve) => setTimeout(() => resolve("waiting"), 300))]);

@@ -45,7 +45,10 @@ describe.each(BACKENDS)("key order through the SDK (%s)", (backend) => {
     hooks = createServer((req, res) => {
       let body = "";
       req.on("data", (chunk) => (body += chunk));
-      req.on("end", () => (hookBodies.push(body), res.end("ok")));
+      req.on("end", () => {
+        hookBodies.push(body);
+        res.end("ok");
+      });
     });
     await new Promise<void>((resolve) => hooks.listen(0, "127.0.0.1", resolve));
     hookUrl = `http://127.0.0.1:${(hooks.address() as { port: number }).port}/hook`;

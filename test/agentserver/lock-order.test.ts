@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { finishRunWithSnapshot, requestCancel } from "../../src/agentserver/runs/repository.ts";
+import { finishRunWithSnapshot } from "../../src/agentserver/runs/queue-repository.ts";
+import { requestCancel } from "../../src/agentserver/runs/repository.ts";
 import { lockThread } from "../../src/agentserver/threads/repository.ts";
 import type { Database } from "../../src/storage/database.ts";
 import { openDatabase } from "../../src/storage/open.ts";
@@ -24,15 +25,16 @@ describe("lock order between run creation and a run's end (PostgreSQL)", () => {
     const [assistant, thread, run] = [crypto.randomUUID(), crypto.randomUUID(), crypto.randomUUID()];
     await db.query(`INSERT INTO assistants (assistant_id, graph_id, name) VALUES ($1, 'g', 'n')`, [assistant]);
     await db.query(`INSERT INTO threads (thread_id, status) VALUES ($1, 'busy')`, [thread]);
-    await db.query(
-      `INSERT INTO runs (run_id, thread_id, assistant_id, kwargs, status, lease_owner, attempt) VALUES ($1, $2, $3, '{}', 'running', 'w1', 1)`,
-      [run, thread, assistant],
-    );
+    await db.query(`INSERT INTO runs (run_id, thread_id, assistant_id, kwargs, status, lease_owner, attempt) VALUES ($1, $2, $3, '{}', 'running', 'w1', 1)`, [
+      run,
+      thread,
+      assistant,
+    ]);
     const snapshot = { values: { done: true }, interrupts: {}, error: null, settledStatus: "idle", now: new Date() };
     let finishing: Promise<{ owned: boolean }> | undefined;
     await db.transaction(async (tx) => {
       expect(await lockThread(tx, thread)).toBeDefined();
-      finishing = finishRunWithSnapshot(db!, { runId: run, threadId: thread }, { workerId: "w1", attempt: 1 }, { status: "success" }, snapshot);
+      finishing = finishRunWithSnapshot(db!, { runId: run, threadId: thread, workerId: "w1", attempt: 1 }, { outcome: { status: "success" }, snapshot });
       await new Promise((resolve) => setTimeout(resolve, 200));
       expect(await requestCancel(tx, run, "interrupt")).toBeDefined();
     });

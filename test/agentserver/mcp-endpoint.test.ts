@@ -69,11 +69,7 @@ describe.each(BACKENDS)("MCP endpoint on %s", (backend) => {
   it("streams a tool call as SSE with progress notifications when the client asks for progress", async () => {
     const { client } = await connect();
     const progress: Array<{ progress: number; message?: string }> = [];
-    const result = await client.callTool(
-      { name: "slow", arguments: { delay_ms: 20, steps: 3 } },
-      undefined,
-      { onprogress: (update) => progress.push(update) },
-    );
+    const result = await client.callTool({ name: "slow", arguments: { delay_ms: 20, steps: 3 } }, undefined, { onprogress: (update) => progress.push(update) });
     expect(result.isError).toBe(false);
     expect((result.structuredContent as { steps: number }).steps).toBe(0);
     expect(progress.map((p) => p.progress)).toEqual([1, 2, 3]);
@@ -81,9 +77,17 @@ describe.each(BACKENDS)("MCP endpoint on %s", (backend) => {
     await client.close();
 
     // On the wire: text/event-stream, the notifications then the response.
-    const raw = await post({ jsonrpc: "2.0", id: 7, method: "tools/call", params: { name: "agent", arguments: { messages: [{ role: "human", content: "hi" }] }, _meta: { progressToken: "p1" } } });
+    const raw = await post({
+      jsonrpc: "2.0",
+      id: 7,
+      method: "tools/call",
+      params: { name: "agent", arguments: { messages: [{ role: "human", content: "hi" }] }, _meta: { progressToken: "p1" } },
+    });
     expect(raw.headers.get("content-type")).toContain("text/event-stream");
-    const frames = (await raw.text()).split("\n").filter((line) => line.startsWith("data: ")).map((line) => JSON.parse(line.slice(6)));
+    const frames = (await raw.text())
+      .split("\n")
+      .filter((line) => line.startsWith("data: "))
+      .map((line) => JSON.parse(line.slice(6)));
     expect(frames.at(0)).toMatchObject({ method: "notifications/progress", params: { progressToken: "p1", progress: 1 } });
     expect(frames.at(-1)).toMatchObject({ id: 7, result: { isError: false } });
   });
@@ -142,7 +146,12 @@ describe.each(BACKENDS)("MCP endpoint on %s", (backend) => {
   });
 
   it("keeps sessions in the database: ended ones answer 404; GET is 405; the API key applies", async () => {
-    const init = await post({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "raw", version: "0" } } });
+    const init = await post({
+      jsonrpc: "2.0",
+      id: 1,
+      method: "initialize",
+      params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "raw", version: "0" } },
+    });
     expect(init.status).toBe(200);
     expect((await init.json()).result.protocolVersion).toBe("2025-06-18");
     const session = init.headers.get("mcp-session-id")!;
@@ -157,6 +166,8 @@ describe.each(BACKENDS)("MCP endpoint on %s", (backend) => {
     expect((await post({ jsonrpc: "2.0", id: 4, method: "ping" })).status).toBe(200);
     expect((await fetch(`${agent.url}/mcp/`, { headers: { accept: "text/event-stream", "x-api-key": KEY } })).status).toBe(405);
     expect((await post({ jsonrpc: "2.0", id: 5, method: "ping" }, { "x-api-key": "wrong" })).status).toBe(403);
-    expect((await fetch(`${agent.url}/mcp/`, { method: "POST", headers: { "content-type": "application/json", accept: ACCEPT_BOTH }, body: "{}" })).status).toBe(401);
+    expect(
+      (await fetch(`${agent.url}/mcp/`, { method: "POST", headers: { "content-type": "application/json", accept: ACCEPT_BOTH }, body: "{}" })).status,
+    ).toBe(401);
   });
 });

@@ -61,7 +61,8 @@ describe.each(BACKENDS)("GET /metrics on %s", (backend) => {
 
     // The parser names a counter's family without its _total.
     expect(done.family("lg_api_http_requests")?.type).toBe("counter");
-    const count = (method: string, path: string, status: string) => done.sample("lg_api_http_requests", "lg_api_http_requests_total", { method, path, status }) ?? 0;
+    const count = (method: string, path: string, status: string) =>
+      done.sample("lg_api_http_requests", "lg_api_http_requests_total", { method, path, status }) ?? 0;
     expect(count("POST", "/threads", "200")).toBe(1);
     expect(count("POST", "/threads/{thread_id}/runs", "200")).toBe(3);
     expect(count("GET", "/threads/{thread_id}", "404")).toBe(1);

@@ -102,7 +102,11 @@ describe.each([
   it("joins, from this process, the stream of a run executing in the other, with the same event ids", async () => {
     const { front, worker, workerUrl } = await pair();
     const thread = await front.threads.create();
-    const run = await worker.runs.create(thread.thread_id, "slow", { input: { delay_ms: 150, steps: 3 }, streamMode: ["values", "updates"], streamResumable: true });
+    const run = await worker.runs.create(thread.thread_id, "slow", {
+      input: { delay_ms: 150, steps: 3 },
+      streamMode: ["values", "updates"],
+      streamResumable: true,
+    });
     const joined = await collectWithin((signal) => front.runs.joinStream(thread.thread_id, run.run_id, { streamMode: ["values", "updates"], signal }));
     expect(joined.filter((part) => part.event === "values").at(-1)?.data).toEqual(expect.objectContaining({ steps: 0 }));
 
@@ -111,19 +115,31 @@ describe.each([
     const ids = [...(await all.text()).matchAll(/^id: (\d+)$/gm)].map((match) => Number(match[1]));
     expect(ids.length).toBeGreaterThan(3);
     const rest = async (client: Client) =>
-      (await collectWithin((signal) => client.runs.joinStream(thread.thread_id, run.run_id, { lastEventId: String(ids[1]), streamMode: ["values", "updates"], signal }))).map((part) => JSON.stringify(part));
+      (
+        await collectWithin((signal) =>
+          client.runs.joinStream(thread.thread_id, run.run_id, { lastEventId: String(ids[1]), streamMode: ["values", "updates"], signal }),
+        )
+      ).map((part) => JSON.stringify(part));
     expect(await rest(front)).toEqual(await rest(worker));
   });
 
   it("resumes here, after the last event a client read from the executing process, with nothing repeated", async () => {
     const { front, worker } = await pair();
     const thread = await front.threads.create();
-    const run = await worker.runs.create(thread.thread_id, "slow", { input: { delay_ms: 300, steps: 4 }, streamMode: ["values", "updates"], streamResumable: true });
+    const run = await worker.runs.create(thread.thread_id, "slow", {
+      input: { delay_ms: 300, steps: 4 },
+      streamMode: ["values", "updates"],
+      streamResumable: true,
+    });
     // The client reads the first events from the executing process, then its connection drops.
     const leaving = new AbortController();
     const first: string[] = [];
     try {
-      for await (const part of worker.runs.joinStream(thread.thread_id, run.run_id, { lastEventId: "-1", streamMode: ["values", "updates"], signal: leaving.signal })) {
+      for await (const part of worker.runs.joinStream(thread.thread_id, run.run_id, {
+        lastEventId: "-1",
+        streamMode: ["values", "updates"],
+        signal: leaving.signal,
+      })) {
         first.push(String((part as { id?: string }).id));
         if (first.length === 3) leaving.abort();
       }
@@ -132,7 +148,9 @@ describe.each([
     }
     expect(first).toEqual(["0", "1", "2"]);
     // It joins again through this process, which held nothing of the run: the rest, once each.
-    const rest = await collectWithin((signal) => front.runs.joinStream(thread.thread_id, run.run_id, { lastEventId: "2", streamMode: ["values", "updates"], signal }));
+    const rest = await collectWithin((signal) =>
+      front.runs.joinStream(thread.thread_id, run.run_id, { lastEventId: "2", streamMode: ["values", "updates"], signal }),
+    );
     const ids = rest.map((part) => Number((part as { id?: string }).id));
     expect(ids.length).toBeGreaterThan(2);
     expect(ids).toEqual(Array.from({ length: ids.length }, (_, index) => 3 + index));
@@ -176,7 +194,6 @@ describe.each([
     const values = parts.filter((part) => part.event === "values").at(-1)?.data;
     expect(lastText(values)).toBe(`You said: ${big}`);
   });
-
 });
 
 describe("two agent servers sharing PostgreSQL", () => {
@@ -189,10 +206,9 @@ describe("two agent servers sharing PostgreSQL", () => {
     await new Promise((resolve) => setTimeout(resolve, 150));
     // Both servers lose their LISTEN connection (they come back after ~0.5 s); the run
     // ends in the other server meanwhile, so its "done" notification is lost to us.
-    const killed = await db.query<{ ok: boolean }>(
-      "SELECT pg_terminate_backend(pid) AS ok FROM pg_stat_activity WHERE application_name = $1",
-      [`slipway-listen:${schema}`],
-    );
+    const killed = await db.query<{ ok: boolean }>("SELECT pg_terminate_backend(pid) AS ok FROM pg_stat_activity WHERE application_name = $1", [
+      `slipway-listen:${schema}`,
+    ]);
     expect(killed.length).toBe(2);
     const outcome = await Promise.race([waiting.then((values) => ({ values })), new Promise((resolve) => setTimeout(() => resolve("still waiting"), 8_000))]);
     expect(outcome).toEqual({ values: expect.objectContaining({ steps: 0 }) });
@@ -216,7 +232,9 @@ describe("two agent servers sharing PostgreSQL", () => {
 
     // The channel this process opened for the run never heard its end: a join still gets
     // the whole run and ends.
-    const replayed = await collectWithin((signal) => front.runs.joinStream(thread.thread_id, run.run_id, { lastEventId: "-1", streamMode: ["values"], signal }));
+    const replayed = await collectWithin((signal) =>
+      front.runs.joinStream(thread.thread_id, run.run_id, { lastEventId: "-1", streamMode: ["values"], signal }),
+    );
     expect(replayed[0]?.event).toBe("metadata");
     expect(replayed.filter((part) => part.event === "values").at(-1)?.data).toEqual(expect.objectContaining({ steps: 0 }));
   });
@@ -246,5 +264,4 @@ describe("two agent servers sharing PostgreSQL", () => {
     expect(long("a").length).toBeLessThanOrEqual(63);
     expect(long("a")).not.toBe(long("b"));
   });
-
 });

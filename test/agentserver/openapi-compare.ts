@@ -17,10 +17,7 @@ export interface OpenApiDocument {
 const METHODS = ["get", "put", "post", "delete", "patch", "head", "options"] as const;
 
 /** Vendor surfaces that are planned for later milestones. */
-const OUT_OF_SCOPE: RegExp[] = [
-  /^\/threads\/\{thread_id\}\/stream\/events$/,
-  /^\/threads\/\{thread_id\}\/commands$/,
-];
+const OUT_OF_SCOPE: RegExp[] = [/^\/threads\/\{thread_id\}\/stream\/events$/, /^\/threads\/\{thread_id\}\/commands$/];
 
 export function inScope(path: string): boolean {
   return !OUT_OF_SCOPE.some((pattern) => pattern.test(path));

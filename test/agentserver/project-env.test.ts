@@ -35,7 +35,9 @@ async function keySeen(config: string, env: Record<string, string> = {}): Promis
   const agent = await spawnAgent(["--config", config, "--data-dir", join(mkdtempSync(join(tmpdir(), "slipway-env-data-")), "db")], env);
   agents.push(agent);
   const client = new Client({ apiUrl: agent.url });
-  const values = (await client.runs.wait(null, "agent", { input: { messages: [{ role: "user", content: "hi" }] } })) as { messages: Array<{ content: unknown }> };
+  const values = (await client.runs.wait(null, "agent", { input: { messages: [{ role: "user", content: "hi" }] } })) as {
+    messages: Array<{ content: unknown }>;
+  };
   return { answer: values.messages.at(-1)?.content, output: agent.output() };
 }
 
@@ -58,7 +60,9 @@ describe("langgraph.json env", () => {
     expect(JSON.parse(check.stdout.trim())).toEqual({ event: "check", ok: true, graphs: ["agent"] });
     const warning = JSON.parse(check.stderr.trim());
     expect(warning).toMatchObject({ level: "warn" });
-    expect(warning.msg).toContain(`env file ".env" not found (${join(config, "..", ".env")}): continuing without it; set its values as the deployment's secrets`);
+    expect(warning.msg).toContain(
+      `env file ".env" not found (${join(config, "..", ".env")}): continuing without it; set its values as the deployment's secrets`,
+    );
 
     const started = await keySeen(config, { [KEY]: "from-secret" });
     expect(started.answer).toBe("from-secret");

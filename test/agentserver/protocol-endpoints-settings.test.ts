@@ -45,7 +45,11 @@ describe("MCP and A2A under custom auth", () => {
   });
 
   it("MCP: 401 without a token; each user's tools are the assistants their on handlers let them see", async () => {
-    const none = await fetch(`${server.url}/mcp/`, { method: "POST", headers: { "content-type": "application/json", accept: "application/json, text/event-stream" }, body: "{}" });
+    const none = await fetch(`${server.url}/mcp/`, {
+      method: "POST",
+      headers: { "content-type": "application/json", accept: "application/json, text/event-stream" },
+      body: "{}",
+    });
     expect(none.status).toBe(401);
     const alice = await mcpAs("token-alice");
     expect((await alice.listTools()).tools.map((tool) => tool.name)).toEqual(["alice-bot"]);
@@ -72,7 +76,11 @@ describe("MCP and A2A under custom auth", () => {
     const bobGets = await asBob({ jsonrpc: "2.0", id: 1, method: "tasks/get", params: { id: task.id } });
     expect(bobGets.status).toBe(404);
     expect((await bobGets.json()).error.code).toBe(-32001);
-    const anonymous = await fetch(`${server.url}/a2a/${aliceBot}`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tasks/get", params: { id: task.id } }) });
+    const anonymous = await fetch(`${server.url}/a2a/${aliceBot}`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tasks/get", params: { id: task.id } }),
+    });
     expect(anonymous.status).toBe(401);
   });
 });
@@ -90,7 +98,12 @@ describe("http.disable_mcp and http.disable_a2a", () => {
   });
 
   it("answers 404 on the endpoints it turns off, as the vendor's server does", async () => {
-    const post = (path: string) => fetch(`${server.url}${path}`, { method: "POST", headers: { "content-type": "application/json", accept: "application/json, text/event-stream" }, body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "ping" }) });
+    const post = (path: string) =>
+      fetch(`${server.url}${path}`, {
+        method: "POST",
+        headers: { "content-type": "application/json", accept: "application/json, text/event-stream" },
+        body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "ping" }),
+      });
     expect((await post("/mcp/")).status).toBe(404);
     expect((await post("/mcp")).status).toBe(404);
     expect((await post("/a2a/agent")).status).toBe(404);

@@ -59,7 +59,11 @@ describe.each(BACKENDS)("Python graphs (%s)", (backend) => {
   it("streams events and the whole-message messages mode", async () => {
     const thread = await agent.client.threads.create();
     const events = await collectWithin((signal) =>
-      agent.client.runs.stream(thread.thread_id, "echo", { input: { messages: [{ role: "user", content: "ev" }] }, streamMode: ["events", "messages", "values"], signal }),
+      agent.client.runs.stream(thread.thread_id, "echo", {
+        input: { messages: [{ role: "user", content: "ev" }] },
+        streamMode: ["events", "messages", "values"],
+        signal,
+      }),
     );
     const names = new Set(events.map((e) => e.event));
     expect(names).toContain("events");
@@ -128,7 +132,10 @@ describe.each(BACKENDS)("Python graphs (%s)", (backend) => {
     expect(schemas.input_schema).toEqual(schemas.state_schema);
     const [approve] = await agent.client.assistants.search({ graphId: "approve" });
     const approveState = (await agent.client.assistants.getSchemas(approve.assistant_id)).state_schema as { properties: Record<string, { type?: string }> };
-    expect(Object.fromEntries(Object.entries(approveState.properties).map(([name, field]) => [name, field.type]))).toEqual({ request: "string", approved: "boolean" });
+    expect(Object.fromEntries(Object.entries(approveState.properties).map(([name, field]) => [name, field.type]))).toEqual({
+      request: "string",
+      approved: "boolean",
+    });
   });
 
   it("lists a graph's subgraphs with their schemas, by namespace and recursing, as a JS graph's (assistants suite)", async () => {
@@ -185,7 +192,11 @@ describe.each(BACKENDS)("Python graphs (%s)", (backend) => {
       await agent.client.runs.wait(paused.thread_id, "approve", { input: { request: "ship" } });
       const waiting = await agent.client.threads.get(paused.thread_id);
       expect(waiting.status).toBe("interrupted");
-      expect(Object.values(waiting.interrupts).flat().map((i) => (i as { value: unknown }).value)).toEqual([{ question: "approve ship?" }]);
+      expect(
+        Object.values(waiting.interrupts)
+          .flat()
+          .map((i) => (i as { value: unknown }).value),
+      ).toEqual([{ question: "approve ship?" }]);
       const ops = requests.mock.calls.map(([op]) => op);
       expect(ops.filter((op) => op === "run")).toHaveLength(2);
       expect(ops).not.toContain("state");
@@ -220,8 +231,11 @@ describe.each(BACKENDS)("Python graphs (%s)", (backend) => {
 
   it("fires a thread cron on a Python graph", async () => {
     const thread = await agent.client.threads.create();
-    const cron = await agent.client.crons.createForThread(thread.thread_id, "echo", { schedule: "* * * * * *", input: { messages: [{ role: "user", content: "tick" }] } });
-    await until(async () => ((await agent.client.threads.getState(thread.thread_id)).values as { messages?: unknown[] }).messages?.length! >= 4);
+    const cron = await agent.client.crons.createForThread(thread.thread_id, "echo", {
+      schedule: "* * * * * *",
+      input: { messages: [{ role: "user", content: "tick" }] },
+    });
+    await until(async () => (((await agent.client.threads.getState(thread.thread_id)).values as { messages?: unknown[] }).messages?.length ?? 0) >= 4);
     await agent.client.crons.delete(cron.cron_id);
     const said = ((await agent.client.threads.getState(thread.thread_id)).values as { messages: { content: string }[] }).messages.map((m) => m.content);
     expect(said.slice(0, 4)).toEqual(["tick", "You said: tick", "tick", "You said: tick"]);

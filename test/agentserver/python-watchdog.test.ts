@@ -42,7 +42,9 @@ describe("the Python worker's watchdog", () => {
   }, 120_000);
 
   it("refuses limits that are not positive numbers, naming the variable", () => {
-    expect(() => watchdogSettings({ SLIPWAY_PYTHON_PING_TIMEOUT_SECONDS: "soon" })).toThrow(/SLIPWAY_PYTHON_PING_TIMEOUT_SECONDS must be a positive number, not "soon"/);
+    expect(() => watchdogSettings({ SLIPWAY_PYTHON_PING_TIMEOUT_SECONDS: "soon" })).toThrow(
+      /SLIPWAY_PYTHON_PING_TIMEOUT_SECONDS must be a positive number, not "soon"/,
+    );
     expect(() => watchdogSettings({ SLIPWAY_PYTHON_MEMORY_LIMIT_MB: "-1" })).toThrow(/SLIPWAY_PYTHON_MEMORY_LIMIT_MB/);
     expect(watchdogSettings({ SLIPWAY_PYTHON_PING_TIMEOUT_SECONDS: "1.5", SLIPWAY_PYTHON_MEMORY_LIMIT_MB: "" })).toEqual({ pingTimeoutMs: 1500 });
   });

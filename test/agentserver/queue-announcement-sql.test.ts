@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { queueAnnouncement, readQueueAnnouncement, runsChannel } from "../../src/agentserver/runs/announcements.ts";
-import { enqueueRunFast, type RunKwargs } from "../../src/agentserver/runs/repository.ts";
+import { enqueueRunFast } from "../../src/agentserver/runs/queue-repository.ts";
+import type { RunKwargs } from "../../src/agentserver/runs/repository.ts";
 import { openDatabase } from "../../src/storage/open.ts";
 import { BACKENDS, freshBackend } from "../support/backends.ts";
 

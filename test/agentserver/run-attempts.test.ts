@@ -19,10 +19,12 @@ describe.each(BACKENDS)("run attempts on %s", (backend) => {
     const [assistant] = await client.assistants.search({ graphId: "agent" });
     const runId = crypto.randomUUID();
     // As the sweeper leaves a run after its previous attempts: pending, attempt counted.
-    await server.db.query(
-      `INSERT INTO runs (run_id, thread_id, assistant_id, kwargs, attempt) VALUES ($1, $2, $3, '{}', $4)`,
-      [runId, thread.thread_id, assistant.assistant_id, MAX_RUN_ATTEMPTS],
-    );
+    await server.db.query(`INSERT INTO runs (run_id, thread_id, assistant_id, kwargs, attempt) VALUES ($1, $2, $3, '{}', $4)`, [
+      runId,
+      thread.thread_id,
+      assistant.assistant_id,
+      MAX_RUN_ATTEMPTS,
+    ]);
     await server.db.notify(runsChannel(server.db.schema), queueAnnouncement(runId, 0, thread.thread_id));
     await client.runs.join(thread.thread_id, runId);
     const run = await client.runs.get(thread.thread_id, runId);
@@ -68,7 +70,13 @@ describe.each(BACKENDS)("run attempts on %s", (backend) => {
     ]);
     await server.db.notify(runsChannel(server.db.schema), queueAnnouncement(runId, 0, thread.thread_id));
     // Either its first attempt ended it, or the sweeper gave it a second one.
-    const row = async () => (await server.db.query<{ status: string; attempt: number; error: { error: string } | null }>("SELECT status, attempt, error FROM runs WHERE run_id = $1", [runId]))[0]!;
+    const row = async () =>
+      (
+        await server.db.query<{ status: string; attempt: number; error: { error: string } | null }>(
+          "SELECT status, attempt, error FROM runs WHERE run_id = $1",
+          [runId],
+        )
+      )[0]!;
     const deadline = Date.now() + 15_000;
     while (Date.now() < deadline) {
       const { status, attempt } = await row();

@@ -183,7 +183,12 @@ async function rawEvents(url: string, lastEventId: string): Promise<Array<{ id: 
     .split("\n\n")
     .filter((block) => block.includes("event:"))
     .map((block) => {
-      const lines = Object.fromEntries(block.split("\n").filter((l) => !l.startsWith(":")).map((l) => [l.slice(0, l.indexOf(":")), l.slice(l.indexOf(":") + 2)]));
+      const lines = Object.fromEntries(
+        block
+          .split("\n")
+          .filter((l) => !l.startsWith(":"))
+          .map((l) => [l.slice(0, l.indexOf(":")), l.slice(l.indexOf(":") + 2)]),
+      );
       return { id: Number(lines.id), event: lines.event, data: JSON.parse(lines.data) };
     });
 }

@@ -19,7 +19,11 @@ describe("pagination headers of the search endpoints", () => {
 
   /** The headers of one search page, asked from a browser's origin. */
   async function page(path: string, body: Record<string, unknown>): Promise<{ count: number; total: string | null; next: string | null; exposed: string }> {
-    const answer = await fetch(`${t.url}${path}`, { method: "POST", headers: { "content-type": "application/json", origin: "https://ui.example" }, body: JSON.stringify(body) });
+    const answer = await fetch(`${t.url}${path}`, {
+      method: "POST",
+      headers: { "content-type": "application/json", origin: "https://ui.example" },
+      body: JSON.stringify(body),
+    });
     expect(answer.status).toBe(200);
     return {
       count: ((await answer.json()) as unknown[]).length,
@@ -31,7 +35,12 @@ describe("pagination headers of the search endpoints", () => {
 
   /** Five matching items, pages of two: 2 (next 2, total 3), 2 (next 4, total 5), 1 (total 5). */
   async function expectVendorPages(path: string, filter: Record<string, unknown>): Promise<void> {
-    expect(await page(path, { ...filter, limit: 2 })).toEqual({ count: 2, next: "2", total: "3", exposed: expect.stringMatching(/X-Pagination-Total.*X-Pagination-Next/) });
+    expect(await page(path, { ...filter, limit: 2 })).toEqual({
+      count: 2,
+      next: "2",
+      total: "3",
+      exposed: expect.stringMatching(/X-Pagination-Total.*X-Pagination-Next/),
+    });
     expect(await page(path, { ...filter, limit: 2, offset: 2 })).toMatchObject({ count: 2, next: "4", total: "5" });
     expect(await page(path, { ...filter, limit: 2, offset: 4 })).toMatchObject({ count: 1, next: null, total: "5" });
     expect(await page(path, { ...filter, limit: 5 })).toMatchObject({ count: 5, next: null, total: "5" });

@@ -100,9 +100,7 @@ describe("a client reading a 50 MB stream at 10 KB/s", () => {
   async function floodWithSlowReaders(client: Client, input: { events: number; bytes: number }, afterSeconds?: number) {
     const thread = await client.threads.create();
     const run = await client.runs.create(thread.thread_id, "flood", { input, streamMode: ["custom"], afterSeconds });
-    const readers = Array.from({ length: SLOW_CLIENTS }, () =>
-      slowReader(`${agent.url}/threads/${thread.thread_id}/runs/${run.run_id}/stream`, READ_RATE),
-    );
+    const readers = Array.from({ length: SLOW_CLIENTS }, () => slowReader(`${agent.url}/threads/${thread.thread_id}/runs/${run.run_id}/stream`, READ_RATE));
     return { thread, run, readers };
   }
 

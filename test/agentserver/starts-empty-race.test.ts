@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { enqueueRunFast, type RunKwargs } from "../../src/agentserver/runs/repository.ts";
+import { enqueueRunFast } from "../../src/agentserver/runs/queue-repository.ts";
+import type { RunKwargs } from "../../src/agentserver/runs/repository.ts";
 import { openDatabase } from "../../src/storage/open.ts";
 import { freshBackend } from "../support/backends.ts";
 
@@ -43,7 +44,10 @@ describe("starts_empty of a run queued while the thread's previous run ends (pos
     await db.transaction(async (tx) => {
       // The first run's end, as finish_run records it: under the thread's lock, with a checkpoint.
       await tx.query("SELECT 1 FROM threads WHERE thread_id = $1 FOR UPDATE", [thread]);
-      await tx.query("INSERT INTO checkpoints (thread_id, checkpoint_ns, checkpoint_id, checkpoint) VALUES ($1, '', '1ef00000-0000-6000-8000-000000000001', '{}')", [thread]);
+      await tx.query(
+        "INSERT INTO checkpoints (thread_id, checkpoint_ns, checkpoint_id, checkpoint) VALUES ($1, '', '1ef00000-0000-6000-8000-000000000001', '{}')",
+        [thread],
+      );
       await tx.query("UPDATE runs SET status = 'success', lease_owner = NULL, lease_expires_at = NULL WHERE run_id = $1", [first]);
       // The next run is queued now: its statement starts, then waits for the lock held here.
       second = enqueue(crypto.randomUUID(), false);

@@ -48,9 +48,13 @@ describe.each(BACKENDS)("a state update and a run created at the same moment (%s
     await client.runs.wait(thread.thread_id, "agent", { input: { messages: [{ role: "human", content: "first" }] } });
 
     let created: Promise<{ run_id: string }> | undefined;
-    afterNextActiveRunCheck(server.db, () => {
-      created = client.runs.create(thread.thread_id, "agent", { input: { messages: [{ role: "human", content: "second" }] } });
-    }, 300);
+    afterNextActiveRunCheck(
+      server.db,
+      () => {
+        created = client.runs.create(thread.thread_id, "agent", { input: { messages: [{ role: "human", content: "second" }] } });
+      },
+      300,
+    );
     const updated = await client.threads.updateState(thread.thread_id, { values: { messages: [{ role: "ai", content: "edited by hand" }] } });
     expect(created).toBeDefined();
     const run = await created!;
@@ -73,7 +77,9 @@ describe.each(BACKENDS)("a state update and a run created at the same moment (%s
     const { client } = running;
     const thread = await client.threads.create({ graphId: "slow" });
     const run = await client.runs.create(thread.thread_id, "slow", { input: { messages: [{ role: "human", content: "wait" }], delay_ms: 2_000, steps: 1 } });
-    await expect(client.threads.updateState(thread.thread_id, { values: { messages: [{ role: "ai", content: "refused" }] } })).rejects.toMatchObject({ status: 409 });
+    await expect(client.threads.updateState(thread.thread_id, { values: { messages: [{ role: "ai", content: "refused" }] } })).rejects.toMatchObject({
+      status: 409,
+    });
     await client.runs.cancel(thread.thread_id, run.run_id, true);
     const history = await client.threads.getHistory(thread.thread_id, { limit: 50 });
     expect(history.length).toBeGreaterThan(0);
@@ -89,9 +95,13 @@ describe.each(BACKENDS)("a state update and a run created at the same moment (%s
     await client.runs.wait(thread.thread_id, "slow", { input: { messages: [{ role: "human", content: "first" }], delay_ms: 10, steps: 2 } });
 
     let created: Promise<{ run_id: string }> | undefined;
-    afterNextActiveRunCheck(server.db, () => {
-      created = client.runs.create(thread.thread_id, "slow", { input: { messages: [{ role: "human", content: "second" }], delay_ms: 400, steps: 2 } });
-    }, 300);
+    afterNextActiveRunCheck(
+      server.db,
+      () => {
+        created = client.runs.create(thread.thread_id, "slow", { input: { messages: [{ role: "human", content: "second" }], delay_ms: 400, steps: 2 } });
+      },
+      300,
+    );
     const pruned = await fetch(`${url}/threads/prune`, {
       method: "POST",
       headers: { "content-type": "application/json" },

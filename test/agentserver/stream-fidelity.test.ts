@@ -75,7 +75,9 @@ describe("stream and state fidelity: slipway agent on the graph-kinds fixture", 
 
   it("debug checkpoint events carry checkpoint and parent_checkpoint", async () => {
     const thread = await client.threads.create();
-    const parts = await collect(client.runs.stream(thread.thread_id, "annotation", { input: { topic: "debug" }, streamMode: ["debug"] }) as AsyncIterable<Part>);
+    const parts = await collect(
+      client.runs.stream(thread.thread_id, "annotation", { input: { topic: "debug" }, streamMode: ["debug"] }) as AsyncIterable<Part>,
+    );
     const checkpoints = parts
       .filter((part) => part.event === "debug" && (part.data as { type: string }).type === "checkpoint")
       .map((part) => (part.data as { payload: Record<string, unknown> }).payload);

@@ -31,7 +31,13 @@ describe("stream relay between processes on one PostgreSQL", () => {
       const broker = new StreamBroker();
       const completion = new RunCompletion(db);
       await completion.start();
-      const relay = new StreamRelay(db, streamChannel(db.schema), broker, completion, { askEveryMs: 100, endGraceMs: 400, gapPatienceMs: 3_000, silenceMs: 300, ...options });
+      const relay = new StreamRelay(db, streamChannel(db.schema), broker, completion, {
+        askEveryMs: 100,
+        endGraceMs: 400,
+        gapPatienceMs: 3_000,
+        silenceMs: 300,
+        ...options,
+      });
       await relay.start();
       nodes.push({ db, relay });
       made.push({ db, broker, completion, relay, schema: target.schema });
@@ -140,7 +146,7 @@ describe("stream relay between processes on one PostgreSQL", () => {
     expect(shape(stream.events)).toEqual(['1:metadata:{"attempt":1}', '2:metadata:{"attempt":2}', '3:values:{"done":true}']);
   });
 
-  it("answers a follower's ask with \"here\" while the run executes with nothing new, so the follower stops asking", async () => {
+  it('answers a follower\'s ask with "here" while the run executes with nothing new, so the follower stops asking', async () => {
     const { executor, follower, runId, stream } = await followedRun();
     const asks: string[] = [];
     await follower.db.listen(executor.relay.channel, (payload) => {
@@ -223,7 +229,9 @@ describe("stream relay between processes on one PostgreSQL", () => {
   it("asks again after its notification connection came back, and gets the events sent meanwhile", async () => {
     const { executor, runId, stream } = await followedRun();
 
-    const killed = await executor.db.query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = $1", [`slipway-listen:${executor.schema}`]);
+    const killed = await executor.db.query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = $1", [
+      `slipway-listen:${executor.schema}`,
+    ]);
     expect(killed.length).toBe(2);
     executor.broker.publish(runId, { event: "updates", data: { lost: 1 } });
     executor.broker.publish(runId, { event: "updates", data: { lost: 2 } });

@@ -45,7 +45,15 @@ describe.each(BACKENDS)("TTLs of langgraph.json on %s", (backend) => {
 
   beforeAll(async () => {
     const target = freshBackend(backend, "ttl");
-    server = await startAgentServer({ configPath: configFile(), port: 0, host: "127.0.0.1", dataDir: target.dataDir, databaseUrl: target.databaseUrl, schema: target.schema, logLevel: "error" });
+    server = await startAgentServer({
+      configPath: configFile(),
+      port: 0,
+      host: "127.0.0.1",
+      dataDir: target.dataDir,
+      databaseUrl: target.databaseUrl,
+      schema: target.schema,
+      logLevel: "error",
+    });
     client = new Client({ apiUrl: server.url });
   });
   afterAll(async () => {
@@ -67,7 +75,14 @@ describe.each(BACKENDS)("TTLs of langgraph.json on %s", (backend) => {
     await client.runs.wait(byRun, "agent", { input: { messages: [{ role: "human", content: "hi" }] }, ifNotExists: "create" });
     const own = await client.threads.create({ ttl: { ttl: 60, strategy: "delete" } });
     await eventually(async () => {
-      const statuses = await Promise.all([plain.thread_id, byRun].map((id) => client.threads.get(id).then(() => 200, (e: { status?: number }) => e.status)));
+      const statuses = await Promise.all(
+        [plain.thread_id, byRun].map((id) =>
+          client.threads.get(id).then(
+            () => 200,
+            (e: { status?: number }) => e.status,
+          ),
+        ),
+      );
       return statuses.every((status) => status === 404);
     });
     // A thread with its own, longer ttl keeps it.

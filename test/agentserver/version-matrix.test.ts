@@ -20,9 +20,13 @@ const running = new Set<AgentProcess>();
 async function checkLine(line: VersionLine): Promise<CheckResults> {
   const root = await versionProject(line);
   const langgraph = installedLanggraph(root);
-  const agent = await spawnAgent(["--config", join(root, "langgraph.json"), "--data-dir", freshBackend("pglite", "matrix").dataDir!], {
-    SLIPWAY_SCHEMA_TIMEOUT_SECONDS: "120",
-  }, 180_000);
+  const agent = await spawnAgent(
+    ["--config", join(root, "langgraph.json"), "--data-dir", freshBackend("pglite", "matrix").dataDir!],
+    {
+      SLIPWAY_SCHEMA_TIMEOUT_SECONDS: "120",
+    },
+    180_000,
+  );
   running.add(agent);
   try {
     return await runVersionChecks(agent.url, { langgraph, hasCommand: hasCommand(langgraph), lacks: libraryGaps(langgraph) });
@@ -49,7 +53,9 @@ async function inPairs(lines: VersionLine[]): Promise<void> {
 function table(): string {
   const rows = LINES.map((line) => {
     const found = results.get(line.langgraph);
-    const cells = CHECKS.map((name) => (found instanceof Error ? "start failed" : found?.[name] === "ok" ? "yes" : found?.[name]?.startsWith("n/a") ? "n/a" : "no"));
+    const cells = CHECKS.map((name) =>
+      found instanceof Error ? "start failed" : found?.[name] === "ok" ? "yes" : found?.[name]?.startsWith("n/a") ? "n/a" : "no",
+    );
     return `| ${line.langgraph} | ${line.core} | ${cells.join(" | ")} |`;
   });
   return [`| @langchain/langgraph | @langchain/core | ${CHECKS.join(" | ")} |`, `|${" --- |".repeat(CHECKS.length + 2)}`, ...rows].join("\n");

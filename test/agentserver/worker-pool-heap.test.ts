@@ -54,7 +54,9 @@ describe.each(BACKENDS)("worker pool heap bound on %s", (backend) => {
       while (!check() && Date.now() < end) await new Promise((resolve) => setTimeout(resolve, 10));
       return check();
     };
-    const releaseAll = () => gates.splice(0).forEach((open) => open());
+    const releaseAll = () => {
+      for (const open of gates.splice(0)) open();
+    };
     return { queueRun, until, releaseAll, finished, peak: () => peak, running: () => running };
   }
 

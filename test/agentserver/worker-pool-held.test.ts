@@ -64,7 +64,9 @@ describe.each(BACKENDS)("runs a worker pool holds before starting them (%s)", (b
     await pool.stop(100);
     pool.adopt(run);
     await expect
-      .poll(async () => (await db.query<{ status: string; lease_owner: string | null }>("SELECT status, lease_owner FROM runs WHERE run_id = $1", [run.run_id]))[0])
+      .poll(
+        async () => (await db.query<{ status: string; lease_owner: string | null }>("SELECT status, lease_owner FROM runs WHERE run_id = $1", [run.run_id]))[0],
+      )
       .toEqual({ status: "pending", lease_owner: null });
     expect(started).toEqual([]);
   });

@@ -51,9 +51,19 @@ describe("CPU per run from /proc (bench/agent/cpu-share.ts)", () => {
       { label: "ours (PGlite)", result: result(500, 4) },
       { label: "ours (PostgreSQL)", result: result(300, 5) },
     ];
-    const floor = { graphRunsPerSecond: 3000, durableRunsPerSecond: { PGlite: 1000, PostgreSQL: 1200 }, durableMachineMsPerRun: { PGlite: 1.5 }, graphFirstUpdateMs: 1, transportFirstUpdateMs: 1 };
+    const floor = {
+      graphRunsPerSecond: 3000,
+      durableRunsPerSecond: { PGlite: 1000, PostgreSQL: 1200 },
+      durableMachineMsPerRun: { PGlite: 1.5 },
+      graphFirstUpdateMs: 1,
+      transportFirstUpdateMs: 1,
+    };
     const lines = renderCpu(columns, floor).split("\n");
-    const row = (name: string) => lines.find((l) => l.trimStart().startsWith(name))!.trim().split(/\s{2,}/);
+    const row = (name: string) =>
+      lines
+        .find((l) => l.trimStart().startsWith(name))!
+        .trim()
+        .split(/\s{2,}/);
     expect(row("share of the durable ceiling (goal: 50%)")).toEqual(["share of the durable ceiling (goal: 50%)", "50%", "25%"]);
     // 2 CPUs × 1000 ms / 4 ms = 500 runs/s; 2000 / 5 = 400.
     expect(row("runs/s with every CPU busy at this cost")).toEqual(["runs/s with every CPU busy at this cost", "500.0", "400.0"]);

@@ -22,9 +22,13 @@ describe("slipway agent --socket", () => {
 
   it("serves the API on the socket, says so in its listening line, and removes the socket when it stops", async () => {
     const socket = join(dir, "a.sock");
-    const child = spawn(process.execPath, [BIN, "agent", "--config", FIXTURE_CONFIG, "--socket", socket, "--data-dir", join(dir, "db"), "--api-key", "the-key"], {
-      stdio: ["ignore", "pipe", "pipe"],
-    });
+    const child = spawn(
+      process.execPath,
+      [BIN, "agent", "--config", FIXTURE_CONFIG, "--socket", socket, "--data-dir", join(dir, "db"), "--api-key", "the-key"],
+      {
+        stdio: ["ignore", "pipe", "pipe"],
+      },
+    );
     let stderr = "";
     child.stderr!.on("data", (chunk) => (stderr += chunk));
     const listening = await new Promise<Record<string, unknown>>((resolve, reject) => {
@@ -37,7 +41,11 @@ describe("slipway agent --socket", () => {
       expect(listening).toMatchObject({ event: "listening", socket, base_path: "", url: `http+unix://${encodeURIComponent(socket)}` });
       expect((await callSocket(socket, "/ok")).status).toBe(200);
       expect((await callSocket(socket, "/threads/search", { method: "POST", headers: { "content-type": "application/json" }, body: "{}" })).status).toBe(401);
-      const searched = await callSocket(socket, "/threads/search", { method: "POST", headers: { "x-api-key": "the-key", "content-type": "application/json" }, body: "{}" });
+      const searched = await callSocket(socket, "/threads/search", {
+        method: "POST",
+        headers: { "x-api-key": "the-key", "content-type": "application/json" },
+        body: "{}",
+      });
       expect(searched.status).toBe(200);
       expect(JSON.parse(searched.body)).toEqual([]);
     } finally {

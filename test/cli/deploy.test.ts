@@ -57,7 +57,8 @@ describe("slipway CLI against a control plane", () => {
     return slipway(["deploy", slow, "--json"]);
   }
 
-  const whoami = (url: string) => new Client({ apiUrl: url, apiKey: cp.apiKey }).runs.wait(null, "whoami", { input: {} }) as Promise<{ version: string; greeting: string }>;
+  const whoami = (url: string) =>
+    new Client({ apiUrl: url, apiKey: cp.apiKey }).runs.wait(null, "whoami", { input: {} }) as Promise<{ version: string; greeting: string }>;
 
   beforeAll(async () => {
     root = mkdtempSync(join(tmpdir(), "slipway-cli-"));
@@ -167,7 +168,10 @@ describe("slipway CLI against a control plane", () => {
       writeFileSync(join(project, "src/version.ts"), sampleFiles("v2")["src/version.ts"]);
       const second = await slipway(["deploy", project, "--json"]);
       expect(second.code, second.stderr).toBe(0);
-      const events = second.stdout.trim().split("\n").map((line) => JSON.parse(line) as { event: string; [key: string]: unknown });
+      const events = second.stdout
+        .trim()
+        .split("\n")
+        .map((line) => JSON.parse(line) as { event: string; [key: string]: unknown });
       expect(events[0]).toMatchObject({ event: "step", step: "pack" });
       expect(events.filter((e) => e.event === "status_change").at(-1)).toMatchObject({ to: "DEPLOYED" });
       expect(events.some((e) => e.event === "log" && e.type === "build")).toBe(true);

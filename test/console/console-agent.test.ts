@@ -19,6 +19,28 @@ import { cspViolations, expectNoInjection, keepShots, launchConsoleBrowser, phon
  * integration or listener names stays text. The deployment is made through the API (the
  * first console test already uploads one from the browser).
  */
+/** How a row of the runs table is laid out, in words (see TIDY_RUN_ROW). */
+function runsLayout(row: Locator) {
+  return row.evaluate((tr) => {
+    // A refresh may have drawn the row again just now: the caller polls.
+    if (!tr.isConnected) return null;
+    const box = (selector: string) => tr.querySelector(selector)!.getBoundingClientRect();
+    const code = box(".id code");
+    const copy = box(".id button");
+    const summary = tr.querySelector("details.metadata summary") as HTMLElement;
+    const line = parseFloat(getComputedStyle(summary).lineHeight);
+    const table = tr.closest(".scroll")!;
+    return {
+      idOnOneLine: code.bottom > copy.top && copy.bottom > code.top,
+      metadataLines: Math.round(summary.getBoundingClientRect().height / line),
+      metadataCut: summary.scrollWidth > summary.clientWidth,
+      tableFits: table.scrollWidth <= table.clientWidth,
+    };
+  });
+}
+/** A run row whose id is not clipped and whose metadata is one line ending in an ellipsis, in a table that needs no sideways scrolling. */
+const TIDY_RUN_ROW = { idOnOneLine: true, metadataLines: 1, metadataCut: true, tableFits: true };
+
 describe("the web console's graph, runs, interrupts, integrations and listeners, in Chromium", () => {
   let root: string;
   let shots: string;
@@ -74,7 +96,7 @@ describe("the web console's graph, runs, interrupts, integrations and listeners,
   afterAll(async () => {
     await browser?.close();
     await cp?.kill("SIGTERM");
-    keepShots(shots, /(graph|runs|interrupted|resumed|integrations|agent-phone|listeners-phone)\.png$/);
+    keepShots(shots, /(graph|runs|runs-phone|runs-paged|interrupted|resumed|integrations|agent-phone|listeners-phone)\.png$/);
     rmSync(root, { recursive: true, force: true });
   });
 
@@ -102,10 +124,33 @@ describe("the web console's graph, runs, interrupts, integrations and listeners,
     expect(await marked.locator("title").textContent()).toBe(APPROVE_NODE);
     expect(await marked.locator("text").evaluate((el) => [...el.childNodes].every((child) => child.nodeType === Node.TEXT_NODE))).toBe(true);
     // ask → record and ask → __end__ are conditional, drawn dashed; the others solid.
-    const dashes = await drawing.locator("g.edge").evaluateAll((edges) =>
-      edges.map((edge) => `${edge.getAttribute("data-source") === "__start__" ? "start" : edge.getAttribute("data-source") === "record" ? "record" : "ask"}→${edge.getAttribute("data-target")} ${getComputedStyle(edge.querySelector("path")!).strokeDasharray}`),
-    );
+    const dashes = await drawing
+      .locator("g.edge")
+      .evaluateAll((edges) =>
+        edges.map(
+          (edge) =>
+            `${edge.getAttribute("data-source") === "__start__" ? "start" : edge.getAttribute("data-source") === "record" ? "record" : "ask"}→${edge.getAttribute("data-target")} ${getComputedStyle(edge.querySelector("path")!).strokeDasharray}`,
+        ),
+      );
     expect(dashes.sort()).toEqual([`start→${APPROVE_NODE} none`, "ask→__end__ 6px, 4px", "ask→record 6px, 4px", "record→__end__ none"].sort());
+    // No edge passes through a node: ask → __end__ skips record's layer and goes round it
+    // (points along each drawn path, inside no node's box but at its own ends).
+    const crossings = await drawing.evaluate((svg) => {
+      const rects = [...svg.querySelectorAll("g.node")].map((node) => ({
+        id: node.getAttribute("data-id"),
+        box: (node.querySelector("rect") as SVGRectElement).getBBox(),
+      }));
+      return [...svg.querySelectorAll("g.edge path")].flatMap((path) => {
+        const line = path as SVGPathElement;
+        const length = line.getTotalLength();
+        const points = Array.from({ length: 99 }, (_, i) => line.getPointAtLength((length * (i + 1)) / 100));
+        const edge = `${path.parentElement!.getAttribute("data-source")}→${path.parentElement!.getAttribute("data-target")}`;
+        return rects
+          .filter(({ box }) => points.some((p) => p.x > box.x + 1 && p.x < box.x + box.width - 1 && p.y > box.y + 1 && p.y < box.y + box.height - 1))
+          .map(({ id }) => `${edge} crosses ${id}`);
+      });
+    });
+    expect(crossings).toEqual([]);
     // Layers top to bottom: __start__ above the asking node, above record, above __end__.
     const y = async (node: Locator) => Number(await node.locator("rect").getAttribute("y"));
     const byId = (id: string) => drawing.locator(`g.node[data-id="${id}"]`);
@@ -122,7 +167,12 @@ describe("the web console's graph, runs, interrupts, integrations and listeners,
     // Streamed (messages mode), the slow model takes a minute; invoked plainly it answers at once.
     const running = await client.runs.create(thread.thread_id, "slow", { input, streamMode: ["messages-tuple"], metadata: { note: XSS, link: JS_URL } });
     await expect.poll(async () => (await client.runs.get(thread.thread_id, running.run_id)).status, { timeout: 30_000 }).toBe("running");
-    const pending = await client.runs.create(thread.thread_id, "slow", { input, streamMode: ["messages-tuple"], multitaskStrategy: "enqueue", metadata: { note: `second ${XSS}` } });
+    const pending = await client.runs.create(thread.thread_id, "slow", {
+      input,
+      streamMode: ["messages-tuple"],
+      multitaskStrategy: "enqueue",
+      metadata: { note: `second ${XSS}` },
+    });
 
     await page.getByRole("button", { name: "Refresh", exact: true }).click();
     await page.locator(`#threads tr[data-id="${thread.thread_id}"]`).getByRole("button", { name: "Runs" }).click();
@@ -130,11 +180,35 @@ describe("the web console's graph, runs, interrupts, integrations and listeners,
     const pendingRow = page.locator(`#runs tr[data-id="${pending.run_id}"]`);
     await expect.poll(() => runningRow.getAttribute("data-status")).toBe("running");
     expect(await pendingRow.getAttribute("data-status")).toBe("pending");
-    expect(await runningRow.locator("code.metadata").textContent()).toContain(JSON.stringify({ note: XSS, link: JS_URL }).slice(1, -1));
+    // Metadata as one line of "key: value" (strings bare), the whole JSON when opened.
+    const summary = runningRow.locator("details.metadata summary");
+    // The run's own keys first, then those the server adds.
+    const line = (await summary.textContent())!;
+    expect(line.startsWith(`note: ${XSS}, link: ${JS_URL}, `)).toBe(true);
+    expect(line).toContain("graph_id: slow");
+    // The id: its first 8 characters, the whole in the tooltip and on the copy button.
+    expect(await runningRow.locator(".id code").textContent()).toBe(running.run_id.slice(0, 8));
+    expect(await runningRow.locator(".id code").getAttribute("title")).toBe(running.run_id);
+    await runningRow.getByRole("button", { name: `Copy run id: ${running.run_id}` }).click();
+    expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(running.run_id);
     // Times are relative, exact on hover.
     expect(await runningRow.locator("time").first().getAttribute("title")).toBeTruthy();
     expect(await runningRow.locator("time").first().textContent()).toMatch(/ago|just now/);
+    await expect.poll(() => runsLayout(runningRow)).toEqual(TIDY_RUN_ROW);
+    await page.locator("#runs-panel").scrollIntoViewIfNeeded();
     await shot("runs");
+    expect(await phoneOverflow(page)).toEqual([]);
+    await expect.poll(() => runsLayout(runningRow)).toEqual(TIDY_RUN_ROW);
+    await shot("runs-phone");
+    await page.setViewportSize({ width: 1280, height: 800 });
+    await summary.click();
+    expect(await runningRow.locator("details.metadata pre").textContent()).toContain(`"note": ${JSON.stringify(XSS)}`);
+    // A refresh draws only the rows that changed: the opened line stays open.
+    const reloaded = page.waitForResponse((response) => response.url().includes(`/threads/${thread.thread_id}/runs?limit=`));
+    await page.getByRole("button", { name: "Reload runs" }).click();
+    await reloaded;
+    await page.evaluate(() => new Promise((resolve) => requestAnimationFrame(resolve)));
+    expect(await runningRow.locator("details.metadata").evaluate((details) => (details as HTMLDetailsElement).open)).toBe(true);
     await noInjection();
 
     await pendingRow.getByRole("button", { name: /Cancel run/ }).click();
@@ -144,6 +218,59 @@ describe("the web console's graph, runs, interrupts, integrations and listeners,
     // The row follows on the page's next refresh (every 5 s).
     await expect.poll(() => runningRow.getAttribute("data-status"), { timeout: 10_000 }).toBe("interrupted");
     expect(await page.locator("#runs button", { hasText: "Cancel" }).count()).toBe(0);
+  });
+
+  it("pages through more than 50 threads and more than 50 runs of a thread, from the keyboard too", async () => {
+    await Promise.all(Array.from({ length: 60 }, (_, i) => client.threads.create({ metadata: { batch: `page ${i}` } })));
+    // 55 runs that wait an hour before starting: listed as pending, costing nothing meanwhile.
+    const busy = await client.threads.create();
+    for (let i = 0; i < 55; i++) {
+      await client.runs.create(busy.thread_id, "agent", { input: { messages: [] }, afterSeconds: 3600, multitaskStrategy: "enqueue" });
+    }
+    // The pages as the API answers them, newest change first (the console's order).
+    const threadPage = async (offset: number) =>
+      (await client.threads.search({ limit: 50, offset, sortBy: "updated_at", sortOrder: "desc" })).map((thread) => thread.thread_id);
+    const everyThread = (await client.threads.search({ limit: 1000 })).map((thread) => thread.thread_id).sort();
+    const everyRun = (await client.runs.list(busy.thread_id, { limit: 1000 })).map((run) => run.run_id).sort();
+    expect(everyThread.length).toBeGreaterThan(60);
+    expect(everyRun.length).toBe(55);
+    const ids = (rows: Locator) => rows.evaluateAll((trs) => trs.map((tr) => tr.getAttribute("data-id")!));
+    const threadRows = page.locator("#threads tr[data-id]");
+    const threadPager = page.locator(".pager", { has: page.getByRole("button", { name: "Older threads" }) });
+
+    // (A refresh made while the threads were being created may show an older first page: wait for today's.)
+    await page.getByRole("button", { name: "Refresh", exact: true }).click();
+    const first = await threadPage(0);
+    await expect.poll(() => ids(threadRows)).toEqual(first);
+    expect(await threadPager.textContent()).toContain("Threads 1–50");
+    expect(await page.getByRole("button", { name: "Newer threads" }).isDisabled()).toBe(true);
+    await page.getByRole("button", { name: "Older threads" }).focus();
+    await page.keyboard.press("Enter");
+    await expect.poll(() => threadPager.textContent()).toContain(`Threads 51–${everyThread.length}`);
+    const second = await ids(threadRows);
+    expect(second).toEqual(await threadPage(50));
+    expect([...first, ...second].sort()).toEqual(everyThread);
+    // The last page: Older is disabled, and the keyboard's focus went to Newer (not lost to the page).
+    expect(await page.getByRole("button", { name: "Older threads" }).isDisabled()).toBe(true);
+    expect(await page.evaluate(() => document.activeElement?.textContent)).toBe("Newer threads");
+    // The page's refresh (every 5 s) keeps the page chosen.
+    await page.getByRole("button", { name: "Refresh", exact: true }).click();
+    await expect.poll(() => threadPager.textContent()).toContain("Threads 51–");
+    await page.getByRole("button", { name: "Newer threads" }).click();
+    await expect.poll(() => threadPager.textContent()).toContain("Threads 1–50");
+
+    await page.locator(`#threads tr[data-id="${busy.thread_id}"]`).getByRole("button", { name: "Runs" }).click();
+    const runRows = page.locator("#runs tr[data-id]");
+    await expect.poll(() => runRows.count()).toBe(50);
+    expect(await runRows.evaluateAll((trs) => trs.every((tr) => tr.getAttribute("data-status") === "pending"))).toBe(true);
+    const newest = await ids(runRows);
+    await page.getByRole("button", { name: "Older runs" }).click();
+    await expect.poll(() => runRows.count()).toBe(5);
+    expect([...newest, ...(await ids(runRows))].sort()).toEqual(everyRun);
+    expect(await page.locator(".pager", { has: page.getByRole("button", { name: "Older runs" }) }).textContent()).toContain("Runs 51–55");
+    await shot("runs-paged");
+    await page.getByRole("button", { name: "Newer runs" }).click();
+    await expect.poll(() => runRows.count()).toBe(50);
   });
 
   it("shows an interrupt's value as text and resumes it from the form, with JSON and with plain text, streaming the continuation", async () => {
@@ -253,7 +380,9 @@ describe("the web console's graph, runs, interrupts, integrations and listeners,
     await row.waitFor();
     expect(await row.locator(".name").textContent()).toBe(XSS);
     expect(await row.textContent()).toContain("default, agents");
-    expect((await cpApi.call("GET", "/v2/listeners")).body.resources).toEqual([expect.objectContaining({ compute_id: XSS, compute_config: { k8s_namespaces: ["default", "agents"] } })]);
+    expect((await cpApi.call("GET", "/v2/listeners")).body.resources).toEqual([
+      expect.objectContaining({ compute_id: XSS, compute_config: { k8s_namespaces: ["default", "agents"] } }),
+    ]);
     expect(await seriousViolations(page)).toEqual([]);
     expect(await phoneOverflow(page)).toEqual([]);
     await shot("listeners-phone");

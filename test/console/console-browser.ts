@@ -1,4 +1,4 @@
-import { copyFileSync, mkdirSync, readdirSync, readFileSync } from "node:fs";
+import { copyFileSync, mkdirSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { createRequire } from "node:module";
 import { chromium, type Browser, type Page } from "playwright-core";
@@ -72,15 +72,24 @@ export async function phoneOverflow(page: Page): Promise<string[]> {
       .filter((el) => el.getBoundingClientRect().right > 390 && !el.closest(".scroll"))
       .reverse()
       .slice(0, 5)
-      .map((el) => `${el.tagName.toLowerCase()}${el.id ? `#${el.id}` : ""}.${[...el.classList].join(".")} right=${Math.round(el.getBoundingClientRect().right)}`);
+      .map(
+        (el) => `${el.tagName.toLowerCase()}${el.id ? `#${el.id}` : ""}.${[...el.classList].join(".")} right=${Math.round(el.getBoundingClientRect().right)}`,
+      );
   });
 }
 
 /** Where a few screenshots of each run are kept for people to look at. */
 const LEAD_SHOTS = "/work/console-shots";
 
-/** Copies the screenshots in `dir` whose names match `names` to where the lead reads them. */
+/**
+ * Copies the screenshots in `dir` whose names match `names` to where the lead reads them,
+ * first removing an earlier run's shot of the same step name ("07-chat.png" replaces "05-chat.png").
+ */
 export function keepShots(dir: string, names: RegExp): void {
   mkdirSync(LEAD_SHOTS, { recursive: true });
-  for (const file of readdirSync(dir)) if (names.test(file)) copyFileSync(join(dir, file), join(LEAD_SHOTS, file));
+  const step = (file: string) => file.replace(/^\d+-/, "");
+  const kept = readdirSync(dir).filter((file) => names.test(file));
+  const replaced = new Set(kept.map(step));
+  for (const old of readdirSync(LEAD_SHOTS)) if (replaced.has(step(old))) rmSync(join(LEAD_SHOTS, old));
+  for (const file of kept) copyFileSync(join(dir, file), join(LEAD_SHOTS, file));
 }

@@ -1,8 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { API_HOST } from "../../src/controlplane/app.ts";
 import { canonicalUrl } from "../../src/http/canonical-url.ts";
 import { vendorDocument } from "../support/vendor-contract.ts";
-import { startControlPlane, type ControlPlaneFixture } from "./deployments-fixture.ts";
+import { servedDocument } from "./deployments-fixture.ts";
 
 /**
  * Wire contract against the vendor's control-plane OpenAPI document: for every vendor path
@@ -52,13 +52,19 @@ function resolve(doc: Document, schema: Schema | undefined): Schema | undefined 
 function concrete(doc: Document, schema: Schema | undefined): Schema | undefined {
   const resolved = resolve(doc, schema);
   const variants = resolved?.anyOf ?? resolved?.oneOf;
-  if (variants) return concrete(doc, variants.find((v) => resolve(doc, v)?.type !== "null"));
+  if (variants)
+    return concrete(
+      doc,
+      variants.find((v) => resolve(doc, v)?.type !== "null"),
+    );
   if (resolved?.allOf?.length === 1) return concrete(doc, resolved.allOf[0]);
   return resolved;
 }
 
 function successStatus(operation: Operation | undefined): string | undefined {
-  return Object.keys(operation?.responses ?? {}).filter((code) => /^2\d\d$/.test(code)).sort()[0];
+  return Object.keys(operation?.responses ?? {})
+    .filter((code) => /^2\d\d$/.test(code))
+    .sort()[0];
 }
 
 function responseSchema(doc: Document, operation: Operation | undefined, status: string): Schema | undefined {
@@ -90,15 +96,10 @@ function missingRequired(theirs: Schema | undefined, ours: Schema | undefined, w
 const routePath = (path: string) => path.replace(/\{([^}]+)\}/g, ":$1");
 
 describe("control-plane contract with the vendor's OpenAPI", () => {
-  let cp: ControlPlaneFixture;
-  let ours: Document;
-  beforeAll(async () => {
-    cp = await startControlPlane("pglite");
-    ours = (await cp.app.inject({ method: "GET", url: "/openapi.json" })).json();
-  });
-  afterAll(async () => cp?.close());
+  const served = servedDocument<Document>();
 
   it("reads the vendor document: 39 operations, each served", () => {
+    const ours = served.document();
     expect(operations.length).toBe(39);
     const missing = operations.filter(({ path, method }) => !ours.paths[path]?.[method]).map(({ path, method }) => `${method} ${path}`);
     expect(missing).toEqual([]);
@@ -107,6 +108,8 @@ describe("control-plane contract with the vendor's OpenAPI", () => {
 
   for (const { path, method, operation } of operations) {
     it(`${method.toUpperCase()} ${path}`, () => {
+      const ours = served.document();
+      const cp = served.cp();
       const mine = ours.paths[path]?.[method];
       expect(mine, `${method.toUpperCase()} ${path} is missing from /openapi.json`).toBeDefined();
       for (const prefix of ["", "/api-host"]) {
@@ -118,7 +121,10 @@ describe("control-plane contract with the vendor's OpenAPI", () => {
       expect(successStatus(mine), "success status").toBe(status);
       // Every status the vendor documents (its success and its 422) is one ours documents.
       const vendorStatuses = Object.keys(operation.responses ?? {});
-      expect(vendorStatuses.filter((code) => !mine?.responses?.[code]), "statuses the vendor documents").toEqual([]);
+      expect(
+        vendorStatuses.filter((code) => !mine?.responses?.[code]),
+        "statuses the vendor documents",
+      ).toEqual([]);
       const theirSchema = operation.responses?.[status]?.content?.["application/json"]?.schema;
       const title = theirSchema?.$ref?.split("/").pop() ?? "response";
       expect(missingRequired(theirSchema, responseSchema(ours, mine, status), title, ours)).toEqual([]);

@@ -87,11 +87,20 @@ describe.each(BACKENDS)("deployment errors on %s", (backend) => {
       // Rules that depend on the source:
       [githubDeployment("x", { source_config: {} }), ["body", "source_config", "repo_url"]],
       [githubDeployment("x", { source_revision_config: { repo_ref: "main" } }), ["body", "source_revision_config", "langgraph_config_path"]],
-      [githubDeployment("x", { source_revision_config: { langgraph_config_path: "l.json", image_uri: "img" } }), ["body", "source_revision_config", "image_uri"]],
-      // Image sources need a container runtime this platform does not have.
-      [{ ...githubDeployment("x"), source: "external_docker", source_revision_config: { image_uri: "img", langgraph_config_path: "l.json" } }, ["body", "source"]],
       [
-        githubDeployment("x", { source_config: { repo_url: "https://x/y", build_on_push: true }, source_revision_config: { repo_ref: "refs/tags/v1", langgraph_config_path: "l.json" } }),
+        githubDeployment("x", { source_revision_config: { langgraph_config_path: "l.json", image_uri: "img" } }),
+        ["body", "source_revision_config", "image_uri"],
+      ],
+      // Image sources need a container runtime this platform does not have.
+      [
+        { ...githubDeployment("x"), source: "external_docker", source_revision_config: { image_uri: "img", langgraph_config_path: "l.json" } },
+        ["body", "source"],
+      ],
+      [
+        githubDeployment("x", {
+          source_config: { repo_url: "https://x/y", build_on_push: true },
+          source_revision_config: { repo_ref: "refs/tags/v1", langgraph_config_path: "l.json" },
+        }),
         ["body", "source_config", "build_on_push"],
       ],
       [githubDeployment("x", { source_config: { repo_url: "https://x/y", listener_id: cp.deps.newId() } }), ["body", "source_config", "listener_id"]],
@@ -103,15 +112,38 @@ describe.each(BACKENDS)("deployment errors on %s", (backend) => {
   it("refuses reserved and duplicate secret names with 422, and accepts documented user settings", async () => {
     const before = await rowCounts();
     for (const name of ["PORT", "DATABASE_URI", "REDIS_URI", "LANGGRAPH_RUNTIME", "LANGSMITH_API_KEY", "SLIPWAY_ANYTHING", "port"]) {
-      const res = await t.call("POST", "/v2/deployments", githubDeployment("reserved", { secrets: [{ name: "FINE", value: "1" }, { name, value: "x" }] }));
+      const res = await t.call(
+        "POST",
+        "/v2/deployments",
+        githubDeployment("reserved", {
+          secrets: [
+            { name: "FINE", value: "1" },
+            { name, value: "x" },
+          ],
+        }),
+      );
       expect422(res, ["body", "secrets", 1, "name"]);
       expect(res.json().detail[0].msg).toContain("reserved");
     }
     expect422(
-      await t.call("POST", "/v2/deployments", githubDeployment("dup", { secrets: [{ name: "A", value: "1" }, { name: "A", value: "2" }] })),
+      await t.call(
+        "POST",
+        "/v2/deployments",
+        githubDeployment("dup", {
+          secrets: [
+            { name: "A", value: "1" },
+            { name: "A", value: "2" },
+          ],
+        }),
+      ),
       ["body", "secrets", 1, "name"],
     );
-    expect422(await t.call("POST", "/v2/deployments", githubDeployment("bad-name", { secrets: [{ name: "1BAD-NAME", value: "x" }] })), ["body", "secrets", 0, "name"]);
+    expect422(await t.call("POST", "/v2/deployments", githubDeployment("bad-name", { secrets: [{ name: "1BAD-NAME", value: "x" }] })), [
+      "body",
+      "secrets",
+      0,
+      "name",
+    ]);
     expect422(await t.call("PATCH", `/v2/deployments/${existing.id}`, { secrets: [{ name: "PORT", value: "1" }] }), ["body", "secrets", 0, "name"]);
     expect(await rowCounts()).toEqual(before);
     const allowed = await t.call("POST", "/v2/deployments", githubDeployment("allowed", { secrets: [{ name: "LANGSMITH_TRACING", value: "true" }] }));
@@ -159,7 +191,11 @@ describe.each(BACKENDS)("deployment errors on %s", (backend) => {
   });
 
   it("answers an agent API call sent to the control plane (an SDK given its root) with a 404 saying where that API is", async () => {
-    for (const [method, url, prefix] of [["POST", "/threads", ""], ["POST", "/assistants/search", "/api-host"], ["GET", "/runs/crons", ""]] as const) {
+    for (const [method, url, prefix] of [
+      ["POST", "/threads", ""],
+      ["POST", "/assistants/search", "/api-host"],
+      ["GET", "/runs/crons", ""],
+    ] as const) {
       const res = await t.call(method, url, method === "POST" ? {} : undefined, prefix);
       expect(res.statusCode).toBe(404);
       expect(res.json().detail).toContain("/deployments/<deployment id>");

@@ -1,4 +1,5 @@
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from "fastify";
+import { afterAll, beforeAll } from "vitest";
 import type { ControlPlaneDeps, Plan } from "../../src/controlplane/context.ts";
 import { routeModules } from "../../src/controlplane/routes.ts";
 import type { Database } from "../../src/storage/database.ts";
@@ -52,6 +53,22 @@ export async function startControlPlane(backend: BackendName): Promise<ControlPl
     },
     close: () => harness.close(),
   };
+}
+
+/**
+ * For a test file that reads the control plane's own OpenAPI document: one control plane
+ * (PGlite) started before the file's tests and closed after them. Call the getters inside
+ * the tests.
+ */
+export function servedDocument<T>(): { cp: () => ControlPlaneFixture; document: () => T } {
+  let cp: ControlPlaneFixture | undefined;
+  let document: T | undefined;
+  beforeAll(async () => {
+    cp = await startControlPlane("pglite");
+    document = (await cp.app.inject({ method: "GET", url: "/openapi.json" })).json();
+  });
+  afterAll(async () => cp?.close());
+  return { cp: () => cp!, document: () => document! };
 }
 
 /** A valid create body for a git (github source) deployment. */

@@ -170,7 +170,12 @@ describe.each(BACKENDS)("revisions on %s", (backend) => {
     const d = await create(t, "carrier");
     await t.call("PATCH", `/v2/deployments/${d.id}`, { source_revision_config: { repo_ref: "a" } });
     expect((await t.call("GET", `/v2/deployments/${d.id}`)).json().secrets).toEqual([{ name: "OPENAI_API_KEY" }]);
-    await t.call("PATCH", `/v2/deployments/${d.id}`, { secrets: [{ name: "B", value: "b" }, { name: "C", value: "c" }] });
+    await t.call("PATCH", `/v2/deployments/${d.id}`, {
+      secrets: [
+        { name: "B", value: "b" },
+        { name: "C", value: "c" },
+      ],
+    });
     expect((await t.call("GET", `/v2/deployments/${d.id}`)).json().secrets).toEqual([{ name: "B" }, { name: "C" }]);
   });
 

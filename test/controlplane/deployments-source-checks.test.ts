@@ -82,11 +82,19 @@ describe.each(BACKENDS)("deployment source checks on %s", (backend) => {
       expect422(res, ["body", "source_config", "repo_url"], JSON.stringify(repo_url));
     }
     for (const repo_ref of hostileRefs) {
-      const res = await a.call("POST", "/v2/deployments", githubDeployment("bad-ref", { source_revision_config: { repo_ref, langgraph_config_path: "langgraph.json" } }));
+      const res = await a.call(
+        "POST",
+        "/v2/deployments",
+        githubDeployment("bad-ref", { source_revision_config: { repo_ref, langgraph_config_path: "langgraph.json" } }),
+      );
       expect422(res, ["body", "source_revision_config", "repo_ref"], JSON.stringify(repo_ref));
     }
     for (const langgraph_config_path of hostilePaths) {
-      const res = await a.call("POST", "/v2/deployments", githubDeployment("bad-path", { source_revision_config: { repo_ref: "main", langgraph_config_path } }));
+      const res = await a.call(
+        "POST",
+        "/v2/deployments",
+        githubDeployment("bad-path", { source_revision_config: { repo_ref: "main", langgraph_config_path } }),
+      );
       expect422(res, ["body", "source_revision_config", "langgraph_config_path"], JSON.stringify(langgraph_config_path));
     }
     const upload = await a.call("POST", "/v2/deployments", {
@@ -105,7 +113,11 @@ describe.each(BACKENDS)("deployment source checks on %s", (backend) => {
     const id = created.json().id as string;
     const before = await rows();
     for (const repo_ref of hostileRefs) {
-      expect422(await a.call("PATCH", `/v2/deployments/${id}`, { source_revision_config: { repo_ref } }), ["body", "source_revision_config", "repo_ref"], JSON.stringify(repo_ref));
+      expect422(
+        await a.call("PATCH", `/v2/deployments/${id}`, { source_revision_config: { repo_ref } }),
+        ["body", "source_revision_config", "repo_ref"],
+        JSON.stringify(repo_ref),
+      );
     }
     for (const langgraph_config_path of hostilePaths) {
       const res = await a.call("PATCH", `/v2/deployments/${id}`, { source_revision_config: { langgraph_config_path } });
@@ -120,7 +132,10 @@ describe.each(BACKENDS)("deployment source checks on %s", (backend) => {
     const good: Record<string, unknown>[] = [
       { source_config: { repo_url: "git@github.com:example/agent.git" } },
       { source_config: { repo_url: "ssh://git@git.example.test:2222/team/agent.git" } },
-      { source_config: { repo_url: "git://127.0.0.1:9418/agent" }, source_revision_config: { repo_ref: "refs/tags/v1.2.3", langgraph_config_path: "apps/agent/langgraph.json" } },
+      {
+        source_config: { repo_url: "git://127.0.0.1:9418/agent" },
+        source_revision_config: { repo_ref: "refs/tags/v1.2.3", langgraph_config_path: "apps/agent/langgraph.json" },
+      },
       { source_revision_config: { repo_ref: "0123456789abcdef0123456789abcdef01234567", langgraph_config_path: "./langgraph.json" } },
       { source_revision_config: { repo_ref: "feature/new-graph", langgraph_config_path: "langgraph.json" } },
     ];

@@ -4,8 +4,18 @@ import { BACKENDS } from "../support/backends.ts";
 import { githubDeployment, PUBLIC_URL, startControlPlane, type ControlPlaneFixture } from "./deployments-fixture.ts";
 
 const VENDOR_DEPLOYMENT_REQUIRED = [
-  "name", "source", "source_config", "source_revision_config", "secrets", "id", "tenant_id",
-  "created_at", "updated_at", "status", "latest_revision_id", "active_revision_id",
+  "name",
+  "source",
+  "source_config",
+  "source_revision_config",
+  "secrets",
+  "id",
+  "tenant_id",
+  "created_at",
+  "updated_at",
+  "status",
+  "latest_revision_id",
+  "active_revision_id",
 ];
 
 describe.each(BACKENDS)("deployments on %s", (backend) => {
@@ -86,8 +96,7 @@ describe.each(BACKENDS)("deployments on %s", (backend) => {
     const prodBody = githubDeployment("chat_prod", { source_config: { repo_url: "https://github.com/example/agent", deployment_type: "prod" } });
     const prod = (await t.call("POST", "/v2/deployments", prodBody)).json();
     await t.call("POST", "/v2/deployments", githubDeployment("other"));
-    const names = async (query: string) =>
-      ((await t.call("GET", `/v2/deployments?${query}`)).json().resources as { name: string }[]).map((d) => d.name).sort();
+    const names = async (query: string) => ((await t.call("GET", `/v2/deployments?${query}`)).json().resources as { name: string }[]).map((d) => d.name).sort();
 
     expect(await names("name_contains=CHAT")).toEqual(["chat-dev", "chat_prod"]);
     // LIKE wildcards in the filter are literal characters.

@@ -22,7 +22,11 @@ describe.each(BACKENDS)("hostile input to the control plane on %s", (backend) =>
   /** A request as the vendor's sample client sends it: JSON content type always, `payload` as raw text. */
   const send = (method: InjectOptions["method"], url: string, payload?: string) =>
     cp.app.inject({ method, url, headers: { ...t.headers, "content-type": "application/json" }, payload });
-  const names = async () => (await t.call("GET", "/v2/deployments?limit=100")).json().resources.map((d: { name: string }) => d.name).sort();
+  const names = async () =>
+    (await t.call("GET", "/v2/deployments?limit=100"))
+      .json()
+      .resources.map((d: { name: string }) => d.name)
+      .sort();
   const expect422 = (response: Awaited<ReturnType<typeof send>>, loc: (string | number)[], msg: RegExp) => {
     expect(response.statusCode, response.body.slice(0, 300)).toBe(422);
     expect(response.json().detail).toEqual([expect.objectContaining({ loc, msg: expect.stringMatching(msg) })]);
@@ -46,7 +50,11 @@ describe.each(BACKENDS)("hostile input to the control plane on %s", (backend) =>
     const before = await names();
     expect422(await send("POST", "/v2/deployments", create("a\u0000b")), ["body", "name"], /NUL/);
     expect422(await send("GET", "/v2/deployments?name_contains=%00"), ["query", "name_contains"], /NUL/);
-    expect422(await send("POST", "/v2/listeners", JSON.stringify({ compute_type: "k8s", compute_id: "c\u0000", compute_config: {} })), ["body", "compute_id"], /NUL/);
+    expect422(
+      await send("POST", "/v2/listeners", JSON.stringify({ compute_type: "k8s", compute_id: "c\u0000", compute_config: {} })),
+      ["body", "compute_id"],
+      /NUL/,
+    );
     expect422(await send("GET", "/v2/deployments/%00"), ["path", "deployment_id"], /NUL/);
     expect(await names()).toEqual(before);
   });
@@ -71,7 +79,7 @@ describe.each(BACKENDS)("hostile input to the control plane on %s", (backend) =>
 
   it("refuses JSON nested 10,000 deep, naming the field", async () => {
     const before = await names();
-    const deep = '{"a":'.repeat(10_000) + "1" + "}".repeat(10_000);
+    const deep = `${'{"a":'.repeat(10_000)}1${"}".repeat(10_000)}`;
     expect422(await send("POST", "/v2/deployments", `{"name":"deep","source_config":${deep}}`), ["body", "source_config"], /nests deeper than 100 levels/);
     expect422(await send("POST", "/v2/listeners", `{"compute_config":${deep}}`), ["body", "compute_config"], /nests deeper/);
     expect(await names()).toEqual(before);

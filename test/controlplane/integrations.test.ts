@@ -71,7 +71,6 @@ describe.each(BACKENDS)("integrations on %s", (backend) => {
       deps: { ...h.deps, gitHosts: undefined },
       authenticator: h.authenticator,
       modules: OWN_MODULES,
-      services: [],
       logLevel: "error",
     });
     await strict.ready();
@@ -116,19 +115,24 @@ describe.each(BACKENDS)("integrations on %s", (backend) => {
     const created = json(await install({ name: "forge-list", base_url: forge.url, token: TOKEN }));
     const response = await h.app.inject({ method: "GET", url: `/v1/integrations/github/${created.id}/repos`, headers });
     expect(response.statusCode).toBe(200);
-    expect(json(response)).toEqual([1, 2, 3].map((n) => ({
-      host_integration_id: created.id,
-      id: 100 + n,
-      name: `agent-${n}`,
-      owner: "team",
-      url: `http://forge.test/team/agent-${n}.git`,
-      default_branch: n === 2 ? "develop" : "main",
-    })));
+    expect(json(response)).toEqual(
+      [1, 2, 3].map((n) => ({
+        host_integration_id: created.id,
+        id: 100 + n,
+        name: `agent-${n}`,
+        owner: "team",
+        url: `http://forge.test/team/agent-${n}.git`,
+        default_branch: n === 2 ? "develop" : "main",
+      })),
+    );
     expect(forge.seen).toContain(`/api/v1/user/repos Bearer ${TOKEN}`);
   });
 
   it("answers an empty list for hosts without a listing API (git://, ssh://)", async () => {
-    for (const [name, base_url] of [["daemon", "git://127.0.0.1:9418/"], ["ssh", "ssh://git@git.example.test/"]]) {
+    for (const [name, base_url] of [
+      ["daemon", "git://127.0.0.1:9418/"],
+      ["ssh", "ssh://git@git.example.test/"],
+    ]) {
       const created = await install({ name, base_url });
       expect(created.statusCode).toBe(201);
       const repos = await h.app.inject({ method: "GET", url: `/v1/integrations/github/${json(created).id}/repos`, headers });
@@ -142,7 +146,7 @@ describe.each(BACKENDS)("integrations on %s", (backend) => {
     const r1 = await h.app.inject({ method: "GET", url: `/v1/integrations/github/${refused.id}/repos`, headers });
     expect(r1.statusCode).toBe(400);
     expect(json(r1).detail).toMatch(/refused the integration's credentials \(HTTP 401\)/);
-    expect(r1.body).not.toContain("wrong\"");
+    expect(r1.body).not.toContain('wrong"');
 
     const gone = json(await install({ name: "gone", base_url: `http://127.0.0.1:${await closedPort()}/` }));
     const r2 = await h.app.inject({ method: "GET", url: `/v1/integrations/github/${gone.id}/repos`, headers });

@@ -37,7 +37,7 @@ describe.each(BACKENDS)("OAuth flows against a loopback OpenID provider on %s", 
   beforeAll(async () => {
     // The operator allows the provider on loopback, as `slipway up --allow-private-git-hosts 127.0.0.1` does.
     h = await openHarness(backend, { gitHosts: { allowHosts: ["127.0.0.1"] } });
-    strict = await buildControlPlaneApp({ deps: { ...h.deps, gitHosts: undefined }, authenticator: h.authenticator, modules: OWN_MODULES, services: [], logLevel: "error" });
+    strict = await buildControlPlaneApp({ deps: { ...h.deps, gitHosts: undefined }, authenticator: h.authenticator, modules: OWN_MODULES, logLevel: "error" });
     await strict.ready();
     a = await h.tenancy.bootstrap({ orgName: "oauth-a" });
     b = await h.tenancy.bootstrap({ orgName: "oauth-b" });
@@ -99,7 +99,9 @@ describe.each(BACKENDS)("OAuth flows against a loopback OpenID provider on %s", 
     expect(await oidc.active(firstToken)).toBe(true);
 
     // Sealed at rest; the summaries never carry it.
-    const [row] = await h.db.query<{ access_token_sealed: string; refresh_token_sealed: string | null }>("SELECT access_token_sealed, refresh_token_sealed FROM oauth_tokens");
+    const [row] = await h.db.query<{ access_token_sealed: string; refresh_token_sealed: string | null }>(
+      "SELECT access_token_sealed, refresh_token_sealed FROM oauth_tokens",
+    );
     expect(row.access_token_sealed).not.toContain(firstToken);
     expect(row.refresh_token_sealed).not.toBeNull();
     const listed = await call(a, "GET", "/v2/auth/tokens?provider_id=oidc");
@@ -164,16 +166,28 @@ describe.each(BACKENDS)("OAuth flows against a loopback OpenID provider on %s", 
 
   it("refuses a provider on a private address without the operator's allowance, storing nothing", async () => {
     const providers = await count("oauth_providers");
-    const manual = await call(a, "POST", "/v2/auth/providers", {
-      provider_id: "private",
-      name: "Private",
-      client_id: "c",
-      auth_url: `${oidc.issuer}/auth`,
-      token_url: `${oidc.issuer}/token`,
-    }, strict);
+    const manual = await call(
+      a,
+      "POST",
+      "/v2/auth/providers",
+      {
+        provider_id: "private",
+        name: "Private",
+        client_id: "c",
+        auth_url: `${oidc.issuer}/auth`,
+        token_url: `${oidc.issuer}/token`,
+      },
+      strict,
+    );
     expect(manual.statusCode).toBe(422);
     expect(json(manual).detail[0]).toMatchObject({ loc: ["body", "token_url"], msg: expect.stringMatching(/loopback.*--allow-private-git-hosts/) });
-    const discovered = await call(a, "POST", "/v2/auth/providers/mcp-discover", { provider_id: "private-mcp", name: "MCP", mcp_server_url: oidc.mcpUrl }, strict);
+    const discovered = await call(
+      a,
+      "POST",
+      "/v2/auth/providers/mcp-discover",
+      { provider_id: "private-mcp", name: "MCP", mcp_server_url: oidc.mcpUrl },
+      strict,
+    );
     expect(discovered.statusCode).toBe(422);
     expect(json(discovered).detail[0].loc).toEqual(["body", "mcp_server_url"]);
     expect(await count("oauth_providers")).toBe(providers);
@@ -229,7 +243,9 @@ describe.each(BACKENDS)("OAuth flows against a loopback OpenID provider on %s", 
       mcp_server_url: oidc.mcpUrl,
       is_dynamic_client: true,
     });
-    expect((await call(a, "POST", "/v2/auth/providers/mcp-discover", { provider_id: "oidc-mcp", name: "Again", mcp_server_url: oidc.mcpUrl })).statusCode).toBe(409);
+    expect((await call(a, "POST", "/v2/auth/providers/mcp-discover", { provider_id: "oidc-mcp", name: "Again", mcp_server_url: oidc.mcpUrl })).statusCode).toBe(
+      409,
+    );
 
     const started = json(await authenticate(a, { provider: "oidc-mcp", scopes: ["mcp:tools"] }));
     expect(new URL(started.url).searchParams.get("resource")).toBe(oidc.mcpUrl);
@@ -273,7 +289,10 @@ describe.each(BACKENDS)("OAuth flows against a loopback OpenID provider on %s", 
   });
 
   it("revokes a workspace's Slack tokens at Slack (faked on loopback: Slack cannot run here), keeping them while Slack fails", async () => {
-    const answers = [{ ok: false, error: "ratelimited" }, { ok: true, revoked: true }];
+    const answers = [
+      { ok: false, error: "ratelimited" },
+      { ok: true, revoked: true },
+    ];
     const seen: string[] = [];
     const slack = createServer((req, res) => {
       seen.push(String(req.headers.authorization));
@@ -293,7 +312,10 @@ describe.each(BACKENDS)("OAuth flows against a loopback OpenID provider on %s", 
       });
       expect(created.statusCode, created.body).toBe(200);
       // Slack's auth.revoke, here on loopback.
-      await h.db.query("UPDATE oauth_providers SET revocation_url = $1 WHERE id = $2", [`http://127.0.0.1:${(slack.address() as AddressInfo).port}/api/auth.revoke`, json(created).id]);
+      await h.db.query("UPDATE oauth_providers SET revocation_url = $1 WHERE id = $2", [
+        `http://127.0.0.1:${(slack.address() as AddressInfo).port}/api/auth.revoke`,
+        json(created).id,
+      ]);
       const started = json(await authenticate(b, { provider: "slack", scopes: ["openid"] }));
       expect((await followCallback((await consent(started.url, "slack")).path)).statusCode).toBe(200);
       const { token } = json(await call(b, "GET", `/v2/auth/wait/${started.auth_id}?timeout=5`));

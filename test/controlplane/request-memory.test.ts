@@ -94,44 +94,46 @@ describe.each(BACKENDS)("what one request may cost the control plane, on %s", (b
 
   it("refuses a 300 MB unauthenticated webhook by its Content-Length, before reading it", async () => {
     const peak = watchPeak(pid);
-    const answer = await sendOversized(`${cp.url}/v1/integrations/github/${randomUUID()}/webhook`, { method: "POST", bytes: 300 * MB, chunked: false, headers: { "x-github-event": "push" } });
+    const answer = await sendOversized(`${cp.url}/v1/integrations/github/${randomUUID()}/webhook`, {
+      method: "POST",
+      bytes: 300 * MB,
+      chunked: false,
+      headers: { "x-github-event": "push" },
+    });
     expect(answer.status).toBe(413);
     expect(peak.peakGrowth()).toBeLessThan(BUDGET);
   });
 
   it("stops reading a chunked webhook body at the limit", async () => {
     const peak = watchPeak(pid);
-    const answer = await sendOversized(`${cp.url}/v1/integrations/github/${randomUUID()}/webhook`, { method: "POST", bytes: 300 * MB, chunked: true, headers: { "x-github-event": "push" } });
+    const answer = await sendOversized(`${cp.url}/v1/integrations/github/${randomUUID()}/webhook`, {
+      method: "POST",
+      bytes: 300 * MB,
+      chunked: true,
+      headers: { "x-github-event": "push" },
+    });
     expect(answer.status).toBe(413);
     expect(JSON.parse(answer.text).detail).toMatch(/larger than this route's limit of 1 MiB/);
     expect(peak.peakGrowth()).toBeLessThan(BUDGET);
   });
 
-  it(
-    "refuses a 2.6 MB gzip bomb (2.5 GiB of zeros) while streaming, in bounded memory, answering /ok meanwhile",
-    async () => {
-      const peak = watchPeak(pid);
-      const answer = await uploadWhileAskingOk(bomb);
-      expect(answer.status).toBe(422);
-      expect(JSON.stringify(answer.detail)).toMatch(/decompression bomb/);
-      expect(peak.peakGrowth()).toBeLessThan(BUDGET);
-      expect(answer.okAnswers).toBeGreaterThanOrEqual(ANSWERS_WHILE_CHECKED);
-    },
-    120_000,
-  );
+  it("refuses a 2.6 MB gzip bomb (2.5 GiB of zeros) while streaming, in bounded memory, answering /ok meanwhile", async () => {
+    const peak = watchPeak(pid);
+    const answer = await uploadWhileAskingOk(bomb);
+    expect(answer.status).toBe(422);
+    expect(JSON.stringify(answer.detail)).toMatch(/decompression bomb/);
+    expect(peak.peakGrowth()).toBeLessThan(BUDGET);
+    expect(answer.okAnswers).toBeGreaterThanOrEqual(ANSWERS_WHILE_CHECKED);
+  }, 120_000);
 
-  it(
-    "refuses a tarball of 250,000 tiny files, answering /ok meanwhile",
-    async () => {
-      const peak = watchPeak(pid);
-      const answer = await uploadWhileAskingOk(tinyFiles);
-      expect(answer.status).toBe(422);
-      expect(JSON.stringify(answer.detail)).toMatch(/more than 200000 entries/);
-      expect(peak.peakGrowth()).toBeLessThan(BUDGET);
-      expect(answer.okAnswers).toBeGreaterThanOrEqual(ANSWERS_WHILE_CHECKED);
-    },
-    120_000,
-  );
+  it("refuses a tarball of 250,000 tiny files, answering /ok meanwhile", async () => {
+    const peak = watchPeak(pid);
+    const answer = await uploadWhileAskingOk(tinyFiles);
+    expect(answer.status).toBe(422);
+    expect(JSON.stringify(answer.detail)).toMatch(/more than 200000 entries/);
+    expect(peak.peakGrowth()).toBeLessThan(BUDGET);
+    expect(answer.okAnswers).toBeGreaterThanOrEqual(ANSWERS_WHILE_CHECKED);
+  }, 120_000);
 
   it("refuses an upload holding a GNU sparse entry (S) or an unknown type (Z)", async () => {
     for (const [flag, type] of [
@@ -141,32 +143,31 @@ describe.each(BACKENDS)("what one request may cost the control plane, on %s", (b
       const archive = gzipSync(Buffer.concat([tarEntry("langgraph.json", "{}"), tarEntry("hidden", "data", flag), TAR_END]));
       const put = await fetch(await uploadUrl(), { method: "PUT", body: archive, headers: { "content-type": "application/gzip" } });
       expect(put.status).toBe(422);
-      expect((await put.json()).detail[0]).toMatchObject({ loc: ["body"], msg: `The upload was refused: hidden: entries of type ${type} are not allowed in an uploaded source.` });
+      expect((await put.json()).detail[0]).toMatchObject({
+        loc: ["body"],
+        msg: `The upload was refused: hidden: entries of type ${type} are not allowed in an uploaded source.`,
+      });
     }
   });
 
-  it(
-    "opens no storage for deployments whose revision failed before fetching anything",
-    async () => {
-      const peak = watchPeak(pid);
-      const ids: string[] = [];
-      for (const name of ["gone-1", "gone-2", "gone-3"]) {
-        const created = await cpApi.call("POST", "/v2/deployments", {
-          name,
-          source: "github",
-          // Port 9 (discard) on loopback: nothing listens, the fetch fails at once.
-          source_config: { repo_url: "http://127.0.0.1:9/nothing.git", deployment_type: "dev" },
-          source_revision_config: { repo_ref: "main", langgraph_config_path: "langgraph.json" },
-        });
-        expect(created.status).toBe(201);
-        ids.push(created.body.id);
-        const revision = await cpApi.waitForRevision(created.body.id, created.body.latest_revision_id, { timeoutMs: 60_000 });
-        expect(revision.status).toBe("CREATE_FAILED");
-      }
-      for (const id of ids) expect(existsSync(join(root, "cp", "deployments", id)), `storage of ${id}`).toBe(false);
-      expect(peak.peakGrowth()).toBeLessThan(BUDGET);
-      for (const id of ids) expect((await cpApi.call("DELETE", `/v2/deployments/${id}`)).status).toBe(204);
-    },
-    180_000,
-  );
+  it("opens no storage for deployments whose revision failed before fetching anything", async () => {
+    const peak = watchPeak(pid);
+    const ids: string[] = [];
+    for (const name of ["gone-1", "gone-2", "gone-3"]) {
+      const created = await cpApi.call("POST", "/v2/deployments", {
+        name,
+        source: "github",
+        // Port 9 (discard) on loopback: nothing listens, the fetch fails at once.
+        source_config: { repo_url: "http://127.0.0.1:9/nothing.git", deployment_type: "dev" },
+        source_revision_config: { repo_ref: "main", langgraph_config_path: "langgraph.json" },
+      });
+      expect(created.status).toBe(201);
+      ids.push(created.body.id);
+      const revision = await cpApi.waitForRevision(created.body.id, created.body.latest_revision_id, { timeoutMs: 60_000 });
+      expect(revision.status).toBe("CREATE_FAILED");
+    }
+    for (const id of ids) expect(existsSync(join(root, "cp", "deployments", id)), `storage of ${id}`).toBe(false);
+    expect(peak.peakGrowth()).toBeLessThan(BUDGET);
+    for (const id of ids) expect((await cpApi.call("DELETE", `/v2/deployments/${id}`)).status).toBe(204);
+  }, 180_000);
 });

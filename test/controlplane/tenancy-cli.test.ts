@@ -147,7 +147,11 @@ describe("slipway CLI on PostgreSQL", () => {
       const env = cleanEnv({ SLIPWAY_CONTROL_SCHEMA: target.schema, SLIPWAY_SECRETS_KEY: randomBytes(32).toString("hex") });
       const dataDir = mkdtempSync(join(tmpdir(), "slipway-pg-"));
       const server = await startUp(["--database-url", target.databaseUrl!, "--data-dir", dataDir, "--json"], env);
-      const events = server.output().trim().split("\n").map((line) => JSON.parse(line));
+      const events = server
+        .output()
+        .trim()
+        .split("\n")
+        .map((line) => JSON.parse(line));
       const boot = events.find((e) => e.event === "bootstrap");
       expect(boot.workspace_id).toMatch(UUID);
       expect(events.at(-1)).toMatchObject({ event: "listening", storage: "postgres" });
@@ -155,7 +159,10 @@ describe("slipway CLI on PostgreSQL", () => {
       const run = await slipway(["admin", "bootstrap", "--database-url", target.databaseUrl!, "--org-name", "Second", "--json"], env);
       expect(run.code, run.stderr).toBe(0);
       const second = JSON.parse(run.stdout);
-      for (const [key, workspace] of [[boot.api_key, boot.workspace_id], [second.api_key, second.workspace_id]]) {
+      for (const [key, workspace] of [
+        [boot.api_key, boot.workspace_id],
+        [second.api_key, second.workspace_id],
+      ]) {
         expect((await integrations(server.url, { "x-api-key": key, "x-tenant-id": workspace })).status).toBe(200);
       }
       // Two organizations: neither key reaches the other's workspace.

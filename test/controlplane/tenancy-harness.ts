@@ -45,7 +45,7 @@ export async function openHarness(
     gitHosts: options.gitHosts,
   };
   const authenticator = createAuthenticator({ db, bearer: options.bearer ? createBearerVerifier(options.bearer) : undefined });
-  const app = await buildControlPlaneApp({ deps, authenticator, modules: options.modules ?? OWN_MODULES, services: [], logLevel: "error" });
+  const app = await buildControlPlaneApp({ deps, authenticator, modules: options.modules ?? OWN_MODULES, logLevel: "error" });
   await app.ready();
   return {
     app,

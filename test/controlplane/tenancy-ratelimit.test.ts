@@ -29,7 +29,6 @@ describe.each(BACKENDS)("rate-limit identity on %s", (backend) => {
       deps: h.deps,
       authenticator,
       modules: OWN_MODULES,
-      services: [],
       logLevel: "error",
       rateLimit: {
         enabled: true,

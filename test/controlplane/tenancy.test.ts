@@ -81,7 +81,11 @@ describe.each(BACKENDS)("tenancy and authentication on %s", (backend) => {
     const org = await get({ "x-api-key": orgA.api_key }, "/v2/workspaces");
     expect(org.statusCode).toBe(200);
     expect(json(org)).toMatchObject({ organization_id: orgA.organization_id, scope: "organization", offset: null });
-    expect(json(org).resources.map((w: { id: string }) => w.id).sort()).toEqual([orgA.workspace_id, siblingWorkspace].sort());
+    expect(
+      json(org)
+        .resources.map((w: { id: string }) => w.id)
+        .sort(),
+    ).toEqual([orgA.workspace_id, siblingWorkspace].sort());
     // A workspace key sees its own only; the same path under /api-host; a token of org B sees B's.
     const own = await get({ "x-api-key": workspaceKey }, "/api-host/v2/workspaces");
     expect(json(own)).toMatchObject({ scope: "workspace", resources: [{ id: siblingWorkspace, name: "A-second" }] });

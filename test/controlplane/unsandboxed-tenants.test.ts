@@ -33,14 +33,21 @@ describe("slipway up without a sandbox", () => {
     await cp.kill();
     cp = undefined;
 
-    const admin = await promisify(execFile)(process.execPath, ["bin/slipway.js", "admin", "bootstrap", "--data-dir", dataDir, "--org-name", "Second", "--json"], {
-      cwd: ROOT,
-      env: { ...process.env, SLIPWAY_DATABASE_URL: "" },
-    });
+    const admin = await promisify(execFile)(
+      process.execPath,
+      ["bin/slipway.js", "admin", "bootstrap", "--data-dir", dataDir, "--org-name", "Second", "--json"],
+      {
+        cwd: ROOT,
+        env: { ...process.env, SLIPWAY_DATABASE_URL: "" },
+      },
+    );
     expect(admin.stdout).toContain("organization_id");
 
     const refused = await startControlPlane(["--data-dir", dataDir], UNSANDBOXED).then(
-      (started) => ((cp = started), "started"),
+      (started) => {
+        cp = started;
+        return "started";
+      },
       (error: Error) => error.message,
     );
     expect(refused).toContain("deployments cannot be sandboxed here (SLIPWAY_SANDBOX=off) and this control plane has 2 organizations");

@@ -9,9 +9,17 @@ import { startControlPlane, type ControlPlaneProcess } from "../support/control-
 describe("private git hosts setting", () => {
   it("comes from the flag, else the environment, else is empty; a URL or CIDR stops start-up", () => {
     expect(resolveControlPlaneConfig({}, {}).gitHosts.allowHosts).toEqual([]);
-    expect(resolveControlPlaneConfig({}, { SLIPWAY_GIT_ALLOW_HOSTS: "git.internal, 127.0.0.1 ,[::1]" }).gitHosts.allowHosts).toEqual(["git.internal", "127.0.0.1", "[::1]"]);
-    expect(resolveControlPlaneConfig({ allowPrivateGitHosts: "10.0.0.5" }, { SLIPWAY_GIT_ALLOW_HOSTS: "git.internal" }).gitHosts.allowHosts).toEqual(["10.0.0.5"]);
-    expect(() => resolveControlPlaneConfig({ allowPrivateGitHosts: "http://git.internal/" }, {})).toThrow(/--allow-private-git-hosts.*'http:\/\/git\.internal\/' is not a host name/);
+    expect(resolveControlPlaneConfig({}, { SLIPWAY_GIT_ALLOW_HOSTS: "git.internal, 127.0.0.1 ,[::1]" }).gitHosts.allowHosts).toEqual([
+      "git.internal",
+      "127.0.0.1",
+      "[::1]",
+    ]);
+    expect(resolveControlPlaneConfig({ allowPrivateGitHosts: "10.0.0.5" }, { SLIPWAY_GIT_ALLOW_HOSTS: "git.internal" }).gitHosts.allowHosts).toEqual([
+      "10.0.0.5",
+    ]);
+    expect(() => resolveControlPlaneConfig({ allowPrivateGitHosts: "http://git.internal/" }, {})).toThrow(
+      /--allow-private-git-hosts.*'http:\/\/git\.internal\/' is not a host name/,
+    );
     expect(() => resolveControlPlaneConfig({}, { SLIPWAY_GIT_ALLOW_HOSTS: "10.0.0.0/8" })).toThrow(/is not a host name or an IP address/);
   });
 
@@ -48,7 +56,9 @@ describe("private git hosts setting", () => {
       expect(refused.status).toBe(422);
       const [problem] = ((await refused.json()) as { detail: { loc: string[]; msg: string }[] }).detail;
       expect(problem.loc).toEqual(["body", "base_url"]);
-      expect(problem.msg).toMatch(/address 127\.0\.0\.2 is refused: it is loopback.*add 127\.0\.0\.2 to --allow-private-git-hosts \(or SLIPWAY_GIT_ALLOW_HOSTS\)/);
+      expect(problem.msg).toMatch(
+        /address 127\.0\.0\.2 is refused: it is loopback.*add 127\.0\.0\.2 to --allow-private-git-hosts \(or SLIPWAY_GIT_ALLOW_HOSTS\)/,
+      );
       expect((await install("metadata", "http://169.254.169.254/")).status).toBe(422);
     });
   });

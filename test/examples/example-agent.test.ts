@@ -7,7 +7,10 @@ import { checkNodeVersion } from "../../src/config/node-version.ts";
 /** The example agent a new user deploys first: it must answer what agent-chat-ui sends, on the Node they have. */
 describe("the example agent", () => {
   it("answers content blocks (what agent-chat-ui sends) with their text, not their JSON", async () => {
-    const blocks = [{ type: "text", text: "hello" }, { type: "text", text: "there" }];
+    const blocks = [
+      { type: "text", text: "hello" },
+      { type: "text", text: "there" },
+    ];
     const state = await graph.invoke({ messages: [new HumanMessage({ content: blocks })] });
     expect(state.messages.at(-1)?.content).toBe("You said: hello there");
     const plain = await graph.invoke({ messages: [new HumanMessage("hi")] });
@@ -16,7 +19,10 @@ describe("the example agent", () => {
 
   it("streams the same answer word by word", async () => {
     const tokens: string[] = [];
-    for await (const [chunk] of await graph.stream({ messages: [{ role: "user", content: [{ type: "text", text: "one two" }] }] }, { streamMode: "messages" })) {
+    for await (const [chunk] of await graph.stream(
+      { messages: [{ role: "user", content: [{ type: "text", text: "one two" }] }] },
+      { streamMode: "messages" },
+    )) {
       tokens.push(String(chunk.content));
     }
     expect(tokens.join("")).toBe("You said: one two");

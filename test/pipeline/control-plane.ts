@@ -15,11 +15,15 @@ export function startPipelineControlPlane(
   options: { backend?: "pglite" | "postgres"; args?: string[]; env?: Record<string, string | undefined>; cwd?: string } = {},
 ): Promise<ControlPlaneProcess> {
   const storage = options.backend === "postgres" ? ["--database-url", inject("databaseUrl")] : [];
-  return startControlPlane(["--data-dir", join(root, "cp"), ...storage, ...(options.args ?? [])], {
-    SLIPWAY_CONTROL_SCHEMA: `cp_${Math.random().toString(36).slice(2, 10)}`,
-    SLIPWAY_GIT_ALLOW_HOSTS: "127.0.0.1",
-    SLIPWAY_PACKAGE_CACHE: join(tmpdir(), "slipway-test-package-cache"),
-    SLIPWAY_DATABASE_URL: undefined,
-    ...options.env,
-  }, options.cwd);
+  return startControlPlane(
+    ["--data-dir", join(root, "cp"), ...storage, ...(options.args ?? [])],
+    {
+      SLIPWAY_CONTROL_SCHEMA: `cp_${Math.random().toString(36).slice(2, 10)}`,
+      SLIPWAY_GIT_ALLOW_HOSTS: "127.0.0.1",
+      SLIPWAY_PACKAGE_CACHE: join(tmpdir(), "slipway-test-package-cache"),
+      SLIPWAY_DATABASE_URL: undefined,
+      ...options.env,
+    },
+    options.cwd,
+  );
 }

@@ -46,7 +46,12 @@ describe("rotating a deployment's database credential, on postgres", () => {
     const created = await cpApi.call("POST", "/v2/deployments", {
       name,
       source: "github",
-      source_config: { repo_url: git.url("agent"), deployment_type: "dev", build_on_push: false, resource_spec: { min_scale: 1, memory_limit_mb: 512, ...resources } },
+      source_config: {
+        repo_url: git.url("agent"),
+        deployment_type: "dev",
+        build_on_push: false,
+        resource_spec: { min_scale: 1, memory_limit_mb: 512, ...resources },
+      },
       source_revision_config: { repo_ref: "main", langgraph_config_path: "langgraph.json" },
     });
     expect(created.status).toBe(201);
@@ -115,7 +120,13 @@ describe("rotating a deployment's database credential, on postgres", () => {
 
       // ── the rotation, through the CLI, while a client keeps calling ──────────────
       const calls = keepCalling(rotated.url, cp.apiKey!, thread.thread_id);
-      const env = { ...process.env, SLIPWAY_URL: cp.url, SLIPWAY_API_KEY: cp.apiKey!, SLIPWAY_TENANT_ID: cp.workspaceId!, SLIPWAY_CONFIG_DIR: join(root, "config") };
+      const env = {
+        ...process.env,
+        SLIPWAY_URL: cp.url,
+        SLIPWAY_API_KEY: cp.apiKey!,
+        SLIPWAY_TENANT_ID: cp.workspaceId!,
+        SLIPWAY_CONFIG_DIR: join(root, "config"),
+      };
       const cli = await run(process.execPath, [BIN, "deployments", "rotate-credentials", "rotated", "--wait", "--timeout", "300"], { env });
       expect(cli.stderr).toMatch(/DEPLOYED/);
       // The replaced processes drain (3 s here), stop, and then their login is taken away.
@@ -132,7 +143,9 @@ describe("rotating a deployment's database credential, on postgres", () => {
       expect((await asCredential(after, "SELECT current_user AS owner")).rows).toEqual([{ owner: before.role }]);
 
       // ── the deployment still serves, its threads intact ──────────────────────────
-      const values = (await client.runs.wait(thread.thread_id, "agent", { input: { messages: [{ role: "human", content: "after rotation" }] } })) as { messages: { content: string }[] };
+      const values = (await client.runs.wait(thread.thread_id, "agent", { input: { messages: [{ role: "human", content: "after rotation" }] } })) as {
+        messages: { content: string }[];
+      };
       expect(values.messages.map((m) => m.content)).toContain("You said: after rotation");
       const revisions = (await cpApi.call("GET", `/v2/deployments/${rotated.id}/revisions`)).body.resources as Array<{ id: string }>;
       expect((await cpApi.logs(rotated.id, revisions[0].id, "deploy")).join("\n")).toMatch(/Credential rotation: its processes get a new database credential/);
@@ -173,6 +186,8 @@ function cpuQuotaOf(pid: number): { quotaUs: number; periodUs: number } | undefi
   }
   const v2 = lines.find((line) => line.startsWith("0::"));
   if (!v2) return undefined;
-  const [quota, period] = readFileSync(`/sys/fs/cgroup${v2.slice(3)}/cpu.max`, "utf8").trim().split(" ");
+  const [quota, period] = readFileSync(`/sys/fs/cgroup${v2.slice(3)}/cpu.max`, "utf8")
+    .trim()
+    .split(" ");
   return { quotaUs: Number(quota), periodUs: Number(period) };
 }

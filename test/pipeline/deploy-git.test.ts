@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { Client } from "@langchain/langgraph-sdk";
@@ -69,7 +69,9 @@ describe.each(BACKENDS)("a deployment from git, on %s", (backend) => {
       expect(ready).toMatchObject({ status: "READY", active_revision_id: first.id });
       const buildLog = await cpApi.logs(deployment.id, first.id, "build");
       // Installed, or linked from the layer an earlier build of the same lock file left in the shared cache.
-      expect(buildLog.join("\n")).toMatch(/Installing dependencies with `npm ci` \(package-lock\.json found\)|Installing dependencies: linked the tree that `npm ci` installed before for the same package-lock\.json/);
+      expect(buildLog.join("\n")).toMatch(
+        /Installing dependencies with `npm ci` \(package-lock\.json found\)|Installing dependencies: linked the tree that `npm ci` installed before for the same package-lock\.json/,
+      );
       const deployLog = await cpApi.logs(deployment.id, first.id, "deploy");
       expect([...buildLog, ...deployLog].join("\n")).not.toContain(SECRET);
 
@@ -82,13 +84,18 @@ describe.each(BACKENDS)("a deployment from git, on %s", (backend) => {
       await client.runs.join(thread.thread_id, second.run_id);
       expect(text((await client.threads.getState(thread.thread_id)).values)).toEqual(["one", "You said: one", "two", "You said: two"]);
       const events: string[] = [];
-      for await (const part of client.runs.stream(null, "agent", { input: message("streamed"), streamMode: ["updates", "messages-tuple"] })) events.push(part.event);
+      for await (const part of client.runs.stream(null, "agent", { input: message("streamed"), streamMode: ["updates", "messages-tuple"] }))
+        events.push(part.event);
       expect(events[0]).toBe("metadata");
       expect(events).toContain("updates");
       expect(events.filter((event) => event.startsWith("messages")).length).toBeGreaterThan(1);
       const joined: string[] = [];
       const other = await client.threads.create();
-      const background = await client.runs.create(other.thread_id, "slow", { input: { steps: 3, delay_ms: 200 }, streamMode: ["values"], streamResumable: true });
+      const background = await client.runs.create(other.thread_id, "slow", {
+        input: { steps: 3, delay_ms: 200 },
+        streamMode: ["values"],
+        streamResumable: true,
+      });
       for await (const part of client.runs.joinStream(other.thread_id, background.run_id, { streamMode: ["values"] })) joined.push(part.event);
       expect(joined).toContain("values");
       await checkProtocolEndpoints(deployment.url, cp.apiKey!);
@@ -97,13 +104,25 @@ describe.each(BACKENDS)("a deployment from git, on %s", (backend) => {
       const processSocket = listeningSockets(deployLog.join("\n"))[0];
       expect(processSocket).toBeDefined();
       expect(statSync(dirname(processSocket)).mode & 0o777).toBe(0o700);
-      expect((await callSocket(processSocket, "/threads/search", { method: "POST", headers: { "x-api-key": cp.apiKey!, "content-type": "application/json" }, body: "{}" })).status).toBe(403);
-      expect((await fetch(`${deployment.url}/threads/search`, { method: "POST", headers: { "content-type": "application/json" }, body: "{}" })).status).toBe(401);
+      expect(
+        (
+          await callSocket(processSocket, "/threads/search", {
+            method: "POST",
+            headers: { "x-api-key": cp.apiKey!, "content-type": "application/json" },
+            body: "{}",
+          })
+        ).status,
+      ).toBe(403);
+      expect((await fetch(`${deployment.url}/threads/search`, { method: "POST", headers: { "content-type": "application/json" }, body: "{}" })).status).toBe(
+        401,
+      );
       // The server in front of the router and the API keeps idle connections as Fastify would (72 s),
       // not Node's 5 s that a client reusing a connection can meet closing (ECONNRESET).
       expect(await keepAliveHeader(`${cp.url}/ok`)).toBe("timeout=72");
       // The control plane's /metrics counts what its router passed to the deployment, by status.
-      const metrics = (await cpApi.call("GET", "/metrics?format=json")).body as { router: { requests_total: { deployment_id: string; status: number; count: number }[] } };
+      const metrics = (await cpApi.call("GET", "/metrics?format=json")).body as {
+        router: { requests_total: { deployment_id: string; status: number; count: number }[] };
+      };
       const routed = metrics.router.requests_total.filter((series) => series.deployment_id === deployment.id);
       expect(routed.filter((series) => series.status === 200).reduce((sum, series) => sum + series.count, 0)).toBeGreaterThan(5);
       expect(routed.find((series) => series.status === 401)?.count).toBeGreaterThanOrEqual(1);

@@ -141,7 +141,9 @@ describe("a Python project deployed from git", () => {
     const buildLog = (await cpApi.logs(deploymentId, first.id, "build")).join("\n");
     expect(buildLog).toMatch(/dockerfile_lines is ignored: Slipway builds no container image, so its 1 line\(s\) do not run/);
     expect(buildLog).toMatch(/Installing dependencies(:| with) .*npm ci/);
-    expect(buildLog).toMatch(/Preparing the Python environment with pip on Python 3\.\d+\.\d+ .*: \. \(code only\), \.\/py \(a package\), and Slipway's worker\./);
+    expect(buildLog).toMatch(
+      /Preparing the Python environment with pip on Python 3\.\d+\.\d+ .*: \. \(code only\), \.\/py \(a package\), and Slipway's worker\./,
+    );
     // pip's own output, streamed into the log.
     expect(buildLog).toMatch(/Successfully installed .*langgraph-1\.2\.24/);
     expect(buildLog).toMatch(/Python environment: langgraph 1\.2\.24, langchain-core 1\.8\.3, slipway_worker \d/);
@@ -223,7 +225,9 @@ describe("a Python project deployed from git", () => {
     expect(second.status, second.status_message).toBe("DEPLOYED");
     served = second.id;
     const buildLog = (await cpApi.logs(deploymentId, second.id, "build")).join("\n");
-    expect(buildLog).toMatch(/Python environment: reusing the one installed before for the same Python 3\.\d+\.\d+, dependencies and worker \(environment [0-9a-f]{32}\); nothing to install\./);
+    expect(buildLog).toMatch(
+      /Python environment: reusing the one installed before for the same Python 3\.\d+\.\d+, dependencies and worker \(environment [0-9a-f]{32}\); nothing to install\./,
+    );
     expect(buildLog).not.toMatch(/Successfully installed/);
     // The package installed into the environment by the first build is the old code: the revision's own files come first.
     expect(await client.runs.wait(null, "py_agent", { input: { text: "again" } })).toEqual({ text: "again", reply: "python v2: again" });
@@ -231,7 +235,10 @@ describe("a Python project deployed from git", () => {
 
   it("fails the build with the traceback when a Python graph cannot be imported, and keeps serving the last revision", async () => {
     const graph = readFileSync(join(FIXTURE, "py/src/pyagent/graph.py"), "utf8");
-    repo.commit({ "py/src/pyagent/graph.py": graph.replace("from pyagent.reply import answer", "from pyagent.reply import answer\nimport slipway_no_such_module_7c1e") }, "broken import");
+    repo.commit(
+      { "py/src/pyagent/graph.py": graph.replace("from pyagent.reply import answer", "from pyagent.reply import answer\nimport slipway_no_such_module_7c1e") },
+      "broken import",
+    );
     const broken = await redeploy();
     expect(broken.status).toBe("BUILD_FAILED");
     expect(broken.status_message).toMatch(/Checking the project failed: `slipway agent --check` exited with code 1/);

@@ -45,13 +45,19 @@ describe.each(BACKENDS)("a deployment from an uploaded directory, on %s", (backe
     expect(url.status).toBe(200);
     expect(url.body.object_path).toMatch(new RegExp(`^uploads/${deploymentId}/`));
     // Without the signature: refused. With it: stored (no API key needed).
-    const unsigned = await fetch(url.body.upload_url.replace(/signature=[^&]+/, "signature=forged"), { method: "PUT", body: readFileSync(tarball), headers: { "content-type": "application/gzip" } });
+    const unsigned = await fetch(url.body.upload_url.replace(/signature=[^&]+/, "signature=forged"), {
+      method: "PUT",
+      body: readFileSync(tarball),
+      headers: { "content-type": "application/gzip" },
+    });
     expect(unsigned.status).toBe(401);
     const put = await fetch(url.body.upload_url, { method: "PUT", body: readFileSync(tarball), headers: { "content-type": contentType } });
     expect(put.status).toBe(200);
     expect(await put.json()).toMatchObject({ object_path: url.body.object_path, size_bytes: readFileSync(tarball).length });
     // A URL works once.
-    expect((await fetch(url.body.upload_url, { method: "PUT", body: readFileSync(tarball), headers: { "content-type": "application/gzip" } })).status).toBe(409);
+    expect((await fetch(url.body.upload_url, { method: "PUT", body: readFileSync(tarball), headers: { "content-type": "application/gzip" } })).status).toBe(
+      409,
+    );
     return url.body.object_path;
   }
 
@@ -76,13 +82,17 @@ describe.each(BACKENDS)("a deployment from an uploaded directory, on %s", (backe
       expect((await fetch(`${url}/ok`, { headers: { "x-api-key": cp.apiKey! } })).status).toBe(503);
 
       // A source_tarball_path that was never uploaded is refused, naming the field.
-      const bogus = await cpApi.call("PATCH", `/v2/deployments/${deploymentId}`, { source_revision_config: { source_tarball_path: `uploads/${deploymentId}/nope.tar.gz` } });
+      const bogus = await cpApi.call("PATCH", `/v2/deployments/${deploymentId}`, {
+        source_revision_config: { source_tarball_path: `uploads/${deploymentId}/nope.tar.gz` },
+      });
       expect(bogus.status).toBe(422);
       expect(bogus.body.detail[0].loc).toEqual(["body", "source_revision_config", "source_tarball_path"]);
 
       const project = join(root, "project");
       writeSampleProject(project, "v1");
-      const first = await cpApi.call("PATCH", `/v2/deployments/${deploymentId}`, { source_revision_config: { source_tarball_path: await upload(deploymentId, project) } });
+      const first = await cpApi.call("PATCH", `/v2/deployments/${deploymentId}`, {
+        source_revision_config: { source_tarball_path: await upload(deploymentId, project) },
+      });
       expect(first.status).toBe(200);
       const firstRevision = await cpApi.waitForRevision(deploymentId, first.body.latest_revision_id);
       expect(firstRevision.status).toBe("DEPLOYED");
@@ -101,7 +111,9 @@ describe.each(BACKENDS)("a deployment from an uploaded directory, on %s", (backe
 
       writeFileSync(join(project, "src/version.ts"), sampleFiles("v2")["src/version.ts"]);
       const curlsType = "application/x-www-form-urlencoded";
-      const second = await cpApi.call("PATCH", `/v2/deployments/${deploymentId}`, { source_revision_config: { source_tarball_path: await upload(deploymentId, project, curlsType) } });
+      const second = await cpApi.call("PATCH", `/v2/deployments/${deploymentId}`, {
+        source_revision_config: { source_tarball_path: await upload(deploymentId, project, curlsType) },
+      });
       const secondRevision = await cpApi.waitForRevision(deploymentId, second.body.latest_revision_id);
       expect(secondRevision.status).toBe("DEPLOYED");
       expect(await client.runs.wait(null, "whoami", { input: {} })).toMatchObject({ version: "v2" });
@@ -142,9 +154,12 @@ describe.each(BACKENDS)("a deployment from an uploaded directory, on %s", (backe
         else controller.enqueue(chunk);
       },
     });
-    const tooBig = await fetch(big.body.upload_url, { method: "PUT", body, headers: { "content-type": "application/gzip" }, duplex: "half" } as RequestInit).catch(
-      (error: Error) => ({ status: -1, error }),
-    );
+    const tooBig = await fetch(big.body.upload_url, {
+      method: "PUT",
+      body,
+      headers: { "content-type": "application/gzip" },
+      duplex: "half",
+    } as RequestInit).catch((error: Error) => ({ status: -1, error }));
     expect([413, -1]).toContain(tooBig.status);
     // Nothing was recorded for either: the revision cannot name them.
     const patch = await cpApi.call("PATCH", `/v2/deployments/${deploymentId}`, { source_revision_config: { source_tarball_path: target.body.object_path } });

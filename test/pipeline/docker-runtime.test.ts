@@ -61,7 +61,10 @@ describe("a deployment on the Docker runtime, on postgres", () => {
     const python = new TestRepository(join(root, "repos"), "python");
     cpSync(PYTHON_GRAPH, join(python.work, "py_echo.py"));
     cpSync(PIP_CONF, join(python.work, "pip.conf"));
-    python.commit({ "langgraph.json": JSON.stringify({ dependencies: ["."], graphs: { py_echo: "./py_echo.py:graph" }, pip_config_file: "pip.conf" }) }, "a Python graph");
+    python.commit(
+      { "langgraph.json": JSON.stringify({ dependencies: ["."], graphs: { py_echo: "./py_echo.py:graph" }, pip_config_file: "pip.conf" }) },
+      "a Python graph",
+    );
     const wheels = ensurePythonWheelhouse();
     if (!existsSync(join(PACKAGE_CACHE, "python-wheels"))) {
       mkdirSync(PACKAGE_CACHE, { recursive: true });
@@ -92,14 +95,22 @@ describe("a deployment on the Docker runtime, on postgres", () => {
       const created = await cpApi.call("POST", "/v2/deployments", {
         name: "boxed",
         source: "github",
-        source_config: { repo_url: git.url("agent"), deployment_type: "dev", build_on_push: false, resource_spec: { min_scale: 1, memory_limit_mb: 512, cpu: 1 } },
+        source_config: {
+          repo_url: git.url("agent"),
+          deployment_type: "dev",
+          build_on_push: false,
+          resource_spec: { min_scale: 1, memory_limit_mb: 512, cpu: 1 },
+        },
         source_revision_config: { repo_ref: "main", langgraph_config_path: "langgraph.json" },
         secrets: [{ name: "GREETING", value: SECRET }],
       });
       expect(created.status).toBe(201);
       const deployment = created.body;
       const v1 = await cpApi.waitForRevision(deployment.id, deployment.latest_revision_id, { timeoutMs: 600_000 });
-      expect({ status: v1.status, log: v1.status === "DEPLOYED" ? "" : (await cpApi.logs(deployment.id, v1.id, "deploy")).join("\n") }).toEqual({ status: "DEPLOYED", log: "" });
+      expect({ status: v1.status, log: v1.status === "DEPLOYED" ? "" : (await cpApi.logs(deployment.id, v1.id, "deploy")).join("\n") }).toEqual({
+        status: "DEPLOYED",
+        log: "",
+      });
       const deployLog = (await cpApi.logs(deployment.id, v1.id, "deploy")).join("\n");
       expect(deployLog).toMatch(/started \(container slipway-/);
       expect(deployLog).toMatch(/Storage: PostgreSQL through unix:\S+\/\.s\.PGSQL\.\d+, as the deployment's own role\./);
@@ -143,11 +154,21 @@ describe("a deployment on the Docker runtime, on postgres", () => {
       const [running] = containersLabelled(DEPLOYMENT_LABEL, deployment.id);
       // What a control plane of this data directory left of a deployment that is gone: an orphan to remove.
       const runtimeImage = docker(["inspect", "--format", "{{.Config.Image}}", running.Id]).trim();
-      const orphan = docker(["create", "--label", `dev.slipway.owner=${running.Config.Labels["dev.slipway.owner"]}`, "--label", `${DEPLOYMENT_LABEL}=00000000-0000-4000-8000-00000000dead`, runtimeImage, "/bin/sh"]).trim();
+      const orphan = docker([
+        "create",
+        "--label",
+        `dev.slipway.owner=${running.Config.Labels["dev.slipway.owner"]}`,
+        "--label",
+        `${DEPLOYMENT_LABEL}=00000000-0000-4000-8000-00000000dead`,
+        runtimeImage,
+        "/bin/sh",
+      ]).trim();
       await first.kill("SIGKILL");
       cp = await start();
       const again = api({ ...cp, apiKey: first.apiKey, workspaceId: first.workspaceId });
-      const values = (await client.runs.wait(thread.thread_id, "agent", { input: { messages: [{ role: "human", content: "after the crash" }] } })) as { messages: { content: string }[] };
+      const values = (await client.runs.wait(thread.thread_id, "agent", { input: { messages: [{ role: "human", content: "after the crash" }] } })) as {
+        messages: { content: string }[];
+      };
       expect(values.messages.map((m) => m.content)).toEqual(["one", "You said: one", "after the crash", "You said: after the crash"]);
       const restartLog = (await again.logs(deployment.id, v3.id, "deploy")).join("\n");
       expect(restartLog).toMatch(/The control plane restarted: starting this revision again/);
@@ -201,7 +222,9 @@ describe("a deployment on the Docker runtime, on postgres", () => {
       const deployLog = (await cpApi.logs(created.body.id, revision.id, "deploy")).join("\n");
       expect(deployLog).toMatch(/published on http:\/\/127\.0\.0\.1:\d+/);
       // The control plane listens on loopback: the deployment's own URL is out of its containers' reach, and the log says so.
-      expect(deployLog).toMatch(/LANGGRAPH_API_URL \(http:\/\/127\.0\.0\.1:\d+ and the deployment's path\) is on this machine's loopback, which its containers cannot reach/);
+      expect(deployLog).toMatch(
+        /LANGGRAPH_API_URL \(http:\/\/127\.0\.0\.1:\d+ and the deployment's path\) is on this machine's loopback, which its containers cannot reach/,
+      );
       const client = new Client({ apiUrl: created.body.url, apiKey });
       expect(await client.runs.wait(null, "whoami", { input: {} })).toMatchObject({ version: "v1", greeting: SECRET });
       expect((await cpApi.call("DELETE", `/v2/deployments/${created.body.id}`)).status).toBe(204);
@@ -227,7 +250,9 @@ describe("a deployment on the Docker runtime, on postgres", () => {
       expect({ status: revision.status, log: revision.status === "DEPLOYED" ? "" : deployLog }).toEqual({ status: "DEPLOYED", log: "" });
       expect(deployLog).toMatch(/Building the revision's image slipway-revision:\w+ \(slipway-python:\w+, the build and its Python environment\)/);
       const client = new Client({ apiUrl: created.body.url, apiKey });
-      const values = (await client.runs.wait(null, "py_echo", { input: { messages: [{ role: "human", content: "from a container" }] } })) as { messages: { content: string }[] };
+      const values = (await client.runs.wait(null, "py_echo", { input: { messages: [{ role: "human", content: "from a container" }] } })) as {
+        messages: { content: string }[];
+      };
       expect(values.messages.map((m) => m.content)).toEqual(["from a container", "You said: from a container"]);
       // Its interpreter runs in the container, as the deployment's uid: the agent server's child, not the host's.
       const [container] = containersLabelled(DEPLOYMENT_LABEL, created.body.id);
@@ -251,7 +276,19 @@ describe("a deployment on the Docker runtime, on postgres", () => {
 async function makeAgentServerImage(build: string, tag: string): Promise<void> {
   // The newest runtime image (revision images are made from it and must not be picked).
   const runtime = docker(["images", "--format", "{{.Repository}}:{{.Tag}}", "--filter", "reference=slipway-runtime"]).split("\n")[0];
-  const command = ["/usr/bin/node", "/opt/slipway/bin/slipway.js", "agent", "--host", "0.0.0.0", "--port", "8000", "--config", "/srv/agent/langgraph.json", "--data-dir", "/tmp/agent"];
+  const command = [
+    "/usr/bin/node",
+    "/opt/slipway/bin/slipway.js",
+    "agent",
+    "--host",
+    "0.0.0.0",
+    "--port",
+    "8000",
+    "--config",
+    "/srv/agent/langgraph.json",
+    "--data-dir",
+    "/tmp/agent",
+  ];
   await buildImage(new DockerCli(dockerHost()), {
     tag,
     from: runtime,

@@ -28,9 +28,14 @@ describe("removing the images of Slipway's earlier builds", () => {
   let cli: DockerCli;
 
   const runtimeImage = (name: string, root = SLIPWAY_ROOT_ID) =>
-    buildImage(cli, { tag: name, sources: [{ host: join(dir, "file"), inside: "/file" }], changes: [`LABEL ${IMAGE_LABEL.kind}=runtime ${IMAGE_LABEL.root}=${root} ${IMAGE_LABEL.runtime}=${name}`] });
+    buildImage(cli, {
+      tag: name,
+      sources: [{ host: join(dir, "file"), inside: "/file" }],
+      changes: [`LABEL ${IMAGE_LABEL.kind}=runtime ${IMAGE_LABEL.root}=${root} ${IMAGE_LABEL.runtime}=${name}`],
+    });
   // Made on a runtime image, it inherits its labels (as a revision image does).
-  const revisionImage = (name: string, from: string) => buildImage(cli, { tag: name, from, sources: [{ host: join(dir, "file"), inside: "/revision" }], changes: [`LABEL ${IMAGE_LABEL.kind}=revision`] });
+  const revisionImage = (name: string, from: string) =>
+    buildImage(cli, { tag: name, from, sources: [{ host: join(dir, "file"), inside: "/revision" }], changes: [`LABEL ${IMAGE_LABEL.kind}=revision`] });
   const exists = (name: string) => docker(["images", "--quiet", name]).trim() !== "";
 
   beforeAll(async () => {
@@ -56,7 +61,12 @@ describe("removing the images of Slipway's earlier builds", () => {
     const removed = await removeStaleImages(cli, current);
     expect(removed).toEqual(expect.arrayContaining([older, olderRevision]));
     expect({ older: exists(older), olderRevision: exists(olderRevision) }).toEqual({ older: false, olderRevision: false });
-    expect({ olderInUse: exists(olderInUse), current: exists(current), currentRevision: exists(currentRevision), otherCheckout: exists(otherCheckout) }).toEqual({
+    expect({
+      olderInUse: exists(olderInUse),
+      current: exists(current),
+      currentRevision: exists(currentRevision),
+      otherCheckout: exists(otherCheckout),
+    }).toEqual({
       olderInUse: true,
       current: true,
       currentRevision: true,

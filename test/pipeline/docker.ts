@@ -18,14 +18,31 @@ export function docker(args: string[]): string {
 }
 
 /** The containers carrying a label, as `docker inspect` describes them. */
-export function containersLabelled(label: string, value: string): Array<{ Id: string; Name: string; State: { Running: boolean }; Config: { User: string; Labels: Record<string, string> }; HostConfig: { Memory: number; NanoCpus: number; ReadonlyRootfs: boolean; PidsLimit: number; CapDrop: string[] } }> {
-  const ids = docker(["ps", "--all", "--quiet", "--filter", `label=${label}=${value}`]).split("\n").filter(Boolean);
+export function containersLabelled(
+  label: string,
+  value: string,
+): Array<{
+  Id: string;
+  Name: string;
+  State: { Running: boolean };
+  Config: { User: string; Labels: Record<string, string> };
+  HostConfig: { Memory: number; NanoCpus: number; ReadonlyRootfs: boolean; PidsLimit: number; CapDrop: string[] };
+}> {
+  const ids = docker(["ps", "--all", "--quiet", "--filter", `label=${label}=${value}`])
+    .split("\n")
+    .filter(Boolean);
   return ids.length ? JSON.parse(docker(["inspect", ...ids])) : [];
 }
 
 /** Removes the revision images a control plane of `dataDir` made (the runtime image, shared, stays). */
 export function removeImagesOf(dataDir: string): void {
   const owner = createHash("sha256").update(dataDir).digest("hex").slice(0, 16);
-  const ids = [...new Set(docker(["images", "--quiet", "--filter", `label=dev.slipway.owner=${owner}`]).split("\n").filter(Boolean))];
+  const ids = [
+    ...new Set(
+      docker(["images", "--quiet", "--filter", `label=dev.slipway.owner=${owner}`])
+        .split("\n")
+        .filter(Boolean),
+    ),
+  ];
   if (ids.length) docker(["rmi", "--force", ...ids]);
 }

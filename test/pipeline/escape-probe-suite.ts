@@ -71,7 +71,9 @@ export function describeEscapeProbe(runtime: EscapeProbeRuntime, backends: Backe
       expect({ status: created.status, body: created.body }).toMatchObject({ status: 201 });
       const revision = await cpApi.waitForRevision(created.body.id, created.body.latest_revision_id);
       if (revision.status !== "DEPLOYED") {
-        throw new Error(`${name}: ${revision.status}\n${(await cpApi.logs(created.body.id, revision.id, "build")).join("\n")}\n${(await cpApi.logs(created.body.id, revision.id, "deploy")).join("\n")}`);
+        throw new Error(
+          `${name}: ${revision.status}\n${(await cpApi.logs(created.body.id, revision.id, "build")).join("\n")}\n${(await cpApi.logs(created.body.id, revision.id, "deploy")).join("\n")}`,
+        );
       }
       const url = (await cpApi.call("GET", `/v2/deployments/${created.body.id}`)).body.url as string;
       return { id: created.body.id, url, revision: revision.id, client: new Client({ apiUrl: url, apiKey: cp.apiKey }) };
@@ -90,7 +92,11 @@ export function describeEscapeProbe(runtime: EscapeProbeRuntime, backends: Backe
       cpSync(PROBE, repo.work, { recursive: true });
       repo.commit({}, "escape probe");
       git = await startGitDaemon(join(root, "repos"));
-      cp = await startPipelineControlPlane(root, { backend, args: runtime.args(), env: { SLIPWAY_STOP_GRACE_SECONDS: "3", SLIPWAY_CONTROL_SCHEMA: controlSchema } });
+      cp = await startPipelineControlPlane(root, {
+        backend,
+        args: runtime.args(),
+        env: { SLIPWAY_STOP_GRACE_SECONDS: "3", SLIPWAY_CONTROL_SCHEMA: controlSchema },
+      });
       cpApi = api(cp);
       [probe, other] = await Promise.all([deploy("probe"), deploy("other")]);
     }, SLOW);

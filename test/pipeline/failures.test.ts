@@ -85,7 +85,9 @@ describe("revisions that fail", () => {
     writeSampleProject(variant.work, "v1");
     variant.commit(files, name);
     // Push the variant's branch into the served repository.
-    execFileSync("git", ["-C", variant.work, "push", "-q", "-f", repo.bare, `HEAD:refs/heads/${name}`], { env: { ...process.env, GIT_CONFIG_GLOBAL: "/dev/null" } });
+    execFileSync("git", ["-C", variant.work, "push", "-q", "-f", repo.bare, `HEAD:refs/heads/${name}`], {
+      env: { ...process.env, GIT_CONFIG_GLOBAL: "/dev/null" },
+    });
   }
 
   it(
@@ -107,13 +109,24 @@ describe("revisions that fail", () => {
       await expectFailure("node-99", "BUILD_FAILED", [/the project asks for Node 99 but this server runs Node 20\./, /set "node_version": "20"/]);
 
       branch("bad-dependency", {
-        "package.json": JSON.stringify({ name: "broken", type: "module", dependencies: { "@langchain/langgraph": "1.7.3", "@langchain/core": "1.4.0", "slipway-no-such-package-3f9a2c": "1.0.0" } }),
+        "package.json": JSON.stringify({
+          name: "broken",
+          type: "module",
+          dependencies: { "@langchain/langgraph": "1.7.3", "@langchain/core": "1.4.0", "slipway-no-such-package-3f9a2c": "1.0.0" },
+        }),
         "package-lock.json": null,
       });
-      await expectFailure("bad-dependency", "BUILD_FAILED", [/Installing dependencies failed: `npm install` exited with code 1/, /Last lines of its output/, /slipway-no-such-package-3f9a2c/]);
+      await expectFailure("bad-dependency", "BUILD_FAILED", [
+        /Installing dependencies failed: `npm install` exited with code 1/,
+        /Last lines of its output/,
+        /slipway-no-such-package-3f9a2c/,
+      ]);
 
       branch("throws-at-import", { "src/whoami.ts": 'throw new Error("boom at import: the model key is missing");\nexport const whoami = null;\n' });
-      await expectFailure("throws-at-import", "BUILD_FAILED", [/Checking the project failed: `slipway agent --check` exited with code 1/, /boom at import: the model key is missing/]);
+      await expectFailure("throws-at-import", "BUILD_FAILED", [
+        /Checking the project failed: `slipway agent --check` exited with code 1/,
+        /boom at import: the model key is missing/,
+      ]);
 
       const message = await neverReady;
       expect(message).toMatch(/Starting the agent server failed/);

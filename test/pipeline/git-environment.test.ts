@@ -35,7 +35,11 @@ async function startAuthAsker(): Promise<{ port: number; authorizations: (string
   return {
     port: typeof address === "object" && address ? address.port : 0,
     authorizations,
-    close: () => new Promise((resolve) => (server.closeAllConnections(), server.close(() => resolve()))),
+    close: () =>
+      new Promise((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
   };
 }
 

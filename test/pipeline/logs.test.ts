@@ -30,7 +30,11 @@ describe("revision logs", () => {
     // Its langgraph.json names a .env file that, git-ignored as usual, was never pushed.
     const config = { ...JSON.parse(sampleFiles("v1")["langgraph.json"]), env: ".env" };
     repo.commit(
-      { "src/whoami.ts": `console.log("greeting is " + process.env.GREETING);\n${sampleFiles("v1")["src/whoami.ts"]}`, "langgraph.json": JSON.stringify(config), ".gitignore": ".env\n" },
+      {
+        "src/whoami.ts": `console.log("greeting is " + process.env.GREETING);\n${sampleFiles("v1")["src/whoami.ts"]}`,
+        "langgraph.json": JSON.stringify(config),
+        ".gitignore": ".env\n",
+      },
       "chatty",
     );
     git = await startGitDaemon(join(root, "repos"));
@@ -53,7 +57,10 @@ describe("revision logs", () => {
         source_config: { repo_url: git.url("agent"), deployment_type: "dev" },
         source_revision_config: { repo_ref: "main", langgraph_config_path: "langgraph.json" },
         // A secret that cannot be told from ordinary words is not hidden: the logs keep their `true`s.
-        secrets: [{ name: "GREETING", value: SECRET }, { name: "STRICT", value: "true" }],
+        secrets: [
+          { name: "GREETING", value: SECRET },
+          { name: "STRICT", value: "true" },
+        ],
       });
       const deploymentId = created.body.id;
       const revisionId = created.body.latest_revision_id;

@@ -54,7 +54,11 @@ describe("build on push", () => {
       body: raw,
     });
   };
-  const event = (after: string, ref = "refs/heads/main") => ({ ref, after, repository: { clone_url: git.url("agent"), html_url: "http://example.invalid/agent" } });
+  const event = (after: string, ref = "refs/heads/main") => ({
+    ref,
+    after,
+    repository: { clone_url: git.url("agent"), html_url: "http://example.invalid/agent" },
+  });
 
   it(
     "refuses a wrongly signed push, ignores other branches, and builds two quick pushes once",

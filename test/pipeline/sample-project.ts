@@ -47,7 +47,7 @@ export function sampleFiles(version: string): Record<string, string> {
       "export const slow = new StateGraph(State)",
       '  .addNode("tick", async (state, config) => {',
       "    await new Promise((resolve) => setTimeout(resolve, state.delay_ms ?? 200));",
-      "    // With release_key, it goes on ticking until the store holds [\"release\"]/<key>: the test says",
+      '    // With release_key, it goes on ticking until the store holds ["release"]/<key>: the test says',
       "    // when it ends (through the deployment's API: the sandbox shows the graph none of the test's files).",
       '    const held = state.release_key !== undefined && !(await config.store?.get(["release"], state.release_key));',
       "    return { steps: held ? Math.max(state.steps, 1) : state.steps - 1, ticks: [state.steps] };",

@@ -112,7 +112,9 @@ describe("a deployment that sleeps when idle", () => {
       const tarball = join(root, "project.tar.gz");
       await create({ gzip: true, file: tarball, cwd: project, portable: true }, ["."]);
       const url = await cpApi.call("POST", `/v2/deployments/${id}/upload-url`);
-      expect((await fetch(url.body.upload_url, { method: "PUT", body: readFileSync(tarball), headers: { "content-type": "application/gzip" } })).status).toBe(200);
+      expect((await fetch(url.body.upload_url, { method: "PUT", body: readFileSync(tarball), headers: { "content-type": "application/gzip" } })).status).toBe(
+        200,
+      );
       const deployed = await cpApi.call("PATCH", `/v2/deployments/${id}`, { source_revision_config: { source_tarball_path: url.body.object_path } });
       const revisionId = deployed.body.latest_revision_id;
       expect((await cpApi.waitForRevision(id, revisionId)).status).toBe("DEPLOYED");
@@ -134,9 +136,30 @@ describe("a deployment that sleeps when idle", () => {
       expect(sleeping).toMatchObject({ status: "READY", active_revision_id: revisionId, slipway_sleeping: true });
       expect(Date.parse(sleeping.slipway_sleeping_since)).toBeGreaterThan(0);
       expect((await cpApi.call("GET", `/v2/deployments/${id}/revisions/${revisionId}`)).body.status).toBe("DEPLOYED");
-      const cli = await promisify(execFile)(process.execPath, [BIN, "deployments", "get", id, "--url", cp.url, "--api-key", apiKey, "--tenant-id", workspaceId]);
+      const cli = await promisify(execFile)(process.execPath, [
+        BIN,
+        "deployments",
+        "get",
+        id,
+        "--url",
+        cp.url,
+        "--api-key",
+        apiKey,
+        "--tenant-id",
+        workspaceId,
+      ]);
       expect(cli.stdout).toMatch(/sleep:\s+sleeping since/);
-      const listed = await promisify(execFile)(process.execPath, [BIN, "deployments", "list", "--url", cp.url, "--api-key", apiKey, "--tenant-id", workspaceId]);
+      const listed = await promisify(execFile)(process.execPath, [
+        BIN,
+        "deployments",
+        "list",
+        "--url",
+        cp.url,
+        "--api-key",
+        apiKey,
+        "--tenant-id",
+        workspaceId,
+      ]);
       expect(listed.stdout).toMatch(/READY \(sleeping\)/);
 
       // The control plane restarts while it sleeps: it stays asleep, no process starts.
@@ -166,7 +189,9 @@ describe("a deployment that sleeps when idle", () => {
       const other = await client.threads.create();
       const delayed = await client.runs.create(other.thread_id, "agent", { input: { messages: [{ role: "human", content: "delayed" }] }, afterSeconds: 15 });
       await asleep(id);
-      await until("the control plane wakes it for its scheduled work", async () => /Waking \(a cron or a delayed run is due\)/.test(await deployLog(id, revisionId)));
+      await until("the control plane wakes it for its scheduled work", async () =>
+        /Waking \(a cron or a delayed run is due\)/.test(await deployLog(id, revisionId)),
+      );
       await until("the cron has fired and both runs ended", async () => {
         const runs = [...(await client.runs.list(thread.thread_id)), ...(await client.runs.list(other.thread_id))];
         return runs.length === 4 && runs.every((r) => r.status === "success");

@@ -57,7 +57,11 @@ describe("slipway agent with --rate-limit (the built-in policy)", () => {
       expect(await stream.text()).toContain("You said: hi");
 
       // A wrong key is anonymous: 403 from the key check, counted against the IP rule.
-      const wrong = await fetch(`${keyed.url}/threads/search`, { method: "POST", headers: { "x-api-key": "guess", "content-type": "application/json" }, body: "{}" });
+      const wrong = await fetch(`${keyed.url}/threads/search`, {
+        method: "POST",
+        headers: { "x-api-key": "guess", "content-type": "application/json" },
+        body: "{}",
+      });
       expect(wrong.status).toBe(403);
       expect(wrong.headers.get("ratelimit-policy")).toBe('"catch-all-ip";q=100;w=60');
     },

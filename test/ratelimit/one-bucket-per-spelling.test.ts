@@ -87,7 +87,6 @@ describe.each(BACKENDS)("one bucket per client and path, whatever the spelling, 
       deps: harness.deps,
       authenticator: harness.authenticator,
       modules: routeModules,
-      services: [],
       logLevel: "error",
       rateLimit: {
         enabled: true,
@@ -114,7 +113,7 @@ describe.each(BACKENDS)("one bucket per client and path, whatever the spelling, 
     return new Promise((resolve, reject) => {
       const socket = connect(port, "127.0.0.1", () => {
         const lines = [`GET ${target} HTTP/1.1`, "Host: 127.0.0.1", "Connection: close", ...Object.entries(headers).map(([k, v]) => `${k}: ${v}`)];
-        socket.write(lines.join("\r\n") + "\r\n\r\n");
+        socket.write(`${lines.join("\r\n")}\r\n\r\n`);
       });
       let head = "";
       socket.setEncoding("latin1");
@@ -153,7 +152,14 @@ describe.each(BACKENDS)("one bucket per client and path, whatever the spelling, 
     expect(other).toEqual([]);
     expect(overServed).toEqual([]);
     // The spellings the router serves are served (and then counted with the rest).
-    for (const target of ["/v2/deployments", "/api-host/v2/deployments", "/v2/%64eployments", "/%61pi-host/v2/deployments", "http://elsewhere.example/v2/deployments", "/v2/deployments?limit=1"]) {
+    for (const target of [
+      "/v2/deployments",
+      "/api-host/v2/deployments",
+      "/v2/%64eployments",
+      "/%61pi-host/v2/deployments",
+      "http://elsewhere.example/v2/deployments",
+      "/v2/deployments?limit=1",
+    ]) {
       expect(opened).toContain(target);
     }
   });
@@ -170,7 +176,10 @@ describe.each(BACKENDS)("one bucket per client and path, whatever the spelling, 
       const statuses: string[] = [];
       for (const spelling of [...order, order[0]!]) statuses.push(`${spelling}: ${await rawGet("/ok", { "x-forwarded-for": spelling })}`);
       expect(statuses.filter((line) => line.endsWith(": 200")).length, statuses.join("\n")).toBe(2);
-      expect(statuses.filter((line) => !line.endsWith(": 200") && !line.endsWith(": 429")), statuses.join("\n")).toEqual([]);
+      expect(
+        statuses.filter((line) => !line.endsWith(": 200") && !line.endsWith(": 429")),
+        statuses.join("\n"),
+      ).toEqual([]);
     }
   });
 });

@@ -25,7 +25,11 @@ afterEach(async () => {
 function startUp(args: string[]): Promise<Up> {
   const env: NodeJS.ProcessEnv = { ...process.env, SLIPWAY_DATA_DIR: mkdtempSync(join(tmpdir(), "slipway-rl-up-")) };
   for (const name of ["SLIPWAY_DATABASE_URL", "SLIPWAY_SECRETS_KEY", "SLIPWAY_PORT", "SLIPWAY_REGION", "SLIPWAY_JWT_ISSUER"]) delete env[name];
-  const child = spawn(process.execPath, ["bin/slipway.js", "up", "--port", "0", "--host", "127.0.0.1", "--json", ...args], { cwd: ROOT, env, stdio: ["ignore", "pipe", "pipe"] });
+  const child = spawn(process.execPath, ["bin/slipway.js", "up", "--port", "0", "--host", "127.0.0.1", "--json", ...args], {
+    cwd: ROOT,
+    env,
+    stdio: ["ignore", "pipe", "pipe"],
+  });
   running.push(child);
   const up: Partial<Up> = { child };
   let stdout = "";

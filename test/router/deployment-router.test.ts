@@ -55,8 +55,24 @@ describe("the deployment router", () => {
     expect((await fetch(url("/ok"), { headers: { "x-api-key": siblingKey.api_key } })).status).toBe(403);
     expect((await fetch(`${base}/deployments/${harness.deps.newId()}/ok`, { headers: { "x-api-key": owner.api_key } })).status).toBe(404);
     // The agent itself refuses the user's key: only the router's goes in.
-    expect((await callSocket(agent.socketPath!, "/threads/search", { method: "POST", headers: { "x-api-key": owner.api_key, "content-type": "application/json" }, body: "{}" })).status).toBe(403);
-    expect((await callSocket(agent.socketPath!, "/threads/search", { method: "POST", headers: { "x-api-key": INTERNAL_KEY, "content-type": "application/json" }, body: "{}" })).status).toBe(200);
+    expect(
+      (
+        await callSocket(agent.socketPath!, "/threads/search", {
+          method: "POST",
+          headers: { "x-api-key": owner.api_key, "content-type": "application/json" },
+          body: "{}",
+        })
+      ).status,
+    ).toBe(403);
+    expect(
+      (
+        await callSocket(agent.socketPath!, "/threads/search", {
+          method: "POST",
+          headers: { "x-api-key": INTERNAL_KEY, "content-type": "application/json" },
+          body: "{}",
+        })
+      ).status,
+    ).toBe(200);
   });
 
   it("passes a browser preflight through without credentials, and the control plane's own routes are untouched", async () => {

@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { buildControlPlaneApp } from "../../src/controlplane/app.ts";
 import { routeModules } from "../../src/controlplane/routes.ts";
 import { startAgentServer, type RunningAgentServer } from "../../src/agentserver/server.ts";
+import { LogService } from "../../src/controlplane/logs/service.ts";
 import { LogWriter } from "../../src/pipeline/log-writer.ts";
 import type { AgentProcess } from "../../src/pipeline/runtime/agent-process.ts";
 import { RevisionGroup } from "../../src/pipeline/runtime/revision-group.ts";
@@ -55,9 +56,16 @@ export async function openRoutedAgent(configPath: string, name: string): Promise
     rmSync(sockets, { recursive: true, force: true });
   };
   try {
-    agent = await startAgentServer({ configPath, socketPath: join(sockets, "agent.sock"), dataDir: target.dataDir, schema: target.schema, apiKey: INTERNAL_KEY, logLevel: "error" });
+    agent = await startAgentServer({
+      configPath,
+      socketPath: join(sockets, "agent.sock"),
+      dataDir: target.dataDir,
+      schema: target.schema,
+      apiKey: INTERNAL_KEY,
+      logLevel: "error",
+    });
     const router = createDeploymentRouter({ db: harness.db, authenticator: harness.authenticator, target: () => serving, holdMs: 300 });
-    app = await buildControlPlaneApp({ deps: harness.deps, authenticator: harness.authenticator, router, services: [], logLevel: "error" });
+    app = await buildControlPlaneApp({ deps: harness.deps, authenticator: harness.authenticator, router, logLevel: "error" });
     await app.listen({ port: 0, host: "127.0.0.1" });
     const address = app.server.address();
     const base = `http://127.0.0.1:${typeof address === "object" && address ? address.port : 0}`;
@@ -65,7 +73,8 @@ export async function openRoutedAgent(configPath: string, name: string): Promise
     const created = await app.inject({ method: "POST", url: "/v2/deployments", headers: { "x-api-key": owner.api_key }, payload: githubDeployment(name) });
     const deploymentId: string = created.json().id;
     const running = agent;
-    const deployLog = () => new LogWriter(harness.db, { workspaceId: owner.workspace_id, deploymentId, revisionId: deploymentId, type: "deploy" }, []);
+    const deployLog = () =>
+      new LogWriter(new LogService(harness.deps), { workspaceId: owner.workspace_id, deploymentId, revisionId: deploymentId, type: "deploy" }, []);
     return {
       harness,
       app,

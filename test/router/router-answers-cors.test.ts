@@ -63,7 +63,11 @@ describe("the router's own answers", () => {
     expectReadable(wrong);
     expect(await wrong.json()).toEqual({ detail: "Invalid API key" });
     // The agent itself answers a wrong key the same way.
-    const agentWrong = await callSocket(routed.agent.socketPath!, "/threads/search", { method: "POST", headers: { "x-api-key": "slw_not-a-key", "content-type": "application/json" }, body: "{}" });
+    const agentWrong = await callSocket(routed.agent.socketPath!, "/threads/search", {
+      method: "POST",
+      headers: { "x-api-key": "slw_not-a-key", "content-type": "application/json" },
+      body: "{}",
+    });
     expect(agentWrong).toEqual({ status: 403, body: JSON.stringify({ detail: "Invalid API key" }) });
 
     // The official SDK sees the router's refusal as an HTTP error, not as a failure to connect.

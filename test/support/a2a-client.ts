@@ -32,8 +32,8 @@ export const send = (client: Client, message: Message) =>
   client.sendMessage({ tenant: "", message, configuration: undefined, metadata: undefined }) as Promise<Task>;
 
 /** The text of a task's artifacts. */
-export const answerOf = (task: Task) => task.artifacts.flatMap((artifact) => artifact.parts.map((part) => (part.content?.$case === "text" ? part.content.value : ""))).join("");
-
+export const answerOf = (task: Task) =>
+  task.artifacts.flatMap((artifact) => artifact.parts.map((part) => (part.content?.$case === "text" ? part.content.value : ""))).join("");
 
 /** A fetch that adds a header to every request (the SDKs pass a Headers object or a record). */
 export function fetchWithHeader(name: string, value: string): typeof fetch {

@@ -24,7 +24,7 @@ export async function spawnAgent(args: string[], env: Record<string, string> = {
     const timer = setTimeout(() => reject(new Error(`agent did not start:\n${output}`)), startTimeoutMs);
     const lines = createInterface({ input: child.stdout! });
     lines.on("line", (line) => {
-      output += line + "\n";
+      output += `${line}\n`;
       try {
         const parsed = JSON.parse(line);
         if (parsed.event === "listening") {

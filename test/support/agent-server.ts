@@ -16,7 +16,16 @@ export interface TestAgentServer {
 /** A real agent server on a free loopback port over the fixture graphs, on one back end. */
 export async function startTestAgentServer(
   backend: BackendName,
-  options: { configPath?: string; apiKey?: string; workers?: number; webhookAllowHosts?: string[]; bodyLimit?: number; heartbeatMs?: number; shutdownGraceMs?: number; leaseSeconds?: number } = {},
+  options: {
+    configPath?: string;
+    apiKey?: string;
+    workers?: number;
+    webhookAllowHosts?: string[];
+    bodyLimit?: number;
+    heartbeatMs?: number;
+    shutdownGraceMs?: number;
+    leaseSeconds?: number;
+  } = {},
 ): Promise<TestAgentServer> {
   const target = freshBackend(backend, "agent");
   const server = await startAgentServer({
@@ -35,7 +44,7 @@ export async function startTestAgentServer(
     leaseSeconds: options.leaseSeconds,
     logLevel: "error",
   });
-  const client = new Client({ apiUrl: server.url, apiKey: options.apiKey});
+  const client = new Client({ apiUrl: server.url, apiKey: options.apiKey });
   return { server, client, url: server.url, close: () => server.close() };
 }
 

@@ -33,7 +33,7 @@ function noise(random: () => number, length: number): string {
 }
 
 export function hostileCorpus(random: () => number): Hostile[] {
-  const deep = (n: number) => '{"a":'.repeat(n) + "1" + "}".repeat(n);
+  const deep = (n: number) => `${'{"a":'.repeat(n)}1${"}".repeat(n)}`;
   // URLs stay under Node's 16 KiB header limit, so that these reach the app.
   const urlNoise = noise(random, 8 * 1024);
   return [

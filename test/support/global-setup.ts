@@ -22,6 +22,9 @@ export default async function setup(project: TestProject) {
   execFileSync(process.execPath, ["bin/slipway.js", "--version"], { stdio: "ignore" });
   const runRoot = mkdtempSync(join(systemTmp, "slipway-run-"));
   process.env.TMPDIR = runRoot;
+  // As on the suite's PostgreSQL server (fsync off): throwaway databases need no flush to
+  // survive a power loss. pglite-durable-fs.test.ts checks the flushes with it on.
+  process.env.SLIPWAY_EMBEDDED_FSYNC ??= "off";
   let ownDir: string | undefined;
   let databaseUrl = process.env.SLIPWAY_TEST_DATABASE_URL;
   let redisUrl = process.env.SLIPWAY_TEST_REDIS_URL;

@@ -27,22 +27,30 @@ declare module "oidc-provider" {
   type Ctx = unknown;
 
   export default class Provider {
-    constructor(issuer: string, configuration: Record<string, unknown> & {
-      findAccount?: (ctx: Ctx, sub: string) => Promise<{ accountId: string; claims: () => Promise<Record<string, unknown>> }>;
-      interactions?: { url: (ctx: Ctx, interaction: Interaction) => string };
-      issueRefreshToken?: (ctx: Ctx, client: ProviderClient, source: unknown) => Promise<boolean>;
-      features?: Record<string, unknown> & {
-        resourceIndicators?: {
-          enabled: boolean;
-          defaultResource?: (ctx: Ctx, client: ProviderClient, oneOf?: string) => Promise<string | string[] | undefined>;
-          useGrantedResource?: (ctx: Ctx, model: unknown) => Promise<boolean>;
-          getResourceServerInfo?: (ctx: Ctx, resource: string, client: ProviderClient) => Promise<Record<string, unknown>>;
+    constructor(
+      issuer: string,
+      configuration: Record<string, unknown> & {
+        findAccount?: (ctx: Ctx, sub: string) => Promise<{ accountId: string; claims: () => Promise<Record<string, unknown>> }>;
+        interactions?: { url: (ctx: Ctx, interaction: Interaction) => string };
+        issueRefreshToken?: (ctx: Ctx, client: ProviderClient, source: unknown) => Promise<boolean>;
+        features?: Record<string, unknown> & {
+          resourceIndicators?: {
+            enabled: boolean;
+            defaultResource?: (ctx: Ctx, client: ProviderClient, oneOf?: string) => Promise<string | string[] | undefined>;
+            useGrantedResource?: (ctx: Ctx, model: unknown) => Promise<boolean>;
+            getResourceServerInfo?: (ctx: Ctx, resource: string, client: ProviderClient) => Promise<Record<string, unknown>>;
+          };
         };
-      };
-    });
+      },
+    );
     callback(): (req: IncomingMessage, res: ServerResponse) => void;
     interactionDetails(req: IncomingMessage, res: ServerResponse): Promise<Interaction>;
-    interactionFinished(req: IncomingMessage, res: ServerResponse, result: Record<string, unknown>, options?: { mergeWithLastSubmission?: boolean }): Promise<void>;
+    interactionFinished(
+      req: IncomingMessage,
+      res: ServerResponse,
+      result: Record<string, unknown>,
+      options?: { mergeWithLastSubmission?: boolean },
+    ): Promise<void>;
     Grant: { new (init: { accountId: string; clientId: string }): Grant; find(id: string): Promise<Grant | undefined> };
   }
 }

@@ -121,7 +121,12 @@ export async function startOidcProvider(options: { redirectUris: string[]; acces
 }
 
 /** Signs in the fixture's account, then grants every scope and resource scope the request asked for. */
-async function interact(provider: Provider, fixture: OidcFixture, req: Parameters<Provider["interactionDetails"]>[0], res: Parameters<Provider["interactionDetails"]>[1]) {
+async function interact(
+  provider: Provider,
+  fixture: OidcFixture,
+  req: Parameters<Provider["interactionDetails"]>[0],
+  res: Parameters<Provider["interactionDetails"]>[1],
+) {
   const details = await provider.interactionDetails(req, res);
   if (details.prompt.name === "login") {
     await provider.interactionFinished(req, res, { login: { accountId: fixture.account } }, { mergeWithLastSubmission: false });

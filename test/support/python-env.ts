@@ -51,7 +51,10 @@ function makeOnce(dir: string, make: (building: string) => void): void {
  * install offline from them (a package cache's python-wheels folder) in seconds.
  */
 export function ensurePythonWheelhouse(): string {
-  const key = createHash("sha256").update([...PYTHON_TEST_PACKAGES, ...WHEELHOUSE_EXTRAS].join("\n")).digest("hex").slice(0, 12);
+  const key = createHash("sha256")
+    .update([...PYTHON_TEST_PACKAGES, ...WHEELHOUSE_EXTRAS].join("\n"))
+    .digest("hex")
+    .slice(0, 12);
   const cache = process.env.SLIPWAY_CACHE_DIR ?? join(homedir(), ".cache", "slipway");
   const dir = join(cache, `python-wheels-${key}`);
   makeOnce(dir, (building) => {

@@ -49,7 +49,8 @@ export function differentialUrls(random: () => number, hosts: Hosts, count: numb
     const hidden = random() < 0.6 ? one([hosts.internal4, hosts.internal6]) : one(targets);
     const path = one(PATHS);
     const shape = random();
-    if (shape < 0.25) urls.push(`${one(["http", "https", "git", "ssh", "HTTP"])}://${one([hosts.allowedA, hosts.allowedB])}${one(["/x.git", "/team/agent.git", "/~u/x.git"])}`);
+    if (shape < 0.25)
+      urls.push(`${one(["http", "https", "git", "ssh", "HTTP"])}://${one([hosts.allowedA, hosts.allowedB])}${one(["/x.git", "/team/agent.git", "/~u/x.git"])}`);
     else if (shape < 0.4) urls.push(`${scheme}://${one(targets)}${path}`);
     else if (shape < 0.5) urls.push(`${scheme}://${one(USERS)}${one(targets)}${path}`);
     else if (shape < 0.85) urls.push(`${scheme}://${one(decoys)}${separator}${hidden}${path}`);

@@ -7,7 +7,19 @@ import { Client } from "@langchain/langgraph-sdk";
  * vendor's dev server (scripts/vendor-version-matrix.ts). Each check answers "ok" or
  * what went wrong, so one broken feature does not hide the others.
  */
-export const CHECKS = ["wait", "values", "updates", "messages-tuple", "state", "history", "interrupt", "subgraph", "schemas", "metadata", "partial-input"] as const;
+export const CHECKS = [
+  "wait",
+  "values",
+  "updates",
+  "messages-tuple",
+  "state",
+  "history",
+  "interrupt",
+  "subgraph",
+  "schemas",
+  "metadata",
+  "partial-input",
+] as const;
 export type CheckName = (typeof CHECKS)[number];
 export type CheckResults = Record<CheckName, string>;
 
@@ -22,7 +34,15 @@ interface MatrixOptions {
 
 type Message = { type: string; content: unknown };
 type ChatState = { messages: Message[]; turns: number; provider?: string; summary?: string };
-type Schema = { type?: unknown; properties?: Record<string, Schema>; items?: Schema; enum?: unknown[]; description?: string; definitions?: Record<string, Schema>; [key: string]: unknown };
+type Schema = {
+  type?: unknown;
+  properties?: Record<string, Schema>;
+  items?: Schema;
+  enum?: unknown[];
+  description?: string;
+  definitions?: Record<string, Schema>;
+  [key: string]: unknown;
+};
 
 const INPUT = { messages: [{ role: "human", content: "hi" }], provider: "openai" };
 
@@ -49,7 +69,13 @@ export async function runVersionChecks(apiUrl: string, options: MatrixOptions): 
   await check("wait", async () => {
     const values = (await client.runs.wait(thread.thread_id, "chat", { input: INPUT })) as ChatState | null;
     assert.ok(values, `runs.wait answered ${JSON.stringify(values)}`);
-    assert.deepEqual(values.messages.map((m) => [m.type, m.content]), [["human", "hi"], ["ai", "You said: hi"]]);
+    assert.deepEqual(
+      values.messages.map((m) => [m.type, m.content]),
+      [
+        ["human", "hi"],
+        ["ai", "You said: hi"],
+      ],
+    );
     assert.equal(values.turns, 1);
     assert.equal(values.summary, "2 messages", "the subgraph's write");
   });
@@ -57,7 +83,8 @@ export async function runVersionChecks(apiUrl: string, options: MatrixOptions): 
   const streamed: Array<{ event: string; data: unknown }> = [];
   const streamThread = await client.threads.create();
   try {
-    for await (const part of client.runs.stream(streamThread.thread_id, "chat", { input: INPUT, streamMode: ["values", "updates", "messages-tuple"] })) streamed.push(part);
+    for await (const part of client.runs.stream(streamThread.thread_id, "chat", { input: INPUT, streamMode: ["values", "updates", "messages-tuple"] }))
+      streamed.push(part);
   } catch (error) {
     streamed.push({ event: "error", data: (error as Error).message });
   }
@@ -108,7 +135,10 @@ export async function runVersionChecks(apiUrl: string, options: MatrixOptions): 
     const sub = await client.threads.create();
     const seen: string[] = [];
     for await (const part of client.runs.stream(sub.thread_id, "chat", { input: INPUT, streamMode: "updates", streamSubgraphs: true })) seen.push(part.event);
-    assert.ok(seen.some((e) => e.startsWith("updates|child:")), `no subgraph events among ${seen.join(", ")}`);
+    assert.ok(
+      seen.some((e) => e.startsWith("updates|child:")),
+      `no subgraph events among ${seen.join(", ")}`,
+    );
     const subgraphs = await client.assistants.getSubgraphs(chatAssistant);
     assert.deepEqual(Object.keys(subgraphs), ["child"]);
   });
@@ -144,5 +174,7 @@ export async function runVersionChecks(apiUrl: string, options: MatrixOptions): 
 function describe(error: unknown): string {
   if (error instanceof assert.AssertionError && !error.generatedMessage) return error.message.slice(0, 400);
   if (error instanceof assert.AssertionError) return `expected ${JSON.stringify(error.expected)}, got ${JSON.stringify(error.actual)}`.slice(0, 400);
-  return String((error as Error).message ?? error).split("\n")[0]!.slice(0, 400);
+  return String((error as Error).message ?? error)
+    .split("\n")[0]!
+    .slice(0, 400);
 }

@@ -6,7 +6,7 @@ import { Client } from "@langchain/langgraph-sdk";
 import { RemoteGraph } from "@langchain/langgraph/remote";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { spawnAgent, type AgentProcess } from "../support/agent-process.ts";
-import { partsAlike, runAlike, stateAlike, type Part } from "./known-differences.ts";
+import { partsAlike, stateAlike, type Part } from "./known-differences.ts";
 import { keysOf, normalise, without } from "./normalise.ts";
 import { startVendorServer, type VendorServer } from "./vendor-server.ts";
 
@@ -38,7 +38,11 @@ function side(url: string): Side {
     raw: (path, init = {}) =>
       fetch(`${url}${path}`, {
         ...init,
-        headers: { "content-type": "application/json", ...(init.token ? { authorization: `Bearer ${init.token}` } : {}), ...(init.headers as Record<string, string>) },
+        headers: {
+          "content-type": "application/json",
+          ...(init.token ? { authorization: `Bearer ${init.token}` } : {}),
+          ...(init.headers as Record<string, string>),
+        },
       }),
   };
 }
@@ -118,7 +122,11 @@ describe("side by side with the vendor's JS server on the everything fixture", (
         const before = await client.threads.getState(thread.thread_id);
         await client.threads.updateState(thread.thread_id, { values: { messages: [{ role: "ai", content: "reviewed by hand" }] }, asNode: "review" });
         const after = await client.threads.getState(thread.thread_id);
-        return normalise({ drawn, before: { next: before.next, values: before.values }, after: { next: after.next, values: after.values, source: after.metadata?.source } });
+        return normalise({
+          drawn,
+          before: { next: before.next, values: before.values },
+          after: { next: after.next, values: after.values, source: after.metadata?.source },
+        });
       });
       expect(answers.ours).toEqual(answers.vendor);
     });
@@ -169,13 +177,18 @@ describe("side by side with the vendor's JS server on the everything fixture", (
       const answers = await both(async (s) => {
         const client = s.as(ALICE);
         const id = (await systemAssistant(client, "parent")).assistant_id;
-        return { flat: await client.assistants.getSubgraphs(id), deep: await client.assistants.getSubgraphs(id, { recurse: true }), child: await client.assistants.getSubgraphs(id, { namespace: "child", recurse: true }) };
+        return {
+          flat: await client.assistants.getSubgraphs(id),
+          deep: await client.assistants.getSubgraphs(id, { recurse: true }),
+          child: await client.assistants.getSubgraphs(id, { namespace: "child", recurse: true }),
+        };
       });
       for (const view of ["flat", "deep", "child"] as const) {
         const [mine, theirs] = [answers.ours[view], answers.vendor[view]];
         expect(keysOf(mine), view).toEqual(keysOf(theirs));
         // Ours also carries the *_schema fields of /schemas for each subgraph.
-        for (const key of Object.keys(theirs)) expect(without(mine[key], "input_schema", "output_schema", "state_schema", "config_schema", "context_schema"), `${view} ${key}`).toEqual(theirs[key]);
+        for (const key of Object.keys(theirs))
+          expect(without(mine[key], "input_schema", "output_schema", "state_schema", "config_schema", "context_schema"), `${view} ${key}`).toEqual(theirs[key]);
       }
     });
   });
@@ -224,7 +237,13 @@ describe("side by side with the vendor's JS server on the everything fixture", (
       const answers = await both(async (s) => {
         const client = s.as(ALICE);
         const thread = await client.threads.create();
-        const parts = await collect(client.runs.stream(thread.thread_id, "parent", { input: { question: "why?" }, streamMode: ["updates", "values", "debug"], streamSubgraphs: true }) as AsyncIterable<Part>);
+        const parts = await collect(
+          client.runs.stream(thread.thread_id, "parent", {
+            input: { question: "why?" },
+            streamMode: ["updates", "values", "debug"],
+            streamSubgraphs: true,
+          }) as AsyncIterable<Part>,
+        );
         const nested = await client.threads.getState(thread.thread_id, undefined, { subgraphs: true });
         const flat = await client.threads.getState(thread.thread_id);
         const history = await client.threads.getHistory(thread.thread_id);
@@ -239,9 +258,13 @@ describe("side by side with the vendor's JS server on the everything fixture", (
       expect(eventsOf(answers.ours.parts)).toEqual(eventsOf(vendorParts));
       // In the debug checkpoint written as the grandchild interrupts, the vendor's task
       // already carries the interrupt (and result {}, error null); ours an empty list.
-      const stripTaskOutcome = (value: unknown) => JSON.parse(JSON.stringify(value), (key, inner) => (key === "tasks" && Array.isArray(inner) ? inner.map((task: object) => without(task, "interrupts", "result", "error")) : inner));
+      const stripTaskOutcome = (value: unknown) =>
+        JSON.parse(JSON.stringify(value), (key, inner) =>
+          key === "tasks" && Array.isArray(inner) ? inner.map((task: object) => without(task, "interrupts", "result", "error")) : inner,
+        );
       expect(stripTaskOutcome(partsAlike(answers.ours.parts))).toEqual(stripTaskOutcome(partsAlike(vendorParts)));
-      for (const view of ["nested", "flat", "history", "resumed"] as const) expect(stateAlike(answers.ours[view]), view).toEqual(stateAlike(answers.vendor[view]));
+      for (const view of ["nested", "flat", "history", "resumed"] as const)
+        expect(stateAlike(answers.ours[view]), view).toEqual(stateAlike(answers.vendor[view]));
       const task = (answers.ours.flat.tasks[0] ?? {}) as { path?: unknown; checkpoint?: Record<string, unknown> };
       expect(task.path).toEqual(["__pregel_pull", "child"]);
     });
@@ -255,7 +278,11 @@ describe("side by side with the vendor's JS server on the everything fixture", (
         const thread = await s.as(ALICE).threads.create();
         const onThread = await remote.invoke({ topic: "kept" }, { configurable: { thread_id: thread.thread_id } });
         const state = await remote.getState({ configurable: { thread_id: thread.thread_id } });
-        const wrong = await s.raw("/runs/wait", { method: "POST", token: ALICE, body: JSON.stringify({ assistant_id: "annotation", input: { topic: "x" }, if_not_exists: "maybe" }) });
+        const wrong = await s.raw("/runs/wait", {
+          method: "POST",
+          token: ALICE,
+          body: JSON.stringify({ assistant_id: "annotation", input: { topic: "x" }, if_not_exists: "maybe" }),
+        });
         return normalise({ invoked, streamed, onThread, values: state.values, next: state.next, wrong: wrong.status >= 400 && wrong.status < 500 });
       });
       expect(answers.ours).toEqual(answers.vendor);

@@ -53,7 +53,11 @@ export function stateAlike(value: unknown): unknown {
     if (Array.isArray(inner)) return inner.map(walk);
     if (!inner || typeof inner !== "object") return inner;
     const isState = "values" in inner && "next" in inner && "tasks" in inner;
-    return Object.fromEntries(Object.entries(inner).filter(([key]) => !(isState && key === "interrupts")).map(([key, item]) => [key, walk(item)]));
+    return Object.fromEntries(
+      Object.entries(inner)
+        .filter(([key]) => !(isState && key === "interrupts"))
+        .map(([key, item]) => [key, walk(item)]),
+    );
   };
   return walk(omitWithin(runAlike(value), "metadata", CONFIGURABLE_IN_CHECKPOINTS));
 }

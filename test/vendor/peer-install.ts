@@ -23,7 +23,17 @@ export function installPeer(): string {
   // (for tsx and the ui bundler) ships its binary as a platform package.
   execFileSync(
     "npm",
-    ["install", "--prefix", PEER_DIR, "--save-exact", "--ignore-scripts", "--no-audit", "--no-fund", "--loglevel=error", `@langchain/langgraph-cli@${PEER_CLI_VERSION}`],
+    [
+      "install",
+      "--prefix",
+      PEER_DIR,
+      "--save-exact",
+      "--ignore-scripts",
+      "--no-audit",
+      "--no-fund",
+      "--loglevel=error",
+      `@langchain/langgraph-cli@${PEER_CLI_VERSION}`,
+    ],
     { stdio: ["ignore", "inherit", "inherit"] },
   );
   return cli;

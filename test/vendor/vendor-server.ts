@@ -34,12 +34,17 @@ export async function startVendorServer(project: string, fixtures: string[], env
   const cwd = join(root, project);
   const port = await freePort();
   const logPath = join(mkdtempSync(join(tmpdir(), "slipway-vendor-")), "vendor.log");
-  const server = spawnServer("vendor", cli, ["dev", "--port", String(port), "--host", "127.0.0.1", "--no-browser", "--no-reload", "--config", "langgraph.json"], {
-    cwd,
-    // Offline: no tracing uploads, no key for the server to send anywhere.
-    env: { ...process.env, LANGSMITH_TRACING: "false", LANGCHAIN_TRACING_V2: "false", LANGSMITH_API_KEY: "", LANGCHAIN_API_KEY: "", ...env },
-    logPath,
-  });
+  const server = spawnServer(
+    "vendor",
+    cli,
+    ["dev", "--port", String(port), "--host", "127.0.0.1", "--no-browser", "--no-reload", "--config", "langgraph.json"],
+    {
+      cwd,
+      // Offline: no tracing uploads, no key for the server to send anywhere.
+      env: { ...process.env, LANGSMITH_TRACING: "false", LANGCHAIN_TRACING_V2: "false", LANGSMITH_API_KEY: "", LANGCHAIN_API_KEY: "", ...env },
+      logPath,
+    },
+  );
   const url = `http://127.0.0.1:${port}`;
   const stop = () => stopServer(server);
   try {
@@ -56,7 +61,10 @@ async function waitFor(url: string, died: () => boolean, timeoutMs: number): Pro
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
     if (died()) throw new Error("the vendor's server exited before it was ready");
-    const ok = await fetch(url, { signal: AbortSignal.timeout(2_000) }).then((r) => r.ok, () => false);
+    const ok = await fetch(url, { signal: AbortSignal.timeout(2_000) }).then(
+      (r) => r.ok,
+      () => false,
+    );
     if (ok) return;
     await new Promise((r) => setTimeout(r, 250));
   }

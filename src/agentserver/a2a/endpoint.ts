@@ -3,7 +3,19 @@ import { SseWriter } from "../../http/sse.ts";
 import { isTerminal } from "../run-statuses.ts";
 import type { RunStatus } from "../runs/schemas.ts";
 import { OwnApiRefusal, ownSseEvents, type OwnApi } from "../own-api.ts";
-import { INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, PARSE_ERROR, RpcFault, idOf, readRequest, rpcError, rpcResult, type RpcId } from "../jsonrpc/envelope.ts";
+import {
+  INTERNAL_ERROR,
+  INVALID_PARAMS,
+  INVALID_REQUEST,
+  METHOD_NOT_FOUND,
+  PARSE_ERROR,
+  RpcFault,
+  idOf,
+  readRequest,
+  rpcError,
+  rpcResult,
+  type RpcId,
+} from "../jsonrpc/envelope.ts";
 import { refusalFault } from "../jsonrpc/refusal.ts";
 import { graphInput, readMessage, type IncomingMessage } from "./input.ts";
 import { artifactOf, task, taskState } from "./tasks.ts";
@@ -85,7 +97,8 @@ export class A2aEndpoint {
     });
     const runId = runIdOf(headers);
     const failure = (value as { __error__?: { error?: string; message?: string } } | null)?.__error__;
-    if (failure) return task(runId, incoming.contextId, "failed", { error: `${failure.error ?? "Error"}: ${failure.message ?? ""}`, history: [incoming.message] });
+    if (failure)
+      return task(runId, incoming.contextId, "failed", { error: `${failure.error ?? "Error"}: ${failure.message ?? ""}`, history: [incoming.message] });
     const state = await this.stateOf(request, incoming.contextId, runId);
     return task(runId, incoming.contextId, state, { values: value, history: [incoming.message] });
   }

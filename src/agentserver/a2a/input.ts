@@ -40,7 +40,10 @@ export function readMessage(params: Record<string, unknown>): IncomingMessage {
       Object.assign(data, part.data);
       parts.push({ kind: "data", data: part.data });
     } else if (part.kind === "file") {
-      throw new RpcFault(CONTENT_TYPE_NOT_SUPPORTED, `Content type not supported: message.parts[${index}] is a file part; this server takes text and data parts`);
+      throw new RpcFault(
+        CONTENT_TYPE_NOT_SUPPORTED,
+        `Content type not supported: message.parts[${index}] is a file part; this server takes text and data parts`,
+      );
     } else {
       throw invalidParams(`Invalid params: message.parts[${index}].kind must be "text" or "data"`);
     }

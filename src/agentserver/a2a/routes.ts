@@ -34,10 +34,16 @@ export function registerA2aRoutes(app: HttpApp, deps: A2aDeps & { mountPrefix: s
         schema: {
           tags,
           summary: "A2A JSON-RPC",
-          description: "The A2A protocol over JSON-RPC 2.0: message/send, message/stream (SSE), tasks/get, tasks/cancel. A context is a thread; a task is a run.",
+          description:
+            "The A2A protocol over JSON-RPC 2.0: message/send, message/stream (SSE), tasks/get, tasks/cancel. A context is a thread; a task is a run.",
           params: Type.Object({ assistant_id: Type.String({ description: "The ID of the assistant to communicate with (or its graph id)" }) }),
           body: Type.Unknown({ description: "A JSON-RPC 2.0 request." }),
-          response: { 200: { description: "JSON-RPC response; for message/stream an SSE stream of JSON-RPC responses.", content: { "application/json": { schema: RpcResponse } } } },
+          response: {
+            200: {
+              description: "JSON-RPC response; for message/stream an SSE stream of JSON-RPC responses.",
+              content: { "application/json": { schema: RpcResponse } },
+            },
+          },
         },
       },
       async (request, reply) => {
@@ -53,7 +59,8 @@ export function registerA2aRoutes(app: HttpApp, deps: A2aDeps & { mountPrefix: s
       return agentCard(request, await (await load()).assistant(request, assistantId), deps.mountPrefix);
     } catch (error) {
       if (error instanceof RpcFault) throw notFound(`Assistant ${assistantId.slice(0, 100)} not found`);
-      if (error instanceof OwnApiRefusal && (error.status === 401 || error.status === 403)) throw new SlipwayError(error.status === 401 ? "unauthorized" : "forbidden", error.detail);
+      if (error instanceof OwnApiRefusal && (error.status === 401 || error.status === 403))
+        throw new SlipwayError(error.status === 401 ? "unauthorized" : "forbidden", error.detail);
       // Any other refusal of the lookup (an id no route takes, such as one too long for a path) finds no assistant.
       if (error instanceof OwnApiRefusal && error.status >= 400 && error.status < 500) throw notFound(`Assistant ${assistantId.slice(0, 100)} not found`);
       throw error;

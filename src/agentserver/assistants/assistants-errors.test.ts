@@ -130,7 +130,18 @@ describe.each(BACKENDS)("assistants errors and edges on %s", (backend) => {
 
   it("serves an OpenAPI document with the vendor's required fields", async () => {
     const doc = (await call(url, "GET", "/openapi.json")).body;
-    for (const path of ["/assistants", "/assistants/search", "/assistants/count", "/assistants/{assistant_id}", "/assistants/{assistant_id}/graph", "/assistants/{assistant_id}/subgraphs", "/assistants/{assistant_id}/subgraphs/{namespace}", "/assistants/{assistant_id}/schemas", "/assistants/{assistant_id}/versions", "/assistants/{assistant_id}/latest"]) {
+    for (const path of [
+      "/assistants",
+      "/assistants/search",
+      "/assistants/count",
+      "/assistants/{assistant_id}",
+      "/assistants/{assistant_id}/graph",
+      "/assistants/{assistant_id}/subgraphs",
+      "/assistants/{assistant_id}/subgraphs/{namespace}",
+      "/assistants/{assistant_id}/schemas",
+      "/assistants/{assistant_id}/versions",
+      "/assistants/{assistant_id}/latest",
+    ]) {
       expect(doc.paths[path], path).toBeDefined();
     }
     const assistant = doc.paths["/assistants/{assistant_id}"].get.responses["200"].content["application/json"].schema;

@@ -83,7 +83,12 @@ describe.each(BACKENDS)("assistants through the SDK on %s", (backend) => {
 
   it("versions every update and moves between versions", async () => {
     const a = await server.client.assistants.create({ graphId: "agent", name: "v1", config: { configurable: { x: 1 } }, metadata: { keep: 1, tag: "one" } });
-    const v2 = await server.client.assistants.update(a.assistant_id, { name: "v2", config: { configurable: { x: 2 } }, metadata: { tag: "two" }, context: { c: 2 } });
+    const v2 = await server.client.assistants.update(a.assistant_id, {
+      name: "v2",
+      config: { configurable: { x: 2 } },
+      metadata: { tag: "two" },
+      context: { c: 2 },
+    });
     expect(v2).toMatchObject({ version: 2, name: "v2", config: { configurable: { x: 2 } }, metadata: { keep: 1, tag: "two" }, context: { c: 2 } });
     expect(v2.created_at).toBe(a.created_at);
     const v3 = await server.client.assistants.update(a.assistant_id, { description: "third", graphId: "slow" });
@@ -108,7 +113,11 @@ describe.each(BACKENDS)("assistants through the SDK on %s", (backend) => {
   it("searches by metadata, graph, name; sorts, pages and selects", async () => {
     const run = `search-${backend}`;
     const made = [];
-    for (const [name, graphId] of [["alpha 100%", "agent"], ["beta", "slow"], ["gamma", "agent"]] as const) {
+    for (const [name, graphId] of [
+      ["alpha 100%", "agent"],
+      ["beta", "slow"],
+      ["gamma", "agent"],
+    ] as const) {
       made.push(await server.client.assistants.create({ graphId, name, metadata: { run, graphId } }));
     }
     const all = await server.client.assistants.search({ metadata: { run } });

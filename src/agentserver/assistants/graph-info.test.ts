@@ -48,7 +48,11 @@ describe.each(BACKENDS)("assistant graphs, subgraphs and schemas on %s", (backen
     // Input is a partial update: nothing is required.
     expect((schemas.input_schema as { required?: string[] }).required ?? []).toEqual([]);
     expect(Object.keys((schemas.output_schema as { properties: object }).properties).sort()).toEqual(["count", "items", "topic"]);
-    expect(schemas.config_schema).toMatchObject({ type: "object", properties: { model: { type: "string", description: "which model to call" } }, required: ["model"] });
+    expect(schemas.config_schema).toMatchObject({
+      type: "object",
+      properties: { model: { type: "string", description: "which model to call" } },
+      required: ["model"],
+    });
     expect(schemas.context_schema).toEqual(schemas.config_schema);
   });
 

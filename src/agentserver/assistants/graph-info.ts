@@ -61,8 +61,9 @@ export async function listSubgraphs(
   config?: Record<string, unknown>,
 ): Promise<Record<string, SubgraphSchemas>> {
   // A graph in another language lists its own (a Python graph, through its worker).
-  const own = (graph as { subgraphSchemas?: (ns: string | undefined, recurse: boolean, config?: Record<string, unknown>) => Promise<Record<string, SubgraphSchemas>> })
-    .subgraphSchemas;
+  const own = (
+    graph as { subgraphSchemas?: (ns: string | undefined, recurse: boolean, config?: Record<string, unknown>) => Promise<Record<string, SubgraphSchemas>> }
+  ).subgraphSchemas;
   if (typeof own === "function") return own.call(graph, namespace, recurse, config);
   const result: Record<string, SubgraphSchemas> = {};
   const legacy = (graph as { getSubgraphs?: (ns?: string, recurse?: boolean) => Iterable<[string, GraphLike]> }).getSubgraphs;

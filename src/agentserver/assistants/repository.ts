@@ -39,7 +39,11 @@ const VERSION_COLUMNS = "assistant_id, graph_id, name, description, config, cont
 /** Placeholders for one statement: `add(value)` returns `$n`. */
 function parameters() {
   const values: unknown[] = [];
-  return { values, add: (value: unknown) => (values.push(value), `$${values.length}`) };
+  const add = (value: unknown) => {
+    values.push(value);
+    return `$${values.length}`;
+  };
+  return { values, add };
 }
 
 const json = (value: unknown) => jsonbText(value ?? {});

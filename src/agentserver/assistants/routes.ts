@@ -49,7 +49,8 @@ export function registerAssistantRoutes(app: HttpApp, deps: AssistantRouteDeps):
       schema: {
         tags,
         summary: "Search Assistants",
-        description: "Search for assistants; also the way to list them. Sets X-Pagination-Total and, when more follow, X-Pagination-Next, as the vendor's server does.",
+        description:
+          "Search for assistants; also the way to list them. Sets X-Pagination-Total and, when more follow, X-Pagination-Next, as the vendor's server does.",
         operationId: "search_assistants_assistants_search_post",
         body: S.AssistantSearchRequest,
         response: { 200: S.AssistantList, ...errors },

@@ -153,9 +153,7 @@ export type NamespaceParams = Static<typeof NamespaceParams>;
 
 export const DeleteQuery = Type.Object(
   {
-    delete_threads: Type.Optional(
-      Type.Boolean({ default: false, description: "Also delete the threads whose metadata.assistant_id is this assistant." }),
-    ),
+    delete_threads: Type.Optional(Type.Boolean({ default: false, description: "Also delete the threads whose metadata.assistant_id is this assistant." })),
   },
   strict,
 );
@@ -189,10 +187,7 @@ const schemaFields = {
   context_schema: Type.Optional(schemaField("context")),
 };
 
-export const GraphSchema = Type.Object(
-  { graph_id: Type.String({ description: "The ID of the graph." }), ...schemaFields },
-  { title: "GraphSchema" },
-);
+export const GraphSchema = Type.Object({ graph_id: Type.String({ description: "The ID of the graph." }), ...schemaFields }, { title: "GraphSchema" });
 const GraphSchemaNoId = Type.Object(
   {
     ...schemaFields,

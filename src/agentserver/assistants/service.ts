@@ -8,7 +8,15 @@ import { drawGraph, graphSchemas, listSubgraphs, type GraphSchemas, type StaticL
 import type { SchemaSet } from "./graph-schemas/extract.ts";
 import * as sql from "./repository.ts";
 import type { AssistantFields, AssistantFilter, AssistantRow, VersionRow } from "./repository.ts";
-import type { Assistant, AssistantCountRequest, AssistantCreate, AssistantPatch, AssistantSearchRequest, AssistantVersionsSearchRequest, SelectField } from "./schemas.ts";
+import type {
+  Assistant,
+  AssistantCountRequest,
+  AssistantCreate,
+  AssistantPatch,
+  AssistantSearchRequest,
+  AssistantVersionsSearchRequest,
+  SelectField,
+} from "./schemas.ts";
 
 /** The namespace of system assistant ids: `uuid5(graph_id, NAMESPACE_GRAPH)`, as the vendor's servers. */
 const NAMESPACE_GRAPH = "6ba7b821-9dad-11d1-80b4-00c04fd430c8";
@@ -130,7 +138,7 @@ export class AssistantService {
   /**
    * The assistant a new run uses. On a database of the process's own, `get`. On a shared
    * one, what this process read before, with the `stamp` the statement queueing the run
-   * checks (runs/repository.ts enqueueRunFast): another process may have changed or
+   * checks (runs/queue-repository.ts enqueueRunFast): another process may have changed or
    * deleted it since. `fresh` reads it again, after such a check failed.
    */
   async forRun(idOrGraphId: string, fresh = false): Promise<{ assistant: Assistant; stamp?: AssistantStamp }> {
@@ -194,22 +202,25 @@ export class AssistantService {
   async patch(idOrGraphId: string, input: AssistantPatch): Promise<Assistant> {
     if (input.graph_id != null) this.requireGraph(input.graph_id);
     const id = this.resolveId(idOrGraphId);
-    const row = await this.forget(id, this.deps.db.transaction(async (tx) => {
-      const current = await sql.findAssistant(tx, id, true);
-      if (!current) return undefined;
-      const fields: AssistantFields = {
-        graph_id: input.graph_id ?? current.graph_id,
-        name: input.name ?? current.name,
-        description: input.description !== undefined ? input.description : current.description,
-        config: input.config ?? current.config,
-        context: input.context ?? current.context,
-        metadata: input.metadata ? { ...current.metadata, ...input.metadata } : current.metadata,
-      };
-      const version = (await sql.maxVersion(tx, id)) + 1;
-      const now = this.now();
-      await sql.insertVersion(tx, id, version, fields, now);
-      return sql.updateCurrent(tx, id, version, fields, now);
-    }));
+    const row = await this.forget(
+      id,
+      this.deps.db.transaction(async (tx) => {
+        const current = await sql.findAssistant(tx, id, true);
+        if (!current) return undefined;
+        const fields: AssistantFields = {
+          graph_id: input.graph_id ?? current.graph_id,
+          name: input.name ?? current.name,
+          description: input.description !== undefined ? input.description : current.description,
+          config: input.config ?? current.config,
+          context: input.context ?? current.context,
+          metadata: input.metadata ? { ...current.metadata, ...input.metadata } : current.metadata,
+        };
+        const version = (await sql.maxVersion(tx, id)) + 1;
+        const now = this.now();
+        await sql.insertVersion(tx, id, version, fields, now);
+        return sql.updateCurrent(tx, id, version, fields, now);
+      }),
+    );
     if (!row) throw notFound(`Assistant "${idOrGraphId}" not found`);
     return toWire(row);
   }
@@ -263,12 +274,15 @@ export class AssistantService {
   /** Makes an earlier (or later) version the current one; no new version is made. */
   async setLatest(idOrGraphId: string, version: number): Promise<Assistant> {
     const id = this.resolveId(idOrGraphId);
-    const row = await this.forget(id, this.deps.db.transaction(async (tx) => {
-      if (!(await sql.findAssistant(tx, id, true))) throw notFound(`Assistant "${idOrGraphId}" not found`);
-      const chosen: VersionRow | undefined = await sql.findVersion(tx, id, version);
-      if (!chosen) throw notFound(`Assistant "${idOrGraphId}" has no version ${version}`);
-      return sql.updateCurrent(tx, id, version, chosen, this.now());
-    }));
+    const row = await this.forget(
+      id,
+      this.deps.db.transaction(async (tx) => {
+        if (!(await sql.findAssistant(tx, id, true))) throw notFound(`Assistant "${idOrGraphId}" not found`);
+        const chosen: VersionRow | undefined = await sql.findVersion(tx, id, version);
+        if (!chosen) throw notFound(`Assistant "${idOrGraphId}" has no version ${version}`);
+        return sql.updateCurrent(tx, id, version, chosen, this.now());
+      }),
+    );
     return toWire(row);
   }
 

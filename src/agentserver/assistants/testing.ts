@@ -60,7 +60,9 @@ export interface AssistantTestServer {
   url: string;
   client: Client;
   /** Another app on the same database, with its own service options. */
-  startApp(options: Pick<AssistantServiceDeps, "cacheReads" | "typedSchemas"> & Pick<AssistantRouteDeps, "deleteThreadsOf">): Promise<{ url: string; assistants: AssistantService }>;
+  startApp(
+    options: Pick<AssistantServiceDeps, "cacheReads" | "typedSchemas"> & Pick<AssistantRouteDeps, "deleteThreadsOf">,
+  ): Promise<{ url: string; assistants: AssistantService }>;
   close(): Promise<void>;
 }
 
@@ -71,7 +73,10 @@ export async function startAssistantServer(backend: BackendName): Promise<Assist
   // Strictly increasing, so "newest first" never depends on two writes in one millisecond.
   let last = 0;
   const clock = () => new Date((last = Math.max(Date.now(), last + 1)));
-  const startApp = async ({ deleteThreadsOf, ...options }: Pick<AssistantServiceDeps, "cacheReads" | "typedSchemas"> & Pick<AssistantRouteDeps, "deleteThreadsOf">) => {
+  const startApp = async ({
+    deleteThreadsOf,
+    ...options
+  }: Pick<AssistantServiceDeps, "cacheReads" | "typedSchemas"> & Pick<AssistantRouteDeps, "deleteThreadsOf">) => {
     const assistants = new AssistantService({ db, graphs, now: clock, ...options });
     const app = await createHttpServer({ title: "assistants test", version: "0", validationStyle: "message" });
     registerAssistantRoutes(app, { assistants, deleteThreadsOf });

@@ -46,11 +46,7 @@ describe.each(BACKENDS)("SaveBatcher on %s", (backend) => {
   it("stores calls made in one turn with one statement, and each resolves once stored", async () => {
     const batcher = new SaveBatcher(db);
     const thread = randomUUID();
-    await Promise.all([
-      batcher.save(checkpointOp(thread, "c1")),
-      batcher.save(writesOp(thread, "c1", 0, '"w"')),
-      batcher.save(checkpointOp(thread, "c2")),
-    ]);
+    await Promise.all([batcher.save(checkpointOp(thread, "c1")), batcher.save(writesOp(thread, "c1", 0, '"w"')), batcher.save(checkpointOp(thread, "c2"))]);
     expect(batcher.stats).toEqual({ statements: 1, ops: 3 });
     const rows = await db.query<{ n: number }>("SELECT count(*)::int AS n FROM checkpoints WHERE thread_id = $1", [thread]);
     expect(rows[0]!.n).toBe(2);
@@ -69,10 +65,7 @@ describe.each(BACKENDS)("SaveBatcher on %s", (backend) => {
     ]);
     const [cp] = await db.query<{ n: number }>("SELECT (metadata->>'n')::int AS n FROM checkpoints WHERE thread_id = $1", [thread]);
     expect(cp!.n).toBe(2);
-    const writes = await db.query<{ idx: number; blob: Uint8Array }>(
-      "SELECT idx, blob FROM checkpoint_writes WHERE thread_id = $1 ORDER BY idx",
-      [thread],
-    );
+    const writes = await db.query<{ idx: number; blob: Uint8Array }>("SELECT idx, blob FROM checkpoint_writes WHERE thread_id = $1 ORDER BY idx", [thread]);
     expect(writes.map((w) => [w.idx, new TextDecoder().decode(w.blob)])).toEqual([
       [-1, '"second"'],
       [0, '"first"'],

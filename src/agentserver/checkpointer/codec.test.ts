@@ -54,7 +54,13 @@ describe("the checkpointer's codec", () => {
   });
 
   it("writes metadata as JSON that jsonb accepts: NUL escapes dropped, LangChain objects kept", async () => {
-    const text = await metadataJson(serde, { source: "input", step: -1, parents: {}, note: "a\u0000b", message: new AIMessage("x") } as unknown as CheckpointMetadata);
+    const text = await metadataJson(serde, {
+      source: "input",
+      step: -1,
+      parents: {},
+      note: "a\u0000b",
+      message: new AIMessage("x"),
+    } as unknown as CheckpointMetadata);
     expect(text).not.toContain("\\u0000");
     const back = (await serde.loadsTyped("json", text)) as Record<string, unknown>;
     expect(back.note).toBe("ab");

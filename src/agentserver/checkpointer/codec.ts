@@ -65,15 +65,11 @@ export function checkpointJson(checkpoint: Checkpoint): string {
 }
 
 /** Serializes the values of the channels that changed (`newVersions`). */
-export async function dumpBlobs(
-  serde: SerializerProtocol,
-  values: Record<string, unknown>,
-  newVersions: ChannelVersions,
-): Promise<BlobColumns> {
+export async function dumpBlobs(serde: SerializerProtocol, values: Record<string, unknown>, newVersions: ChannelVersions): Promise<BlobColumns> {
   const columns: BlobColumns = { channels: [], versions: [], types: [], values: [] };
   for (const [channel, version] of Object.entries(newVersions)) {
     // A channel with a new version and no value was emptied: no blob means absent.
-    if (!Object.prototype.hasOwnProperty.call(values, channel) || values[channel] === undefined) continue;
+    if (!Object.hasOwn(values, channel) || values[channel] === undefined) continue;
     const [type, bytes] = await serde.dumpsTyped(values[channel]);
     columns.channels.push(channel);
     columns.versions.push(String(version));

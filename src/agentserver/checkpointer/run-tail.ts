@@ -109,7 +109,11 @@ export class RunTail {
   ): void {
     this.latest = { checkpoint, metadata, parentId };
     this.latestStored = stored && { skeleton: stored.skeleton, metadata: stored.metadata };
-    if (stored) stored.blobs.channels.forEach((channel, i) => this.channelBytes.set(channel, [stored.blobs.types[i], stored.blobs.values[i]]));
+    if (stored) {
+      stored.blobs.channels.forEach((channel, i) => {
+        this.channelBytes.set(channel, [stored.blobs.types[i], stored.blobs.values[i]]);
+      });
+    }
     // Ids are time-ordered (uuid6): writes of older checkpoints are no longer wanted.
     for (const id of this.writes.keys()) if (id < checkpoint.id) this.writes.delete(id);
   }
@@ -165,7 +169,10 @@ export class RunTail {
       blobs.values.push(bytes[1]);
     }
     const writes = { taskIds: [] as string[], channels: [] as string[], types: [] as string[], values: [] as Uint8Array[] };
-    for (const { write: [taskId, channel], stored: bytes } of this.latestWrites()) {
+    for (const {
+      write: [taskId, channel],
+      stored: bytes,
+    } of this.latestWrites()) {
       if (!bytes) return undefined;
       writes.taskIds.push(taskId);
       writes.channels.push(channel);
@@ -219,9 +226,7 @@ export class RunTail {
       const asked = config.configurable ?? {};
       // The newest asked for by name too: delta channels walk their history from it.
       const newest =
-        asked.thread_id === this.threadId &&
-        (asked.checkpoint_ns ?? "") === "" &&
-        (!asked.checkpoint_id || asked.checkpoint_id === tuple.checkpoint.id);
+        asked.thread_id === this.threadId && (asked.checkpoint_ns ?? "") === "" && (!asked.checkpoint_id || asked.checkpoint_id === tuple.checkpoint.id);
       return newest ? Promise.resolve(tuple) : checkpointer.getTuple(config);
     };
     return lent;

@@ -142,8 +142,22 @@ describe.each(BACKENDS)("SlipwaySaver extras on %s", (backend) => {
   it("putWrites overwrites special writes and keeps regular ones", async () => {
     const thread = randomUUID();
     const { config } = await step(saver, root(thread), undefined, {});
-    await saver.putWrites(config, [["items", "first"], [ERROR, "boom 1"]], "t");
-    await saver.putWrites(config, [["items", "second"], [ERROR, "boom 2"]], "t");
+    await saver.putWrites(
+      config,
+      [
+        ["items", "first"],
+        [ERROR, "boom 1"],
+      ],
+      "t",
+    );
+    await saver.putWrites(
+      config,
+      [
+        ["items", "second"],
+        [ERROR, "boom 2"],
+      ],
+      "t",
+    );
     const tuple = (await saver.getTuple(config)) as CheckpointTuple;
     expect(tuple.pendingWrites).toEqual([
       ["t", ERROR, "boom 2"],
@@ -155,7 +169,15 @@ describe.each(BACKENDS)("SlipwaySaver extras on %s", (backend) => {
     const thread = randomUUID();
     const { config } = await step(saver, root(thread), undefined, {});
     await saver.putWrites(config, [["c", 1]], "task-a", "~__pregel_pull, z");
-    await saver.putWrites(config, [["c", 2], ["c", 3]], "task-b", "~__pregel_pull, a");
+    await saver.putWrites(
+      config,
+      [
+        ["c", 2],
+        ["c", 3],
+      ],
+      "task-b",
+      "~__pregel_pull, a",
+    );
     await saver.putWrites(config, [["c", 0]], "task-z");
     const tuple = await saver.getTuple(config);
     expect(tuple?.pendingWrites?.map((w) => w[2])).toEqual([0, 2, 3, 1]);
@@ -194,7 +216,10 @@ describe.each(BACKENDS)("SlipwaySaver extras on %s", (backend) => {
     expect(everything[0]!.checkpoint.channel_values).toEqual({ i: 229 });
     const rootOnly = await all(saver.list(root(thread), { limit: 150 }));
     expect(rootOnly.map((t) => t.checkpoint.id)).toEqual(
-      ids.filter((_, i) => i % 3 !== 0).reverse().slice(0, 150),
+      ids
+        .filter((_, i) => i % 3 !== 0)
+        .reverse()
+        .slice(0, 150),
     );
     const filtered = await all(saver.list({ configurable: {} }, { filter: { step: 0 }, limit: 101 }));
     expect(filtered).toHaveLength(101);

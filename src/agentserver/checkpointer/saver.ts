@@ -13,27 +13,8 @@ import {
 } from "@langchain/langgraph-checkpoint";
 import type { Database, Queryable } from "../../storage/database.ts";
 import { jsonbText } from "../../storage/jsonb-text.ts";
-import {
-  type TupleRow,
-  checkpointJson,
-  decodeTuple,
-  dumpBlobs,
-  dumpWrites,
-  metadataJson,
-  runIdOf,
-  withConfigMetadata,
-} from "./codec.ts";
-import {
-  COLLECT_BLOBS,
-  COPY_THREAD,
-  DELETE_RUN,
-  DELETE_THREAD,
-  DETACH_LATEST_ROOT,
-  GET_TUPLE,
-  LATEST_META,
-  listPage,
-  PRUNE_KEEP_LATEST,
-} from "./sql.ts";
+import { type TupleRow, checkpointJson, decodeTuple, dumpBlobs, dumpWrites, metadataJson, runIdOf, withConfigMetadata } from "./codec.ts";
+import { COLLECT_BLOBS, COPY_THREAD, DELETE_RUN, DELETE_THREAD, DETACH_LATEST_ROOT, GET_TUPLE, LATEST_META, listPage, PRUNE_KEEP_LATEST } from "./sql.ts";
 import { SaveBatcher, type SaveOp } from "./batch.ts";
 import { withForeignBlobs } from "./foreign-blobs.ts";
 import { RunTail, type StartingPoint, type StoredCheckpoint } from "./run-tail.ts";
@@ -181,12 +162,7 @@ export class SlipwaySaver extends BaseCheckpointSaver {
    * Stores a checkpoint and the values of the channels in `newVersions`; resolves once
    * committed. Shares its statement with the calls around it (batch.ts).
    */
-  async put(
-    config: RunnableConfig,
-    checkpoint: Checkpoint,
-    metadata: CheckpointMetadata,
-    newVersions: ChannelVersions,
-  ): Promise<RunnableConfig> {
+  async put(config: RunnableConfig, checkpoint: Checkpoint, metadata: CheckpointMetadata, newVersions: ChannelVersions): Promise<RunnableConfig> {
     if (config.configurable === undefined) throw new Error('Failed to put checkpoint: config has no "configurable".');
     const { thread_id, checkpoint_id } = config.configurable;
     const checkpoint_ns = String(config.configurable.checkpoint_ns ?? "");
@@ -194,10 +170,7 @@ export class SlipwaySaver extends BaseCheckpointSaver {
       throw new Error('Failed to put checkpoint: config.configurable has no "thread_id".');
     }
     const stored = this.inheritConfigMetadata ? withConfigMetadata(config, metadata) : metadata;
-    const [blobs, metadataText] = await Promise.all([
-      dumpBlobs(this.serde, checkpoint.channel_values, newVersions),
-      metadataJson(this.serde, stored),
-    ]);
+    const [blobs, metadataText] = await Promise.all([dumpBlobs(this.serde, checkpoint.channel_values, newVersions), metadataJson(this.serde, stored)]);
     const op: SaveOp = {
       kind: "checkpoint",
       threadId: String(thread_id),

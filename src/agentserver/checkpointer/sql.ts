@@ -27,8 +27,7 @@ export const GET_TUPLE = `SELECT ${TUPLE_COLUMNS} FROM checkpoint_tuple($1, $2, 
  * values and writes are read for that page only, whatever plan the filters get.
  */
 export function listPage(where: string[], limitParam: string): string {
-  const order = (alias: string) =>
-    `${alias}.checkpoint_id DESC, ${alias}.thread_id DESC, ${alias}.checkpoint_ns DESC`;
+  const order = (alias: string) => `${alias}.checkpoint_id DESC, ${alias}.thread_id DESC, ${alias}.checkpoint_ns DESC`;
   return `SELECT ${TUPLE_COLUMNS}
 FROM (SELECT c.thread_id, c.checkpoint_ns, c.checkpoint_id FROM checkpoints c
       ${where.length > 0 ? `WHERE ${where.join(" AND ")}` : ""}
@@ -45,8 +44,30 @@ export const PUT_BATCH = putBatchCall(1);
 
 /** The put_batch call with its 22 parameters numbered from `first` (the run's end appends it to finish_run's). */
 export function putBatchCall(first: number): string {
-  const types = ["text[]", "text[]", "text[]", "text[]", "text[]", "text[]", "text[]", "text[]", "text[]", "text[]", "text[]", "bytea[]",
-    "text[]", "text[]", "text[]", "text[]", "text[]", "text[]", "int[]", "text[]", "text[]", "bytea[]"];
+  const types = [
+    "text[]",
+    "text[]",
+    "text[]",
+    "text[]",
+    "text[]",
+    "text[]",
+    "text[]",
+    "text[]",
+    "text[]",
+    "text[]",
+    "text[]",
+    "bytea[]",
+    "text[]",
+    "text[]",
+    "text[]",
+    "text[]",
+    "text[]",
+    "text[]",
+    "int[]",
+    "text[]",
+    "text[]",
+    "bytea[]",
+  ];
   return `SELECT put_batch(${types.map((type, i) => `$${first + i}::${type}`).join(", ")})`;
 }
 

@@ -1,8 +1,4 @@
-import {
-  type CheckpointSaverTestInitializer,
-  deltaChannelHistoryTests,
-  validate,
-} from "@langchain/langgraph-checkpoint-validation";
+import { type CheckpointSaverTestInitializer, deltaChannelHistoryTests, validate } from "@langchain/langgraph-checkpoint-validation";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { BACKENDS, freshBackend } from "../../../test/support/backends.ts";
 import type { Database } from "../../storage/database.ts";

@@ -82,7 +82,11 @@ describe.each(BACKENDS)("crons API on %s", (backend) => {
 
   it("creates a thread cron, and answers 404 for a thread or assistant that does not exist", async () => {
     const thread = await t.client.threads.create();
-    const cron = await t.client.crons.createForThread(thread.thread_id, agentId, { schedule: "*/5 * * * *", multitaskStrategy: "reject", onRunCompleted: "keep" });
+    const cron = await t.client.crons.createForThread(thread.thread_id, agentId, {
+      schedule: "*/5 * * * *",
+      multitaskStrategy: "reject",
+      onRunCompleted: "keep",
+    });
     expect(cron).toMatchObject({ thread_id: thread.thread_id, assistant_id: agentId, on_run_completed: null, enabled: true });
     expect(cron.payload).toMatchObject({ multitask_strategy: "reject" });
     expect(new Date(cron.next_run_date!).getUTCMinutes() % 5).toBe(0);
@@ -104,7 +108,11 @@ describe.each(BACKENDS)("crons API on %s", (backend) => {
       ["/runs/crons", { assistant_id: "agent", schedule: "* * * * *", on_run_completed: "archive" }, /on_run_completed/],
       ["/runs/crons", { assistant_id: "agent", schedule: "* * * * *", command: { resume: 1 } }, /command/],
       ["/runs/crons", { assistant_id: "agent", schedule: "* * * * *", webhook: "ftp://example.com/hook" }, /^webhook: must use http or https/],
-      [`/threads/${thread.thread_id}/runs/crons`, { assistant_id: "agent", schedule: "* * * * *", on_run_completed: "delete" }, /^on_run_completed: "delete" applies to crons without a thread/],
+      [
+        `/threads/${thread.thread_id}/runs/crons`,
+        { assistant_id: "agent", schedule: "* * * * *", on_run_completed: "delete" },
+        /^on_run_completed: "delete" applies to crons without a thread/,
+      ],
       [`/threads/${thread.thread_id}/runs/crons`, { assistant_id: "agent", schedule: "* * * * *", multitask_strategy: "queue" }, /multitask_strategy/],
     ];
     for (const [path, body, detail] of cases) {
@@ -213,7 +221,9 @@ describe.each(BACKENDS)("crons API on %s", (backend) => {
     const keptFirings = await firings(kept.cron_id);
     const threads = new Set<string>();
     for (const firing of keptFirings) {
-      const [run] = await t.server.db.query<{ thread_id: string; metadata: unknown }>("SELECT thread_id, metadata FROM runs WHERE run_id = $1", [firing.run_id]);
+      const [run] = await t.server.db.query<{ thread_id: string; metadata: unknown }>("SELECT thread_id, metadata FROM runs WHERE run_id = $1", [
+        firing.run_id,
+      ]);
       threads.add(run.thread_id);
       // The assistant's metadata, then the (new) thread's, then the cron's own.
       expect(run.metadata).toMatchObject({ created_by: "system", graph_id: "agent", assistant_id: agentId, suite: "keep" });
@@ -272,13 +282,21 @@ describe.each(BACKENDS)("crons API on %s", (backend) => {
     const busy = await t.client.runs.create(thread.thread_id, "slow", { input: { steps: 10, delay_ms: 2_000 } });
     await until("the long run to start", async () => (await t.client.runs.get(thread.thread_id, busy.run_id)).status === "running");
 
-    const rejecting = await t.client.crons.createForThread(thread.thread_id, "slow", { schedule: onceIn(1), multitaskStrategy: "reject", input: { steps: 1, delay_ms: 1 } });
+    const rejecting = await t.client.crons.createForThread(thread.thread_id, "slow", {
+      schedule: onceIn(1),
+      multitaskStrategy: "reject",
+      input: { steps: 1, delay_ms: 1 },
+    });
     const rejected = await until("a rejected firing", async () => (await listFirings(t.server.db, rejecting.cron_id)).find((f) => f.outcome === "rejected"));
     expect(rejected.run_id).toBeNull();
     await t.client.crons.delete(rejecting.cron_id);
     expect((await t.client.runs.get(thread.thread_id, busy.run_id)).status).toBe("running");
 
-    const interrupting = await t.client.crons.createForThread(thread.thread_id, "slow", { schedule: onceIn(1), multitaskStrategy: "interrupt", input: { steps: 1, delay_ms: 1 } });
+    const interrupting = await t.client.crons.createForThread(thread.thread_id, "slow", {
+      schedule: onceIn(1),
+      multitaskStrategy: "interrupt",
+      input: { steps: 1, delay_ms: 1 },
+    });
     const queued = await until("a queued firing", async () => (await listFirings(t.server.db, interrupting.cron_id)).find((f) => f.outcome === "queued"));
     await t.client.crons.delete(interrupting.cron_id);
     await until("the long run to be interrupted", async () => (await t.client.runs.get(thread.thread_id, busy.run_id)).status === "interrupted");

@@ -1,7 +1,8 @@
 import type { Database, Queryable } from "../../storage/database.ts";
 import { queueAnnouncement, runsChannel } from "../runs/announcements.ts";
 import type { RunLifecycle } from "../runs/lifecycle.ts";
-import { activeRunsOfThread, announceAtCommit, enqueueRunFast, insertRun, type RunRow } from "../runs/repository.ts";
+import { announceAtCommit, enqueueRunFast } from "../runs/queue-repository.ts";
+import { activeRunsOfThread, insertRun, type RunRow } from "../runs/repository.ts";
 import type { MultitaskStrategy } from "../runs/schemas.ts";
 import { lockThread, markThreadBusy } from "../threads/repository.ts";
 import { advanceCron, claimDueCron, recordFiring, type DueCron } from "./repository.ts";
@@ -127,11 +128,7 @@ function planFiring(cron: DueCron, catchUpSeconds: number): Plan | undefined {
  * moves on; we record it), "interrupt" and "rollback" queue the run behind the active
  * ones and return them to be stopped once this commits.
  */
-async function queueRun(
-  tx: Queryable,
-  cron: DueCron,
-  newId: () => string,
-): Promise<{ run?: RunRow; displaced?: RunRow[]; strategy: MultitaskStrategy }> {
+async function queueRun(tx: Queryable, cron: DueCron, newId: () => string): Promise<{ run?: RunRow; displaced?: RunRow[]; strategy: MultitaskStrategy }> {
   const strategy = ((cron.payload.multitask_strategy as MultitaskStrategy | undefined) ?? "enqueue") as MultitaskStrategy;
   const threadMetadata = { graph_id: cron.graph_id, assistant_id: cron.assistant_id };
   const fields = {

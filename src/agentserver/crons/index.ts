@@ -14,7 +14,8 @@ export function catchUpSecondsFromEnv(env: NodeJS.ProcessEnv = process.env): num
   if (raw === undefined || raw === "") return DEFAULT_CATCH_UP_SECONDS;
   const value = Number(raw);
   // A value that does not read stops start-up rather than falling back unseen.
-  if (!Number.isFinite(value) || value < 0) throw new Error(`SLIPWAY_CRON_CATCH_UP_SECONDS must be a number of seconds (0 or more), not ${JSON.stringify(raw)}`);
+  if (!Number.isFinite(value) || value < 0)
+    throw new Error(`SLIPWAY_CRON_CATCH_UP_SECONDS must be a number of seconds (0 or more), not ${JSON.stringify(raw)}`);
   return value;
 }
 

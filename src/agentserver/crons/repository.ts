@@ -129,7 +129,7 @@ export async function searchCrons(
      ORDER BY ${order} LIMIT $${params.length + 1} OFFSET $${params.length + 2}`,
     [...params, page.limit, page.offset],
   );
-  const total = rows.length ? Number(rows[0].total) : (await countCrons(db, filter));
+  const total = rows.length ? Number(rows[0].total) : await countCrons(db, filter);
   return { rows: rows.map(({ total: _total, ...row }) => row), total };
 }
 
@@ -176,7 +176,9 @@ export interface DueCron extends CronRow {
  */
 export async function claimDueCron(tx: Queryable): Promise<DueCron | undefined> {
   const rows = await tx.query<DueCron>(
-    `SELECT ${COLUMNS.split(", ").map((c) => `c.${c}`).join(", ")}, a.graph_id, a.metadata AS assistant_metadata, now() AS db_now
+    `SELECT ${COLUMNS.split(", ")
+      .map((c) => `c.${c}`)
+      .join(", ")}, a.graph_id, a.metadata AS assistant_metadata, now() AS db_now
      FROM crons c JOIN assistants a ON a.assistant_id = c.assistant_id
      WHERE c.enabled AND c.next_run_date <= now() AND (c.end_time IS NULL OR c.next_run_date <= c.end_time)
      ORDER BY c.next_run_date
@@ -202,10 +204,14 @@ interface FiringRecord {
 
 /** Records a firing, and forgets this cron's firings older than a day. */
 export async function recordFiring(tx: Queryable, firing: FiringRecord): Promise<void> {
-  await tx.query(
-    `INSERT INTO cron_firings (cron_id, scheduled_for, outcome, run_id, coalesced_until, fired_by) VALUES ($1, $2, $3, $4, $5, $6)`,
-    [firing.cron_id, firing.scheduled_for, firing.outcome, firing.run_id, firing.coalesced_until, firing.fired_by],
-  );
+  await tx.query(`INSERT INTO cron_firings (cron_id, scheduled_for, outcome, run_id, coalesced_until, fired_by) VALUES ($1, $2, $3, $4, $5, $6)`, [
+    firing.cron_id,
+    firing.scheduled_for,
+    firing.outcome,
+    firing.run_id,
+    firing.coalesced_until,
+    firing.fired_by,
+  ]);
   await tx.query(`DELETE FROM cron_firings WHERE cron_id = $1 AND scheduled_for < $2::timestamptz - interval '1 day'`, [firing.cron_id, firing.scheduled_for]);
 }
 

@@ -104,10 +104,8 @@ export function registerCronRoutes(app: HttpApp, deps: CronRouteDeps): void {
     async (request) => crons.count(request.body, await authorize(request, "search", request.body)),
   );
 
-  app.get(
-    "/runs/crons/:cron_id",
-    { schema: { tags, summary: "Get Cron", params: CronIdParams, response: { 200: CronSchema, ...errors } } },
-    async (request) => toCron(await crons.get(request.params.cron_id, await authorize(request, "read", { cron_id: request.params.cron_id }))),
+  app.get("/runs/crons/:cron_id", { schema: { tags, summary: "Get Cron", params: CronIdParams, response: { 200: CronSchema, ...errors } } }, async (request) =>
+    toCron(await crons.get(request.params.cron_id, await authorize(request, "read", { cron_id: request.params.cron_id }))),
   );
 
   app.patch(

@@ -53,11 +53,7 @@ describe("cron schedules (UTC)", () => {
 
   it("matches either day field when both are restricted", () => {
     // 1 January 2026 is a Thursday: Fridays the 2nd and 9th, then Tuesday the 13th.
-    expect(firings("0 0 13 * fri", "2026-01-01T00:00:00Z", 3)).toEqual([
-      "2026-01-02T00:00:00.000Z",
-      "2026-01-09T00:00:00.000Z",
-      "2026-01-13T00:00:00.000Z",
-    ]);
+    expect(firings("0 0 13 * fri", "2026-01-01T00:00:00Z", 3)).toEqual(["2026-01-02T00:00:00.000Z", "2026-01-09T00:00:00.000Z", "2026-01-13T00:00:00.000Z"]);
   });
 
   it("finds rare dates and says when a schedule never fires", () => {

@@ -26,7 +26,8 @@ export class Schedule {
 
   /** Throws ScheduleError for an expression or zone that cannot be read. */
   static parse(expression: string, timeZone: string | null = null): Schedule {
-    if (timeZone !== null && !isTimeZone(timeZone)) throw new ScheduleError(`unknown time zone ${JSON.stringify(timeZone)}; use an IANA name such as "America/New_York"`);
+    if (timeZone !== null && !isTimeZone(timeZone))
+      throw new ScheduleError(`unknown time zone ${JSON.stringify(timeZone)}; use an IANA name such as "America/New_York"`);
     return new Schedule(parseCronExpression(expression), timeZone);
   }
 

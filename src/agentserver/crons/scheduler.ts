@@ -102,10 +102,13 @@ export class CronScheduler {
     if (this.timer) clearTimeout(this.timer);
     this.timer = undefined;
     if (ms === undefined || this.stopped) return;
-    this.timer = setTimeout(() => {
-      this.timer = undefined;
-      this.wake();
-    }, Math.min(MAX_TIMER_MS, ms));
+    this.timer = setTimeout(
+      () => {
+        this.timer = undefined;
+        this.wake();
+      },
+      Math.min(MAX_TIMER_MS, ms),
+    );
     this.timer.unref();
   }
 }

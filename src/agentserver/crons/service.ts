@@ -4,17 +4,7 @@ import { systemAssistantId } from "../assistants/index.ts";
 import { checkWebhookUrl, type WebhookPolicy } from "../runs/webhook.ts";
 import { threadExists } from "../threads/repository.ts";
 import type { CronAccess } from "./access.ts";
-import {
-  countCrons,
-  deleteCron,
-  getCron,
-  insertCron,
-  lockCron,
-  searchCrons,
-  updateCron,
-  type CronFilter,
-  type CronRow,
-} from "./repository.ts";
+import { countCrons, deleteCron, getCron, insertCron, lockCron, searchCrons, updateCron, type CronFilter, type CronRow } from "./repository.ts";
 import { Schedule, ScheduleError } from "./schedule.ts";
 import type { CronCount, CronCreate, CronPatch, CronSearch } from "./schemas.ts";
 import { isTimeZone } from "./zoned-time.ts";

@@ -17,7 +17,8 @@ export function operands(expected: unknown): { eq?: unknown; contains?: unknown[
   if (Array.isArray(expected)) throw new FilterError("an auth filter value must be a string, {$eq: ...} or {$contains: ...}, not a list");
   const keys = Object.keys(expected);
   const unknown = keys.filter((k) => k !== "$eq" && k !== "$contains");
-  if (unknown.length || keys.length === 0) throw new FilterError(`unsupported auth filter operator ${JSON.stringify(unknown[0] ?? "{}")}; use $eq or $contains`);
+  if (unknown.length || keys.length === 0)
+    throw new FilterError(`unsupported auth filter operator ${JSON.stringify(unknown[0] ?? "{}")}; use $eq or $contains`);
   const { $eq, $contains } = expected as { $eq?: unknown; $contains?: unknown };
   return {
     ...("$eq" in expected ? { eq: $eq } : {}),

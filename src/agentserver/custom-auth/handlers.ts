@@ -43,7 +43,9 @@ export async function loadAuth(ref: ModuleRef): Promise<HandlerCache> {
   const value = (await importProjectExport(ref)) as Record<string, unknown>;
   const cache = value?.["~handlerCache"] as HandlerCache | undefined;
   if (!cache || typeof cache !== "object") {
-    throw new Error(`auth.path: the export "${ref.exportName}" of ${ref.file} is not an Auth of @langchain/langgraph-sdk/auth (new Auth().authenticate(...).on(...))`);
+    throw new Error(
+      `auth.path: the export "${ref.exportName}" of ${ref.file} is not an Auth of @langchain/langgraph-sdk/auth (new Auth().authenticate(...).on(...))`,
+    );
   }
   return cache;
 }
@@ -113,7 +115,10 @@ export async function authorize(
   if (result === undefined || result === null || result === true) return undefined;
   if (result === false) throw new AuthRefusal(403, "Forbidden");
   if (typeof result !== "object" || Array.isArray(result)) {
-    throw new AuthRefusal(500, `Auth handler for ${resource}:${action} returned ${Array.isArray(result) ? "a list" : typeof result}; expected filters (an object), a boolean or nothing`);
+    throw new AuthRefusal(
+      500,
+      `Auth handler for ${resource}:${action} returned ${Array.isArray(result) ? "a list" : typeof result}; expected filters (an object), a boolean or nothing`,
+    );
   }
   return result as AuthFilters;
 }

@@ -111,7 +111,8 @@ const cronAction =
   (action: "read" | "update" | "delete"): Guard =>
   async (g) => {
     const cronId = params(g).cron_id!;
-    const value: Body = action === "update" ? { ...bodyOf(g), cron_id: cronId, metadata: { ...((bodyOf(g).metadata as Body | null) ?? {}) } } : { cron_id: cronId };
+    const value: Body =
+      action === "update" ? { ...bodyOf(g), cron_id: cronId, metadata: { ...((bodyOf(g).metadata as Body | null) ?? {}) } } : { cron_id: cronId };
     const filters = await g.authorize("crons", action, value);
     if (action === "update") writeBackMetadata(g, value);
     if (!filters) return;
@@ -155,7 +156,12 @@ export const ROUTE_GUARDS: Record<string, Guard> = {
   // Threads.
   "POST /threads": async (g) => {
     const body = bodyOf(g);
-    const value: Body = { ...body, thread_id: body.thread_id ?? null, metadata: { ...((body.metadata as Body | null) ?? {}) }, if_exists: body.if_exists ?? "raise" };
+    const value: Body = {
+      ...body,
+      thread_id: body.thread_id ?? null,
+      metadata: { ...((body.metadata as Body | null) ?? {}) },
+      if_exists: body.if_exists ?? "raise",
+    };
     const filters = await g.authorize("threads", "create", value);
     writeBackMetadata(g, value);
     // An existing thread of someone else is not theirs to get back with if_exists=do_nothing.
@@ -246,7 +252,12 @@ export const ROUTE_GUARDS: Record<string, Guard> = {
   // Assistants.
   "POST /assistants": async (g) => {
     const body = bodyOf(g);
-    const value: Body = { ...body, assistant_id: body.assistant_id ?? null, metadata: { ...((body.metadata as Body | null) ?? {}) }, if_exists: body.if_exists ?? "raise" };
+    const value: Body = {
+      ...body,
+      assistant_id: body.assistant_id ?? null,
+      metadata: { ...((body.metadata as Body | null) ?? {}) },
+      if_exists: body.if_exists ?? "raise",
+    };
     const filters = await g.authorize("assistants", "create", value);
     writeBackMetadata(g, value);
     // The body's assistant_id is a uuid (validated): a failure here is the database's, and
@@ -277,7 +288,10 @@ export const ROUTE_GUARDS: Record<string, Guard> = {
     // The vendor's JS server drops store filters (every item passes); here an item the
     // writer could not read back is refused, saying why.
     if (filters && !matches(storeItem(value.namespace, value.key, value.value), filters)) {
-      throw new AuthRefusal(403, `The item would not match the store:put handler's filters (${JSON.stringify(filters)}); store filters match the item's value fields, namespace and key`);
+      throw new AuthRefusal(
+        403,
+        `The item would not match the store:put handler's filters (${JSON.stringify(filters)}); store filters match the item's value fields, namespace and key`,
+      );
     }
     g.setStoreFilters(filters);
   },
@@ -299,14 +313,26 @@ export const ROUTE_GUARDS: Record<string, Guard> = {
   },
   "POST /store/items/search": async (g) => {
     const body = bodyOf(g);
-    const value: Body = { namespace: body.namespace_prefix ?? [], filter: body.filter ?? null, limit: body.limit, offset: body.offset, query: body.query ?? null };
+    const value: Body = {
+      namespace: body.namespace_prefix ?? [],
+      filter: body.filter ?? null,
+      limit: body.limit,
+      offset: body.offset,
+      query: body.query ?? null,
+    };
     const filters = await g.authorize("store", "search", value);
     body.namespace_prefix = value.namespace;
     g.setStoreFilters(filters);
   },
   "POST /store/namespaces": async (g) => {
     const body = bodyOf(g);
-    const value: Body = { namespace: body.prefix ?? [], suffix: body.suffix ?? null, max_depth: body.max_depth ?? null, limit: body.limit, offset: body.offset };
+    const value: Body = {
+      namespace: body.prefix ?? [],
+      suffix: body.suffix ?? null,
+      max_depth: body.max_depth ?? null,
+      limit: body.limit,
+      offset: body.offset,
+    };
     const filters = await g.authorize("store", "list_namespaces", value);
     body.prefix = value.namespace;
     g.setStoreFilters(filters);

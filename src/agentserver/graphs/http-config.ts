@@ -4,8 +4,6 @@ import { moduleRef, SectionError, type ModuleRef } from "./config-sections.ts";
 /** Route groups `http.disable_<group>` may turn off. */
 const DISABLEABLE = ["assistants", "threads", "runs", "store", "ui", "mcp", "a2a"] as const;
 type RouteGroup = (typeof DISABLEABLE)[number];
-/** Groups this server does not serve at all: disabling them asks for what already holds. */
-const NOT_SERVED = ["webhooks"];
 
 /** `http.configurable_headers`: which request headers a run finds in `config.configurable`. */
 export interface HeaderPatterns {
@@ -23,6 +21,8 @@ export interface HttpSection {
   configurableHeaders?: HeaderPatterns;
   /** `http.mount_prefix`: every route is served under it ("/api"), without a trailing slash. */
   mountPrefix?: string;
+  /** `http.disable_webhooks`: runs and crons call no webhook when they end (their `webhook` is still accepted). */
+  webhooksOff?: boolean;
 }
 
 const fail = (key: string, why: string): never => {
@@ -61,7 +61,11 @@ export function readHttp(raw: unknown, root: string): HttpSection {
     const group = key.startsWith("disable_") ? key.slice("disable_".length) : undefined;
     if (group !== undefined) {
       if (typeof value !== "boolean") fail(`http.${key}`, "must be true or false");
-      if (!value || NOT_SERVED.includes(group)) continue;
+      if (!value) continue;
+      if (group === "webhooks") {
+        section.webhooksOff = true;
+        continue;
+      }
       if ((DISABLEABLE as readonly string[]).includes(group)) {
         disabled.add(group as RouteGroup);
         continue;
@@ -84,7 +88,7 @@ function headerPatterns(value: unknown): HeaderPatterns | undefined {
     if (!target) fail(`http.configurable_headers.${name}`, "unknown setting (known: includes, excludes)");
     if (list === null || list === undefined) continue;
     if (!Array.isArray(list) || !list.every((item) => typeof item === "string" && item.length > 0)) {
-      fail(`http.configurable_headers.${name}`, "must be a list of header names (\"*\" matches any characters)");
+      fail(`http.configurable_headers.${name}`, 'must be a list of header names ("*" matches any characters)');
     }
     lists[target!] = [...(lists[target!] ?? []), ...(list as string[]).map((item) => item.toLowerCase())];
   }

@@ -79,4 +79,3 @@ function isThenable(value: unknown): value is PromiseLike<unknown> {
 function messageOf(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
-

@@ -21,7 +21,7 @@ const NOISE = ["node:internal/", "(node:", "at node:", "/node_modules/tsx/", "/n
 export function describeLoadFailure(error: unknown, frames = 6): string {
   const message = error instanceof Error ? error.message : String(error);
   const cause = error instanceof GraphLoadError ? error.cause : undefined;
-  const stack = cause instanceof Error ? cause.stack ?? "" : "";
+  const stack = cause instanceof Error ? (cause.stack ?? "") : "";
   const lines = stack
     .split("\n")
     .filter((line) => /^\s+at /.test(line) && !NOISE.some((part) => line.includes(part)))

@@ -20,19 +20,26 @@ export async function importProjectExport(ref: ModuleRef): Promise<unknown> {
   const present = fromCommonjs || ref.exportName in namespace;
   if (!present) {
     const names = Object.keys(namespace).filter((name) => name !== "__esModule");
-    throw new GraphLoadError(`${ref.key}: ${ref.file} has no export named "${ref.exportName}" (it exports ${names.map((n) => `"${n}"`).join(", ") || "nothing"})`, {
-      file: ref.file,
-    });
+    throw new GraphLoadError(
+      `${ref.key}: ${ref.file} has no export named "${ref.exportName}" (it exports ${names.map((n) => `"${n}"`).join(", ") || "nothing"})`,
+      {
+        file: ref.file,
+      },
+    );
   }
   let value = fromCommonjs ? commonjs![ref.exportName] : namespace[ref.exportName];
   if (value && typeof (value as PromiseLike<unknown>).then === "function") {
     try {
       value = await value;
     } catch (error) {
-      throw new GraphLoadError(`${ref.key}: the promise exported as "${ref.exportName}" by ${ref.file} rejected: ${messageOf(error)}`, { file: ref.file, cause: error });
+      throw new GraphLoadError(`${ref.key}: the promise exported as "${ref.exportName}" by ${ref.file} rejected: ${messageOf(error)}`, {
+        file: ref.file,
+        cause: error,
+      });
     }
   }
-  if (value === undefined || value === null) throw new GraphLoadError(`${ref.key}: the export "${ref.exportName}" of ${ref.file} is ${String(value)}`, { file: ref.file });
+  if (value === undefined || value === null)
+    throw new GraphLoadError(`${ref.key}: the export "${ref.exportName}" of ${ref.file} is ${String(value)}`, { file: ref.file });
   return value;
 }
 

@@ -163,7 +163,16 @@ function toCompiled(value: unknown, graphId: string): GraphLike {
     const compiled = value.compile();
     if (looksLikeGraph(compiled)) return compiled;
   }
-  const kind = value === null ? "null" : typeof value === "object" ? `an object with keys ${Object.keys(value as object).slice(0, 8).join(", ") || "none"}` : `a ${typeof value}`;
+  const kind =
+    value === null
+      ? "null"
+      : typeof value === "object"
+        ? `an object with keys ${
+            Object.keys(value as object)
+              .slice(0, 8)
+              .join(", ") || "none"
+          }`
+        : `a ${typeof value}`;
   throw new GraphLoadError(`graph "${graphId}": the export is ${kind}, not a compiled graph, a StateGraph, a function returning one, or a promise of one`);
 }
 

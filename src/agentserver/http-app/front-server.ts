@@ -139,7 +139,8 @@ function unprefixed(url: string, prefix: string): string | undefined {
  * of run streams) carry it, as clients follow them as they are.
  */
 function prefixLocations(res: ServerResponse, prefix: string): void {
-  const fix = (value: unknown) => (typeof value === "string" && value.startsWith("/") && !value.startsWith("//") && !value.startsWith(`${prefix}/`) ? prefix + value : value);
+  const fix = (value: unknown) =>
+    typeof value === "string" && value.startsWith("/") && !value.startsWith("//") && !value.startsWith(`${prefix}/`) ? prefix + value : value;
   const writeHead = res.writeHead;
   res.writeHead = function (this: ServerResponse, status: number, ...rest: unknown[]) {
     for (const name of ["location", "content-location"]) {

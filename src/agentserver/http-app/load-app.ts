@@ -27,9 +27,12 @@ export async function loadProjectHttpApp(ref: ModuleRef): Promise<ProjectHttpApp
   if (typeof value === "function") return { kind: "fetch", fetch: value as FetchHandler };
   const fetch = (value as { fetch?: unknown }).fetch;
   if (typeof fetch === "function") return { kind: "fetch", fetch: fetch.bind(value) as FetchHandler };
-  throw new GraphLoadError(`${ref.key}: the export "${ref.exportName}" of ${ref.file} is neither a Hono app nor a fetch handler (an object with fetch(request), or a function)`, {
-    file: ref.file,
-  });
+  throw new GraphLoadError(
+    `${ref.key}: the export "${ref.exportName}" of ${ref.file} is neither a Hono app nor a fetch handler (an object with fetch(request), or a function)`,
+    {
+      file: ref.file,
+    },
+  );
 }
 
 function isHono(value: unknown): value is HonoLike {

@@ -55,10 +55,12 @@ export function isRpcResponse(body: unknown): boolean {
  * "Invalid Request" fault (batches included: neither protocol's current revision has them).
  */
 export function readRequest(body: unknown, invalidStatus = 200): RpcRequest {
-  if (Array.isArray(body)) throw new RpcFault(INVALID_REQUEST, "Invalid Request: batches are not supported; send one JSON-RPC request per HTTP request", invalidStatus);
+  if (Array.isArray(body))
+    throw new RpcFault(INVALID_REQUEST, "Invalid Request: batches are not supported; send one JSON-RPC request per HTTP request", invalidStatus);
   if (!isObject(body)) throw new RpcFault(INVALID_REQUEST, "Invalid Request: the body must be a JSON-RPC 2.0 request object", invalidStatus);
   if (body.jsonrpc !== "2.0") throw new RpcFault(INVALID_REQUEST, 'Invalid Request: "jsonrpc" must be "2.0"', invalidStatus);
-  if (typeof body.method !== "string" || body.method.length === 0) throw new RpcFault(INVALID_REQUEST, 'Invalid Request: "method" must be a string', invalidStatus);
+  if (typeof body.method !== "string" || body.method.length === 0)
+    throw new RpcFault(INVALID_REQUEST, 'Invalid Request: "method" must be a string', invalidStatus);
   const hasId = "id" in body;
   const id = body.id;
   if (hasId && id !== null && typeof id !== "string" && !(typeof id === "number" && Number.isFinite(id))) {

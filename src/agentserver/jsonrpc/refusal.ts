@@ -8,7 +8,8 @@ import { INTERNAL_ERROR, INVALID_PARAMS, RpcFault } from "./envelope.ts";
  * error carrying the route's status and detail.
  */
 export function refusalFault(refusal: OwnApiRefusal, invalidStatus = 200): RpcFault {
-  if (refusal.status === 422 || refusal.status === 400) return new RpcFault(INVALID_PARAMS, `Invalid params: ${refusal.detail}`, invalidStatus, { status: refusal.status });
+  if (refusal.status === 422 || refusal.status === 400)
+    return new RpcFault(INVALID_PARAMS, `Invalid params: ${refusal.detail}`, invalidStatus, { status: refusal.status });
   const status = refusal.status === 401 || refusal.status === 403 ? refusal.status : 200;
   return new RpcFault(INTERNAL_ERROR, refusal.detail, status, { status: refusal.status });
 }

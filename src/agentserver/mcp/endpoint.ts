@@ -107,7 +107,8 @@ export class McpEndpoint {
       protocolVersion,
       capabilities: { tools: { listChanged: false } },
       serverInfo: { name: "slipway-agent-server", version: this.deps.version },
-      instructions: "Each tool is an assistant of this LangGraph agent server; calling it runs the assistant's graph once, without a thread, and returns its output.",
+      instructions:
+        "Each tool is an assistant of this LangGraph agent server; calling it runs the assistant's graph once, without a thread, and returns its output.",
     };
   }
 
@@ -122,7 +123,8 @@ export class McpEndpoint {
         request,
         name,
         args,
-        (progress, text) => sse.send("message", { jsonrpc: "2.0", method: "notifications/progress", params: { progressToken: token, progress, message: text } }),
+        (progress, text) =>
+          sse.send("message", { jsonrpc: "2.0", method: "notifications/progress", params: { progressToken: token, progress, message: text } }),
         sse.signal,
       );
       await sse.send("message", rpcResult(message.id, result));

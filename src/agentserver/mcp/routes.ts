@@ -26,7 +26,10 @@ export function registerMcpRoutes(app: HttpApp, deps: McpDeps): void {
             description: "Streamable HTTP transport: one JSON-RPC 2.0 message per request. Each assistant is a tool.",
             body: JsonRpcBody,
             response: {
-              200: { description: "Successful JSON-RPC response (JSON, or an SSE stream for a tool call with a progress token).", content: { "application/json": { schema: Type.Unknown() } } },
+              200: {
+                description: "Successful JSON-RPC response (JSON, or an SSE stream for a tool call with a progress token).",
+                content: { "application/json": { schema: Type.Unknown() } },
+              },
               202: { description: "Notification or response accepted; no content body.", type: "null" },
             },
           },
@@ -34,11 +37,15 @@ export function registerMcpRoutes(app: HttpApp, deps: McpDeps): void {
         async (request, reply) => (await load()).post(request, reply),
       );
       // No stream of server-initiated messages: 405, as on the vendor's server, which the transport allows.
-      scope.get(url, { schema: { hide, tags, summary: "MCP Get", response: { 405: { description: "GET method not allowed; streaming not supported.", type: "null" } } } }, async (_request, reply) =>
-        reply.status(405).header("allow", "POST, DELETE").send(),
+      scope.get(
+        url,
+        { schema: { hide, tags, summary: "MCP Get", response: { 405: { description: "GET method not allowed; streaming not supported.", type: "null" } } } },
+        async (_request, reply) => reply.status(405).header("allow", "POST, DELETE").send(),
       );
-      scope.delete(url, { schema: { hide, tags, summary: "Terminate Session", response: { 204: { description: "Session ended.", type: "null" } } } }, async (request, reply) =>
-        (await load()).delete(request, reply),
+      scope.delete(
+        url,
+        { schema: { hide, tags, summary: "Terminate Session", response: { 204: { description: "Session ended.", type: "null" } } } },
+        async (request, reply) => (await load()).delete(request, reply),
       );
     }
   });

@@ -1,6 +1,6 @@
 import type { Queryable } from "../../storage/database.ts";
 import { secondsUntilNextFiring } from "../crons/repository.ts";
-import { anyRunUnderway, secondsUntilNextDueRun } from "../runs/repository.ts";
+import { anyRunUnderway, secondsUntilNextDueRun } from "../runs/queue-repository.ts";
 
 /**
  * What keeps a deployment awake, as its control plane asks before letting it sleep

@@ -64,7 +64,16 @@ function asJson(metrics: ServerMetrics, snapshot: Snapshot) {
     queue: snapshot.queue,
     workers: snapshot.workers,
     api: { http_requests_total: [...metrics.requests.values()] },
-    ...(snapshot.pool ? { postgres: { pool_max: snapshot.pool.max, pool_size: snapshot.pool.size, pool_available: snapshot.pool.available, requests_waiting: snapshot.pool.waiting } } : {}),
+    ...(snapshot.pool
+      ? {
+          postgres: {
+            pool_max: snapshot.pool.max,
+            pool_size: snapshot.pool.size,
+            pool_available: snapshot.pool.available,
+            requests_waiting: snapshot.pool.waiting,
+          },
+        }
+      : {}),
     slipway: {
       stream_readers: snapshot.streamReaders,
       run_queue_wait_seconds: histogramJson(metrics.queueWait),
@@ -102,7 +111,8 @@ function asPrometheus(metrics: ServerMetrics, snapshot: Snapshot, base: MetricsD
   }
   if (metrics.latency.size) {
     out.push("# HELP lg_api_http_requests_latency_seconds HTTP request latency in seconds.", "# TYPE lg_api_http_requests_latency_seconds histogram");
-    for (const { method, path, histogram } of metrics.latency.values()) histogramLines(out, "lg_api_http_requests_latency_seconds", { ...base, method, path }, histogram);
+    for (const { method, path, histogram } of metrics.latency.values())
+      histogramLines(out, "lg_api_http_requests_latency_seconds", { ...base, method, path }, histogram);
   }
   if (snapshot.pool) {
     gauge("lg_api_pg_pool_max", "The maximum size of the postgres connection pool.", snapshot.pool.max);
@@ -111,7 +121,10 @@ function asPrometheus(metrics: ServerMetrics, snapshot: Snapshot, base: MetricsD
     gauge("lg_api_pg_pool_requests_waiting", "Requests waiting for a postgres connection.", snapshot.pool.waiting);
   }
   gauge("slipway_stream_readers", "Open readers of run and thread streams.", snapshot.streamReaders);
-  out.push("# HELP slipway_run_queue_wait_seconds Time from a run becoming claimable to its first attempt here.", "# TYPE slipway_run_queue_wait_seconds histogram");
+  out.push(
+    "# HELP slipway_run_queue_wait_seconds Time from a run becoming claimable to its first attempt here.",
+    "# TYPE slipway_run_queue_wait_seconds histogram",
+  );
   histogramLines(out, "slipway_run_queue_wait_seconds", base, metrics.queueWait);
   if (metrics.runDurations.size) {
     out.push("# HELP slipway_run_duration_seconds Time runs executed here, by final status.", "# TYPE slipway_run_duration_seconds histogram");

@@ -82,7 +82,7 @@ export function watchdogSettings(env: NodeJS.ProcessEnv): { pingTimeoutMs?: numb
 function relativeTraceback(traceback: string, root: string): string {
   return traceback
     .split("\n")
-    .filter((line, i, lines) => !/slipway_worker[/\\]/.test(line) && !/slipway_worker[/\\]/.test(lines[i - 1] ?? "") )
+    .filter((line, i, lines) => !/slipway_worker[/\\]/.test(line) && !/slipway_worker[/\\]/.test(lines[i - 1] ?? ""))
     .join("\n")
     .split(`${root}/`)
     .join("");

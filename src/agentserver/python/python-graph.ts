@@ -101,7 +101,12 @@ export class PythonGraph implements GraphLike {
   }
 
   /** A `run` request, its chunks as an async iterable that ends with the request (and throws its failure). */
-  private async streamFromWorker(input: unknown, config: Config, extra: Record<string, unknown>, shape: (chunk: unknown) => unknown): Promise<AsyncIterable<unknown>> {
+  private async streamFromWorker(
+    input: unknown,
+    config: Config,
+    extra: Record<string, unknown>,
+    shape: (chunk: unknown) => unknown,
+  ): Promise<AsyncIterable<unknown>> {
     const command = commandOf(input);
     const args = {
       ...(command ? { command } : { input: input ?? null }),
@@ -135,7 +140,10 @@ export class PythonGraph implements GraphLike {
           if (state && typeof threadId === "string") this.runEnds.keep(threadId, state);
           finished = true;
         },
-        (error: Error) => ((failure = error), (finished = true)),
+        (error: Error) => {
+          failure = error;
+          finished = true;
+        },
       )
       .finally(() => wake?.());
     return (async function* () {
@@ -164,7 +172,12 @@ export class PythonGraph implements GraphLike {
     return Object.fromEntries(
       Object.entries(found).map(([ns, schemas]) => {
         const named = toGraphSchemas(schemas);
-        const js = { state: named.state_schema, input: named.input_schema, output: named.output_schema, ...(named.config_schema ? { config: named.config_schema } : {}) };
+        const js = {
+          state: named.state_schema,
+          input: named.input_schema,
+          output: named.output_schema,
+          ...(named.config_schema ? { config: named.config_schema } : {}),
+        };
         return [ns, { ...js, ...named }];
       }),
     );
@@ -182,7 +195,10 @@ export class PythonGraph implements GraphLike {
     return (await this.call("state", config, { subgraphs: options?.subgraphs ?? false })) as StateSnapshotLike;
   }
 
-  async *getStateHistory(config: Config, options: { limit?: number; before?: Config; filter?: Record<string, unknown> } = {}): AsyncIterable<StateSnapshotLike> {
+  async *getStateHistory(
+    config: Config,
+    options: { limit?: number; before?: Config; filter?: Record<string, unknown> } = {},
+  ): AsyncIterable<StateSnapshotLike> {
     const found = (await this.call("history", config, {
       limit: options.limit ?? null,
       before: options.before ? pythonConfig(options.before) : null,

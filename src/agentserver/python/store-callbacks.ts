@@ -10,7 +10,13 @@ type WireOp =
   | { kind: "get"; namespace: string[]; key: string }
   | { kind: "search"; namespace_prefix: string[]; filter?: Record<string, unknown> | null; limit: number; offset: number; query?: string | null }
   | { kind: "put"; namespace: string[]; key: string; value: Record<string, unknown> | null; index?: false | string[] | null }
-  | { kind: "list_namespaces"; match_conditions: { match_type: "prefix" | "suffix"; path: string[] }[]; max_depth?: number | null; limit: number; offset: number };
+  | {
+      kind: "list_namespaces";
+      match_conditions: { match_type: "prefix" | "suffix"; path: string[] }[];
+      max_depth?: number | null;
+      limit: number;
+      offset: number;
+    };
 
 function operationOf(op: WireOp): Operation {
   switch (op.kind) {

@@ -133,24 +133,27 @@ export class PythonWorker {
     const timeoutMs = this.options.pingTimeoutMs ?? DEFAULT_PING_TIMEOUT_MS;
     const limit = this.options.memoryLimitBytes;
     let waiting = false;
-    const timer = setInterval(() => {
-      if (this.child !== child) return clearInterval(timer);
-      if (waiting) return;
-      waiting = true;
-      const deadline = setTimeout(() => this.killFor(child, `its event loop left a ping unanswered for ${timeoutMs / 1000} s`), timeoutMs);
-      this.send("ping", {})
-        .then((answer) => {
-          const rss = (answer as { rss_bytes?: number } | null)?.rss_bytes;
-          if (typeof rss !== "number") return;
-          this.residentBytes = rss;
-          if (limit && rss > limit) this.killFor(child, `it used ${mb(rss)} MB of memory, over its limit of ${mb(limit)} MB`);
-        })
-        .catch(() => undefined)
-        .finally(() => {
-          clearTimeout(deadline);
-          waiting = false;
-        });
-    }, Math.max(100, Math.min(5_000, timeoutMs / 3)));
+    const timer = setInterval(
+      () => {
+        if (this.child !== child) return clearInterval(timer);
+        if (waiting) return;
+        waiting = true;
+        const deadline = setTimeout(() => this.killFor(child, `its event loop left a ping unanswered for ${timeoutMs / 1000} s`), timeoutMs);
+        this.send("ping", {})
+          .then((answer) => {
+            const rss = (answer as { rss_bytes?: number } | null)?.rss_bytes;
+            if (typeof rss !== "number") return;
+            this.residentBytes = rss;
+            if (limit && rss > limit) this.killFor(child, `it used ${mb(rss)} MB of memory, over its limit of ${mb(limit)} MB`);
+          })
+          .catch(() => undefined)
+          .finally(() => {
+            clearTimeout(deadline);
+            waiting = false;
+          });
+      },
+      Math.max(100, Math.min(5_000, timeoutMs / 3)),
+    );
     timer.unref();
     this.watchdog = timer;
   }
@@ -201,8 +204,14 @@ export class PythonWorker {
       const done = () => signal?.removeEventListener("abort", onAbort);
       this.requests.set(id, {
         ...handlers,
-        resolve: (value) => (done(), resolve(value)),
-        reject: (error) => (done(), reject(error)),
+        resolve: (value) => {
+          done();
+          resolve(value);
+        },
+        reject: (error) => {
+          done();
+          reject(error);
+        },
       });
       writeFrame(socket, { id, op, ...args });
       if (signal?.aborted) onAbort();
@@ -214,7 +223,7 @@ export class PythonWorker {
     if (typeof message.cb === "number") return void this.answerCallback(message);
     const pending = this.requests.get(message.id as number);
     if (!pending) return; // a cancel's own answer, or a request already failed
-    if ("chunk" in message) return pending.onChunk?.(message.chunk);
+    if ("chunk" in message) return void pending.onChunk?.(message.chunk);
     this.requests.delete(message.id as number);
     if (message.error) {
       const error = message.error as { type: string; message: string; traceback?: string };

@@ -59,5 +59,10 @@ function headerPicker(patterns: HeaderPatterns): (headers: Record<string, string
 
 /** `*` matches any characters; nothing else is special (the vendor allows no other pattern). */
 function wildcard(pattern: string): RegExp {
-  return new RegExp(`^${pattern.split("*").map((part) => part.replace(/[.+?^${}()|[\]\\]/g, "\\$&")).join(".*")}$`);
+  return new RegExp(
+    `^${pattern
+      .split("*")
+      .map((part) => part.replace(/[.+?^${}()|[\]\\]/g, "\\$&"))
+      .join(".*")}$`,
+  );
 }

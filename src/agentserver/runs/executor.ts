@@ -47,7 +47,7 @@ export async function executeGraph(options: ExecuteOptions): Promise<ExecutionOu
   const kwargs = run.kwargs;
   const config = buildConfig(run, assistant, options.graphs.langgraphVersion(assistant.graph_id) ?? LANGGRAPH_JS_VERSION);
   const plan = planStream(kwargs.stream_mode, kwargs.stream_subgraphs);
-  let finalValues: unknown = undefined;
+  let finalValues: unknown;
   let sent: WireValues | undefined;
   const seeValues = (seen: { values?: unknown; sent?: WireValues }) => {
     if (!("values" in seen)) return;
@@ -147,7 +147,14 @@ function buildConfig(run: RunRow, assistant: RunAssistant, langgraphVersion: str
       ...(run.kwargs.checkpoint_ns ? { checkpoint_ns: run.kwargs.checkpoint_ns } : {}),
     },
     // Checkpoint metadata inherits these: rollback and crash recovery find a run's checkpoints by run_id.
-    metadata: { ...run.metadata, ...ids, run_attempt: run.attempt, ...PLATFORM_METADATA, langgraph_version: langgraphVersion, langgraph_api_url: process.env.LANGGRAPH_API_URL },
+    metadata: {
+      ...run.metadata,
+      ...ids,
+      run_attempt: run.attempt,
+      ...PLATFORM_METADATA,
+      langgraph_version: langgraphVersion,
+      langgraph_api_url: process.env.LANGGRAPH_API_URL,
+    },
     context: { ...(assistant.context ?? {}), ...(run.kwargs.context ?? {}) },
   };
 }

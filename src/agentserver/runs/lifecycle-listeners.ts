@@ -13,6 +13,8 @@ export interface RunParts {
   /** Resolves once the stream relay sent what it queued (PostgreSQL; see relay.ts `sent`). */
   relaySent?: () => Promise<void>;
   webhookPolicy: WebhookPolicy;
+  /** False under langgraph.json's `http.disable_webhooks`. */
+  sendWebhooks: boolean;
   log: { debug(obj: unknown, msg: string): void; warn(obj: unknown, msg: string): void };
 }
 
@@ -38,12 +40,14 @@ export function subscribeRunParts(lifecycle: RunLifecycle, parts: RunParts): voi
   if (parts.relaySent) lifecycle.on("ended", parts.relaySent);
   lifecycle.on("ended", ({ run }) => completion.announce(run.run_id));
   lifecycle.on("ended", ({ run, result, cause }) => {
-    if (cause !== "finished" || !result || !run.kwargs.webhook) return;
-    const record = { ...toRun({ ...run, status: result.status as typeof run.status, updated_at: new Date() }), values: result.values ?? null, error: result.error ?? null };
+    if (cause !== "finished" || !result || !run.kwargs.webhook || !parts.sendWebhooks) return;
+    const record = {
+      ...toRun({ ...run, status: result.status as typeof run.status, updated_at: new Date() }),
+      values: result.values ?? null,
+      error: result.error ?? null,
+    };
     // Delivery does not hold up the run's end: it is retried within sendWebhook and logged here.
-    sendWebhook(run.kwargs.webhook, record, parts.webhookPolicy).catch((error) =>
-      log.warn({ err: error, run_id: run.run_id }, "webhook delivery failed"),
-    );
+    sendWebhook(run.kwargs.webhook, record, parts.webhookPolicy).catch((error) => log.warn({ err: error, run_id: run.run_id }, "webhook delivery failed"));
   });
 
   // Streams followed from other processes stay open for the next attempt. A swept attempt

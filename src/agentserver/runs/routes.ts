@@ -5,16 +5,7 @@ import type { Database } from "../../storage/database.ts";
 import { QueryBoolean, parseQueryBoolean } from "../../http/query.ts";
 import type { RunStreamReader } from "../stream/run-streams.ts";
 import { toRun, type RunRow } from "./repository.ts";
-import {
-  AnyValue,
-  CancelQuery,
-  JoinStreamQuery,
-  ListRunsQuery,
-  RunCreateStatefulSchema,
-  RunIdParams,
-  RunSchema,
-  ThreadIdParams,
-} from "./schemas.ts";
+import { AnyValue, CancelQuery, JoinStreamQuery, ListRunsQuery, RunCreateStatefulSchema, RunIdParams, RunSchema, ThreadIdParams } from "./schemas.ts";
 import { cancelOnDisconnect, clientGone, errorResponses, sseResponse } from "../route-helpers.ts";
 import type { RunService } from "./service.ts";
 import { parseLastEventId, streamRun } from "./stream-response.ts";
@@ -29,7 +20,6 @@ export interface RunRouteDeps {
 
 const errors = errorResponses(404, 409, 422);
 const tags = ["Thread Runs"];
-
 
 /** Runs on a thread: create, stream, wait, list, get, delete, join, join stream, cancel. */
 export function registerThreadRunRoutes(app: HttpApp, deps: RunRouteDeps): void {
@@ -67,7 +57,13 @@ export function registerThreadRunRoutes(app: HttpApp, deps: RunRouteDeps): void 
     "/threads/:thread_id/runs/wait",
     { schema: { tags, params: ThreadIdParams, body: RunCreateStatefulSchema, response: { 200: AnyValue, ...errors } } },
     async (request, reply) => {
-      return createAndWaitResponse(request, reply, runs, { threadId: request.params.thread_id, body: request.body, defaults: { onDisconnect: "continue" } }, runPath);
+      return createAndWaitResponse(
+        request,
+        reply,
+        runs,
+        { threadId: request.params.thread_id, body: request.body, defaults: { onDisconnect: "continue" } },
+        runPath,
+      );
     },
   );
 
@@ -80,20 +76,14 @@ export function registerThreadRunRoutes(app: HttpApp, deps: RunRouteDeps): void 
     },
   );
 
-  app.get(
-    "/threads/:thread_id/runs/:run_id",
-    { schema: { tags, params: RunIdParams, response: { 200: RunSchema, ...errors } } },
-    async (request) => toRun(await runs.get(request.params.thread_id, request.params.run_id)),
+  app.get("/threads/:thread_id/runs/:run_id", { schema: { tags, params: RunIdParams, response: { 200: RunSchema, ...errors } } }, async (request) =>
+    toRun(await runs.get(request.params.thread_id, request.params.run_id)),
   );
 
-  app.delete(
-    "/threads/:thread_id/runs/:run_id",
-    { schema: { tags, params: RunIdParams, response: { 200: AnyValue, ...errors } } },
-    async (request) => {
-      await runs.delete(request.params.thread_id, request.params.run_id);
-      return null;
-    },
-  );
+  app.delete("/threads/:thread_id/runs/:run_id", { schema: { tags, params: RunIdParams, response: { 200: AnyValue, ...errors } } }, async (request) => {
+    await runs.delete(request.params.thread_id, request.params.run_id);
+    return null;
+  });
 
   app.get(
     "/threads/:thread_id/runs/:run_id/join",

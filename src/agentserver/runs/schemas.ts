@@ -33,9 +33,7 @@ export const CommandSchema = Type.Object(
   {
     update: Type.Optional(Type.Union([Type.Record(Type.String(), Type.Unknown()), Type.Array(Type.Unknown()), Type.Null()])),
     resume: Type.Optional(Type.Unknown()),
-    goto: Type.Optional(
-      Type.Union([SendSchema, Type.Array(SendSchema), Type.String(), Type.Array(Type.String()), Type.Null()]),
-    ),
+    goto: Type.Optional(Type.Union([SendSchema, Type.Array(SendSchema), Type.String(), Type.Array(Type.String()), Type.Null()])),
   },
   { additionalProperties: false },
 );

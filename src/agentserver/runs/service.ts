@@ -9,9 +9,7 @@ import {
   activeRunsOfThread,
   deletePendingRun,
   deleteRun,
-  enqueueRunFast,
   findRunsToCancel,
-  isStaleAssistant,
   getRun,
   insertRun,
   interruptPendingRun,
@@ -21,7 +19,8 @@ import {
   type RunKwargs,
   type RunRow,
 } from "./repository.ts";
-import type { MultitaskStrategy, RunCreate, RunStatus } from "./schemas.ts";
+import { enqueueRunFast, isStaleAssistant } from "./queue-repository.ts";
+import type { RunCreate, RunStatus } from "./schemas.ts";
 import { isTerminal } from "../run-statuses.ts";
 import type { AssistantHandoff } from "./assistant-handoff.ts";
 import type { AssistantStamp } from "../assistants/service.ts";
@@ -46,6 +45,30 @@ export interface RunServiceDeps {
   claimer?: Pick<WorkerPool, "reserve" | "unreserve" | "hold" | "adopt">;
 }
 
+/** A run to create, as create() has it before the queueing statements. */
+interface RunRequest {
+  /** null: a stateless run, on a new temporary thread (`newThreadId`). */
+  threadId: string | null;
+  body: RunCreate;
+  newThreadId: string;
+  fields: Pick<RunRow, "run_id" | "metadata" | "kwargs" | "multitask_strategy"> & { afterSeconds: number };
+}
+
+/** A run stopped by a new run's interrupt / rollback strategy, told once the new run is committed. */
+type StoppedRun = { run: RunRow; wasPending: boolean };
+
+/**
+ * What a run takes from its assistant: its thread's and its own metadata layers (the
+ * run's metadata is the assistant's, then the thread's, then its own, as on the vendor's
+ * servers). A thread the run creates (stateless, or if_not_exists) carries the run's
+ * metadata too, as on the vendor's server: custom auth's owner, set by the create_run
+ * handler, among it.
+ */
+function metadataLayers(request: RunRequest, assistant: RunAssistant) {
+  const threadMeta = { graph_id: assistant.graph_id, assistant_id: assistant.assistant_id };
+  return { threadMeta, newThreadMeta: { ...threadMeta, ...(request.body.metadata ?? {}) }, assistantMetadata: assistant.metadata ?? {} };
+}
+
 /** Rules of runs: creation with multitask strategies, cancellation, waiting. */
 export class RunService {
   constructor(private readonly deps: RunServiceDeps) {}
@@ -55,6 +78,9 @@ export class RunService {
    * (stateless). Applies the multitask strategy against the thread's active runs in
    * the same transaction that inserts the run, so two concurrent creations cannot
    * both see an idle thread.
+   *
+   * The steps: queue it in one statement when no strategy has to decide (queueFast),
+   * else in a transaction that decides (queueDeciding); then announce it (announceCreated).
    */
   async create(
     threadId: string | null,
@@ -64,79 +90,103 @@ export class RunService {
   ): Promise<RunRow> {
     const { deps } = this;
     const kwargs = this.kwargsOf(body, threadId === null, defaults);
-    let { assistant, stamp } = await deps.assistants.forRun(body.assistant_id);
-    const strategy: MultitaskStrategy = body.multitask_strategy ?? "enqueue";
-    const runId = deps.newId();
-    // What the run takes from its assistant: the thread's and the run's metadata layers.
-    const fromAssistant = (assistant: RunAssistant) => {
-      const threadMeta = { graph_id: assistant.graph_id, assistant_id: assistant.assistant_id };
-      // A thread the run creates (stateless, or if_not_exists) carries the run's metadata too,
-      // as on the vendor's server: custom auth's owner, set by the create_run handler, among it.
-      return { threadMeta, newThreadMeta: { ...threadMeta, ...(body.metadata ?? {}) }, assistantMetadata: assistant.metadata ?? {} };
-    };
-    const toStop: Array<{ run: RunRow; wasPending: boolean }> = [];
-
+    const read = await deps.assistants.forRun(body.assistant_id);
     const fields = {
-      run_id: runId,
+      run_id: deps.newId(),
       metadata: body.metadata ?? {},
       kwargs,
-      multitask_strategy: strategy,
+      multitask_strategy: body.multitask_strategy ?? "enqueue",
       afterSeconds: body.after_seconds ?? 0,
     };
-    const newThreadId = deps.newId();
-
-    // One statement for the common case; the transaction below when strategies must decide.
-    // The run's metadata layers the assistant's, the thread's and its own, as on the vendor's servers.
-    // A free worker of ours may take the run in the same statement (migration 0022); on a
-    // PostgreSQL server that statement also announces it to the other processes.
-    const announceOn = deps.db.kind === "postgres" ? runsChannel(deps.db.schema) : undefined;
-    const queueFast = async (assistant: RunAssistant, stamp: AssistantStamp | undefined) => {
-      const { threadMeta, newThreadMeta, assistantMetadata } = fromAssistant(assistant);
-      const claimFor = fields.afterSeconds > 0 ? undefined : deps.claimer?.reserve();
-      let enqueued: Awaited<ReturnType<typeof enqueueRunFast>>;
-      try {
-        enqueued = await enqueueRunFast(deps.db, {
-          ...fields,
-          assistant_id: assistant.assistant_id,
-          thread_id: threadId ?? newThreadId,
-          newThread: threadId === null,
-          threadMetadata: threadId === null ? newThreadMeta : threadMeta,
-          assistantMetadata,
-          claimFor,
-          announceOn,
-          assistantStamp: stamp,
-        });
-      } finally {
-        if (claimFor && enqueued?.run.status === "running") deps.claimer?.hold(enqueued.run, true);
-        else if (claimFor) deps.claimer?.unreserve();
-      }
-      return enqueued;
-    };
-    let enqueued: Awaited<ReturnType<typeof queueFast>>;
-    try {
-      enqueued = await queueFast(assistant, stamp);
-    } catch (error) {
-      // The assistant this process kept changed or went since it was read: read it again
-      // (not found: 404) and queue with that, unchecked, as the transaction below does: a
-      // write committed after this read is concurrent with the run, and checking again
-      // would answer 500 when another process writes it meanwhile.
-      if (!isStaleAssistant(error)) throw error;
-      ({ assistant } = await deps.assistants.forRun(body.assistant_id, true));
-      stamp = undefined;
-      enqueued = await queueFast(assistant, undefined);
+    const request: RunRequest = { threadId, body, fields, newThreadId: deps.newId() };
+    const fast = await this.queueFast(request, read);
+    if (fast.queued) {
+      const { run, startsEmpty } = fast.queued;
+      return this.announceCreated(run, {
+        assistant: fast.assistant,
+        stopped: [],
+        delaySeconds: request.fields.afterSeconds,
+        startsEmpty,
+        announced: this.announceOn() !== undefined,
+        beforeAnnounce,
+      });
     }
-    const fast = enqueued?.run;
-    const startsEmpty = enqueued?.startsEmpty ?? false;
-    // The transaction below does not check a kept assistant: it reads it afresh.
-    if (!fast && stamp) ({ assistant } = await deps.assistants.forRun(body.assistant_id, true));
-    const { threadMeta, newThreadMeta, assistantMetadata } = fromAssistant(assistant);
-    const run = fast ?? await deps.db.transaction(async (tx) => {
-      const id = threadId ?? newThreadId;
+    // The transaction does not check a kept assistant: it reads it afresh.
+    const assistant = fast.stamp ? (await deps.assistants.forRun(body.assistant_id, true)).assistant : fast.assistant;
+    const stopped: StoppedRun[] = [];
+    const run = await this.queueDeciding(request, assistant, stopped);
+    return this.announceCreated(run, { assistant, stopped, delaySeconds: request.fields.afterSeconds, startsEmpty: false, announced: false, beforeAnnounce });
+  }
+
+  /** Where a run queued in one statement is announced to other processes: a PostgreSQL server's channel (migration 0022). */
+  private announceOn(): string | undefined {
+    return this.deps.db.kind === "postgres" ? runsChannel(this.deps.db.schema) : undefined;
+  }
+
+  /**
+   * One statement for the common case (enqueue_run): no strategy has to decide. Nothing
+   * queued (undefined) sends the caller to queueDeciding. A free worker of ours may take
+   * the run in the same statement (migration 0022). When the assistant this process kept
+   * changed or went since it was read, it is read again (not found: 404) and the run is
+   * queued with that, unchecked, as queueDeciding does: a write committed after this read
+   * is concurrent with the run, and checking again would answer 500 when another process
+   * writes it meanwhile.
+   */
+  private async queueFast(
+    request: RunRequest,
+    read: { assistant: RunAssistant; stamp?: AssistantStamp },
+  ): Promise<{ queued?: { run: RunRow; startsEmpty: boolean }; assistant: RunAssistant; stamp?: AssistantStamp }> {
+    try {
+      return { ...read, queued: await this.queueInOneStatement(request, read.assistant, read.stamp) };
+    } catch (error) {
+      if (!isStaleAssistant(error)) throw error;
+      const { assistant } = await this.deps.assistants.forRun(request.body.assistant_id, true);
+      return { assistant, queued: await this.queueInOneStatement(request, assistant, undefined) };
+    }
+  }
+
+  private async queueInOneStatement(request: RunRequest, assistant: RunAssistant, stamp: AssistantStamp | undefined) {
+    const { deps } = this;
+    const { threadId, fields } = request;
+    const layers = metadataLayers(request, assistant);
+    const claimFor = fields.afterSeconds > 0 ? undefined : deps.claimer?.reserve();
+    let enqueued: Awaited<ReturnType<typeof enqueueRunFast>>;
+    try {
+      enqueued = await enqueueRunFast(deps.db, {
+        ...fields,
+        assistant_id: assistant.assistant_id,
+        thread_id: threadId ?? request.newThreadId,
+        newThread: threadId === null,
+        threadMetadata: threadId === null ? layers.newThreadMeta : layers.threadMeta,
+        assistantMetadata: layers.assistantMetadata,
+        claimFor,
+        announceOn: this.announceOn(),
+        assistantStamp: stamp,
+      });
+    } finally {
+      if (claimFor && enqueued?.run.status === "running") deps.claimer?.hold(enqueued.run, true);
+      else if (claimFor) deps.claimer?.unreserve();
+    }
+    return enqueued;
+  }
+
+  /**
+   * The general path, in one transaction: the thread is locked (or created, for a
+   * stateless run or if_not_exists "create"), the strategy decides against its active
+   * runs (reject: 409; interrupt / rollback: they are stopped, see stopActive), and the
+   * run is inserted. The runs stopped are listed in `stopped`, to be told once committed.
+   */
+  private queueDeciding(request: RunRequest, assistant: RunAssistant, stopped: StoppedRun[]): Promise<RunRow> {
+    const { threadId, body, fields } = request;
+    const { threadMeta, newThreadMeta, assistantMetadata } = metadataLayers(request, assistant);
+    const strategy = fields.multitask_strategy;
+    return this.deps.db.transaction(async (tx) => {
+      const id = threadId ?? request.newThreadId;
       const thread = threadId ? await lockThread(tx, id) : undefined;
       let threadMetadata = newThreadMeta;
       if (!thread) {
         if (threadId && body.if_not_exists !== "create") throw notFound(`Thread ${threadId} not found`);
-        await insertBusyThread(tx, id, newThreadMeta, kwargs.temporary);
+        await insertBusyThread(tx, id, newThreadMeta, fields.kwargs.temporary);
       } else {
         threadMetadata = { ...thread.metadata, ...threadMeta };
         const active = await activeRunsOfThread(tx, id);
@@ -144,25 +194,49 @@ export class RunService {
           throw conflict(`Thread ${id} is busy with run ${active[0].run_id}; multitask_strategy "reject" refuses new runs`);
         }
         if (active.length && (strategy === "interrupt" || strategy === "rollback")) {
-          await this.stopActive(tx, active, strategy, toStop);
+          await this.stopActive(tx, active, strategy, stopped);
         }
         await markThreadBusy(tx, id, threadMeta);
       }
-      return insertRun(tx, { ...fields, assistant_id: assistant.assistant_id, metadata: { ...assistantMetadata, ...threadMetadata, ...fields.metadata }, thread_id: id });
+      return insertRun(tx, {
+        ...fields,
+        assistant_id: assistant.assistant_id,
+        metadata: { ...assistantMetadata, ...threadMetadata, ...fields.metadata },
+        thread_id: id,
+      });
     });
-    deps.handoff?.put(run.run_id, assistant);
+  }
+
+  /**
+   * After the run is committed: its assistant handed to our worker, the runs it stopped
+   * told (pending ones have ended, they never start; running ones are told to stop), and
+   * the run announced to workers and streams.
+   */
+  private async announceCreated(
+    run: RunRow,
+    created: {
+      assistant: RunAssistant;
+      stopped: StoppedRun[];
+      delaySeconds: number;
+      /** Claimed on a thread with no checkpoint (enqueueRunFast). */
+      startsEmpty: boolean;
+      /** Announced to other processes by the statement that queued it. */
+      announced: boolean;
+      beforeAnnounce?: (run: RunRow) => void;
+    },
+  ): Promise<RunRow> {
+    const { deps } = this;
+    deps.handoff?.put(run.run_id, created.assistant);
     try {
-      beforeAnnounce?.(run);
-      // Committed: now the pending runs that stopped have ended (they never start), and
-      // the workers of the running ones are told to stop them.
-      for (const { run: stopped, wasPending } of toStop) {
+      created.beforeAnnounce?.(run);
+      for (const { run: stopped, wasPending } of created.stopped) {
         if (wasPending) await deps.lifecycle.emit("ended", { run: stopped, result: { run_id: stopped.run_id, status: "interrupted" }, cause: "stopped" });
         else await this.signalCancel(stopped.run_id);
       }
-      await deps.lifecycle.emit("queued", { run, delaySeconds: body.after_seconds ?? 0, announced: fast !== undefined && announceOn !== undefined });
+      await deps.lifecycle.emit("queued", { run, delaySeconds: created.delaySeconds, announced: created.announced });
     } finally {
       // Claimed as it was queued: ours to execute whatever happened above (its lease says so).
-      if (run.status === "running") deps.claimer?.adopt(run, startsEmpty ? {} : undefined);
+      if (run.status === "running") deps.claimer?.adopt(run, created.startsEmpty ? {} : undefined);
     }
     return run;
   }
@@ -171,12 +245,7 @@ export class RunService {
    * interrupt / rollback strategies: pending runs stop now (their waiters, here and in
    * other processes, are told once the transaction commits), running ones are told to.
    */
-  private async stopActive(
-    tx: Queryable,
-    active: RunRow[],
-    action: "interrupt" | "rollback",
-    stopped: Array<{ run: RunRow; wasPending: boolean }>,
-  ): Promise<void> {
+  private async stopActive(tx: Queryable, active: RunRow[], action: "interrupt" | "rollback", stopped: StoppedRun[]): Promise<void> {
     for (const run of active) {
       // Claims take no thread lock: a run read as pending may have started since. Then
       // it is stopped as a running run is, by its worker.

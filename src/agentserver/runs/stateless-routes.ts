@@ -2,7 +2,7 @@ import { Type } from "@sinclair/typebox";
 import { toRun, type RunRow } from "./repository.ts";
 import { cancelOnDisconnect, errorResponses, sseResponse } from "../route-helpers.ts";
 import type { RunRouteDeps } from "./routes.ts";
-import { AnyValue, RunCreateStatelessSchema, RunSchema, RunsCancelSchema,  } from "./schemas.ts";
+import { AnyValue, RunCreateStatelessSchema, RunSchema, RunsCancelSchema } from "./schemas.ts";
 import { parseLastEventId, streamRun } from "./stream-response.ts";
 import { createAndWaitResponse } from "./wait-response.ts";
 import { invalidField } from "../../http/errors.ts";
@@ -21,15 +21,11 @@ export function registerStatelessRunRoutes(app: HttpApp, deps: RunRouteDeps): vo
   // client leaves is cancelled unless the caller asked to continue.
   const statelessDefaults = { onDisconnect: "cancel" as const };
 
-  app.post(
-    "/runs",
-    { schema: { tags, body: RunCreateStatelessSchema, response: { 200: RunSchema, ...errors } } },
-    async (request, reply) => {
-      const run = await runs.create(null, request.body, { onDisconnect: "continue" });
-      reply.header("Content-Location", runPath(run));
-      return toRun(run);
-    },
-  );
+  app.post("/runs", { schema: { tags, body: RunCreateStatelessSchema, response: { 200: RunSchema, ...errors } } }, async (request, reply) => {
+    const run = await runs.create(null, request.body, { onDisconnect: "continue" });
+    reply.header("Content-Location", runPath(run));
+    return toRun(run);
+  });
 
   app.post(
     "/runs/stream",
@@ -54,13 +50,9 @@ export function registerStatelessRunRoutes(app: HttpApp, deps: RunRouteDeps): vo
     },
   );
 
-  app.post(
-    "/runs/wait",
-    { schema: { tags, body: RunCreateStatelessSchema, response: { 200: AnyValue, ...errors } } },
-    async (request, reply) => {
-      return createAndWaitResponse(request, reply, runs, { threadId: null, body: request.body, defaults: statelessDefaults }, runPath);
-    },
-  );
+  app.post("/runs/wait", { schema: { tags, body: RunCreateStatelessSchema, response: { 200: AnyValue, ...errors } } }, async (request, reply) => {
+    return createAndWaitResponse(request, reply, runs, { threadId: null, body: request.body, defaults: statelessDefaults }, runPath);
+  });
 
   app.post(
     "/runs/batch",
@@ -105,22 +97,18 @@ export function registerStatelessRunRoutes(app: HttpApp, deps: RunRouteDeps): vo
     async (request) => toRun(await runs.get(undefined, request.params.run_id)),
   );
 
-  app.get(
-    "/runs/:run_id/stream",
-    { schema: { hide: true, params: Type.Object({ run_id: Type.String({ format: "uuid" }) }) } },
-    async (request, reply) => {
-      const run = await runs.get(undefined, request.params.run_id);
-      await streamRun(request, reply, {
-        db: deps.db,
-        streams: deps.streams,
-        run,
-        runPath: runPath(run),
-        lastEventId: parseLastEventId(request.headers["last-event-id"]),
-        fromStart: false,
-        heartbeatMs: deps.heartbeatMs,
-      });
-    },
-  );
+  app.get("/runs/:run_id/stream", { schema: { hide: true, params: Type.Object({ run_id: Type.String({ format: "uuid" }) }) } }, async (request, reply) => {
+    const run = await runs.get(undefined, request.params.run_id);
+    await streamRun(request, reply, {
+      db: deps.db,
+      streams: deps.streams,
+      run,
+      runPath: runPath(run),
+      lastEventId: parseLastEventId(request.headers["last-event-id"]),
+      fromStart: false,
+      heartbeatMs: deps.heartbeatMs,
+    });
+  });
 }
 
 export { AnyValue };

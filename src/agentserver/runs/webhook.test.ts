@@ -28,7 +28,12 @@ describe("webhooks", () => {
   });
 
   it("refuses IPv4-mapped loopback and metadata at creation, naming the setting that allows them", () => {
-    for (const url of [`http://[::ffff:127.0.0.1]:${port}/`, `http://[::ffff:7f00:1]:${port}/`, `http://[0:0:0:0:0:ffff:127.0.0.1]:${port}/`, "http://[::ffff:169.254.169.254]/"]) {
+    for (const url of [
+      `http://[::ffff:127.0.0.1]:${port}/`,
+      `http://[::ffff:7f00:1]:${port}/`,
+      `http://[0:0:0:0:0:ffff:127.0.0.1]:${port}/`,
+      "http://[::ffff:169.254.169.254]/",
+    ]) {
       expect(() => checkWebhookUrl(url, OPEN), url).toThrow(/IPv4-mapped address of (127\.0\.0\.1|169\.254\.169\.254).*--webhook-allow/);
     }
   });

@@ -3,7 +3,8 @@ import { getHeapStatistics } from "node:v8";
 import type { Database } from "../../storage/database.ts";
 import type { AttemptControl, NextRun } from "./attempt.ts";
 import type { RunAssistant } from "./executor.ts";
-import { claimNextRun, handBackRun, renewLeases, requeueExpiredLeases, secondsUntilNextDueRun, type RunRow } from "./repository.ts";
+import { claimNextRun, handBackRun, renewLeases, requeueExpiredLeases, secondsUntilNextDueRun } from "./queue-repository.ts";
+import type { RunRow } from "./repository.ts";
 import { readQueueAnnouncement, runCancelChannel, runsChannel } from "./announcements.ts";
 import type { RunLifecycle } from "./lifecycle.ts";
 
@@ -32,6 +33,7 @@ export interface WorkerPoolOptions {
  * Executes one claimed run to its end; provided by runs/attempt.ts. It may come back with
  * the thread's next run, claimed for this pool with the end (`control.claimNext`).
  */
+// biome-ignore lint/suspicious/noConfusingVoidType: a runner with no next run may be an async function that returns nothing.
 export type AttemptRunner = (run: RunRow, control: AttemptControl) => Promise<NextRun | undefined | void>;
 
 /**
@@ -138,15 +140,18 @@ export class WorkerPool {
     if (this.stopped || (this.dueTimer && this.dueAt <= at)) return;
     if (this.dueTimer) clearTimeout(this.dueTimer);
     this.dueAt = at;
-    this.dueTimer = setTimeout(() => {
-      this.dueTimer = undefined;
-      // Our clock and the database's may differ a little, and further delayed runs
-      // may wait behind this one: after claiming, look up the next due time.
-      this.dueCheck = true;
-      this.drainQueue();
-      // Node fires a timer of more than 2^31 - 1 ms (24.8 days) after 1 ms: a run delayed
-      // longer is looked at again after the longest wait instead of in a busy loop.
-    }, Math.min(MAX_TIMER_MS, Math.max(0, at - Date.now()) + 5));
+    this.dueTimer = setTimeout(
+      () => {
+        this.dueTimer = undefined;
+        // Our clock and the database's may differ a little, and further delayed runs
+        // may wait behind this one: after claiming, look up the next due time.
+        this.dueCheck = true;
+        this.drainQueue();
+        // Node fires a timer of more than 2^31 - 1 ms (24.8 days) after 1 ms: a run delayed
+        // longer is looked at again after the longest wait instead of in a busy loop.
+      },
+      Math.min(MAX_TIMER_MS, Math.max(0, at - Date.now()) + 5),
+    );
     this.dueTimer.unref();
   }
 

@@ -38,7 +38,9 @@ export async function loadEmbeddings(index: StoreIndexSection, projectRoot: stri
     const value = await importProjectExport(index.embed.module);
     const embeddings = asEmbeddings(value);
     if (!embeddings) {
-      throw new Error(`store.index.embed: the export "${index.embed.module.exportName}" of ${index.embed.module.file} is neither an Embeddings object (embedDocuments, embedQuery) nor a function of texts to vectors`);
+      throw new Error(
+        `store.index.embed: the export "${index.embed.module.exportName}" of ${index.embed.module.file} is neither an Embeddings object (embedDocuments, embedQuery) nor a function of texts to vectors`,
+      );
     }
     return embeddings;
   }

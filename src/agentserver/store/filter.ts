@@ -32,13 +32,7 @@ export function compileFilter(filter: unknown, param: (value: unknown) => string
   return conditions;
 }
 
-function operatorCondition(
-  column: string,
-  loc: string[],
-  operator: string,
-  operand: unknown,
-  param: (value: unknown) => string,
-): string {
+function operatorCondition(column: string, loc: string[], operator: string, operand: unknown, param: (value: unknown) => string): string {
   if (operand === undefined) throw invalidField(["filter", ...loc], "needs a value");
   const value = `${param(JSON.stringify(operand))}::jsonb`;
   if (operator === "$eq") return `${column} = ${value}`;

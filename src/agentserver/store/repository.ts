@@ -33,7 +33,11 @@ const LIVE = (now: string) => `(expires_at IS NULL OR expires_at > ${now}::times
 /** Placeholders for one statement: `add(value)` returns `$n`. */
 function parameters() {
   const values: unknown[] = [];
-  return { values, add: (value: unknown) => (values.push(value), `$${values.length}`) };
+  const add = (value: unknown) => {
+    values.push(value);
+    return `$${values.length}`;
+  };
+  return { values, add };
 }
 
 /** The rows at `path` or below it; see the comment on the column for the range. */
@@ -127,12 +131,7 @@ export async function searchItems(db: Queryable, query: SearchQuery, now: Date):
  * The scan is exact: every vector under the prefix is compared, which is what the
  * embedded database can do; vectors of another dimension (the config changed) are skipped.
  */
-async function searchBySimilarity(
-  db: Queryable,
-  query: SearchQuery,
-  semantic: NonNullable<SearchQuery["semantic"]>,
-  now: Date,
-): Promise<StoredItem[]> {
+async function searchBySimilarity(db: Queryable, query: SearchQuery, semantic: NonNullable<SearchQuery["semantic"]>, now: Date): Promise<StoredItem[]> {
   const { values, add } = parameters();
   const at = add(now);
   const q = add(`{${semantic.vector.join(",")}}`);
@@ -182,14 +181,16 @@ export async function listNamespaces(db: Queryable, query: NamespaceQuery, now: 
   if (head.length) inner.push(underPrefix(head.join("."), add));
   if (prefix.length) {
     outer.push(`cardinality(labels) >= ${prefix.length}`);
-    prefix.forEach((label, i) => label !== "*" && outer.push(`labels[${i + 1}] = ${add(label)}::text`));
+    prefix.forEach((label, i) => {
+      if (label !== "*") outer.push(`labels[${i + 1}] = ${add(label)}::text`);
+    });
   }
   const suffix = query.suffix ?? [];
   if (suffix.length) {
     outer.push(`cardinality(labels) >= ${suffix.length}`);
-    suffix.forEach(
-      (label, i) => label !== "*" && outer.push(`labels[cardinality(labels) - ${suffix.length - 1 - i}] = ${add(label)}::text`),
-    );
+    suffix.forEach((label, i) => {
+      if (label !== "*") outer.push(`labels[cardinality(labels) - ${suffix.length - 1 - i}] = ${add(label)}::text`);
+    });
   }
   const path = query.maxDepth === undefined ? "namespace_path" : `array_to_string(labels[1:${add(query.maxDepth)}::int], '.')`;
   const sql = `SELECT DISTINCT ${path} COLLATE "C" AS path FROM (
@@ -237,9 +238,11 @@ export type VectorSupport = { kind: "pgvector"; schema: string } | { kind: "sql"
  */
 export async function detectVectorSupport(db: Queryable): Promise<VectorSupport> {
   const installed = async () =>
-    (await db.query<{ schema: string }>(
-      "SELECT n.nspname AS schema FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace WHERE e.extname = 'vector'",
-    ))[0];
+    (
+      await db.query<{ schema: string }>(
+        "SELECT n.nspname AS schema FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace WHERE e.extname = 'vector'",
+      )
+    )[0];
   let found = await installed();
   if (!found) {
     const available = await db.query("SELECT 1 FROM pg_available_extensions WHERE name = 'vector'");

@@ -95,11 +95,25 @@ describe.each(BACKENDS)("/store API on %s", (backend) => {
   });
 
   it("lists namespaces through the official client", async () => {
-    for (const ns of [["a", "x"], ["a", "y"], ["b", "x"]]) await client.store.putItem([root, ...ns], "k", { v: 1 });
+    for (const ns of [
+      ["a", "x"],
+      ["a", "y"],
+      ["b", "x"],
+    ])
+      await client.store.putItem([root, ...ns], "k", { v: 1 });
     const all = await client.store.listNamespaces({ prefix: [root] });
-    expect(all).toEqual({ namespaces: [[root, "a", "x"], [root, "a", "y"], [root, "b", "x"]] });
+    expect(all).toEqual({
+      namespaces: [
+        [root, "a", "x"],
+        [root, "a", "y"],
+        [root, "b", "x"],
+      ],
+    });
     const bySuffix = await client.store.listNamespaces({ prefix: [root], suffix: ["x"] });
-    expect(bySuffix.namespaces).toEqual([[root, "a", "x"], [root, "b", "x"]]);
+    expect(bySuffix.namespaces).toEqual([
+      [root, "a", "x"],
+      [root, "b", "x"],
+    ]);
     const shallow = await client.store.listNamespaces({ prefix: [root], maxDepth: 2, limit: 1, offset: 1 });
     expect(shallow.namespaces).toEqual([[root, "b"]]);
   });

@@ -104,7 +104,14 @@ export function registerStoreRoutes(app: HttpApp, deps: { store: SlipwayStore })
       const { filter, limit, offset, query, refresh_ttl } = request.body;
       const prefix = request.body.namespace_prefix ?? [];
       requireNamespace(prefix, ["body", "namespace_prefix"], { allowEmpty: true });
-      const options = { filter: filter ?? undefined, limit, offset, query: query ?? undefined, refreshTtl: refresh_ttl ?? undefined, authFilter: requestFilters(request) };
+      const options = {
+        filter: filter ?? undefined,
+        limit,
+        offset,
+        query: query ?? undefined,
+        refreshTtl: refresh_ttl ?? undefined,
+        authFilter: requestFilters(request),
+      };
       const items = await store.search(prefix, options);
       return { items: items.map(toWire) };
     },

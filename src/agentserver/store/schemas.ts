@@ -28,10 +28,7 @@ export const StorePutRequest = Type.Object(
   { ...strict, title: "StorePutRequest" },
 );
 
-export const StoreDeleteRequest = Type.Object(
-  { namespace: Type.Optional(Namespace), key: Type.String() },
-  { ...strict, title: "StoreDeleteRequest" },
-);
+export const StoreDeleteRequest = Type.Object({ namespace: Type.Optional(Namespace), key: Type.String() }, { ...strict, title: "StoreDeleteRequest" });
 
 export const StoreGetQuery = Type.Object(
   {
@@ -52,9 +49,7 @@ export const StoreSearchRequest = Type.Object(
     ),
     limit: PageLimit({ default: 10, minimum: 0 }),
     offset: PageOffset(),
-    query: Type.Optional(
-      Type.Union([Type.String(), Type.Null()], { description: "Natural-language search; refused: no embedding index." }),
-    ),
+    query: Type.Optional(Type.Union([Type.String(), Type.Null()], { description: "Natural-language search; refused: no embedding index." })),
     refresh_ttl: Type.Optional(Type.Union([Type.Boolean(), Type.Null()])),
   },
   { ...strict, title: "StoreSearchRequest" },
@@ -85,10 +80,7 @@ export const SearchItemsResponse = Type.Object(
 );
 // The vendor's document shows a bare list, but its SDKs (JS and Python) and its JS
 // server use {"namespaces": [...]}; clients are what must keep working.
-export const ListNamespaceResponse = Type.Object(
-  { namespaces: Type.Array(Type.Array(Type.String())) },
-  { title: "ListNamespaceResponse" },
-);
+export const ListNamespaceResponse = Type.Object({ namespaces: Type.Array(Type.Array(Type.String())) }, { title: "ListNamespaceResponse" });
 export { ErrorResponse } from "../route-helpers.ts";
 export const NoContent = Type.Null({ description: "Success" });
 

@@ -26,7 +26,11 @@ export function textsOf(value: Record<string, unknown>, paths: string[]): TextTo
   for (const path of paths) {
     const texts = getTextAtPath(value, path);
     if (texts.length === 1) out.push({ field: path, text: texts[0]! });
-    else texts.forEach((text, i) => out.push({ field: `${path}.${i}`, text }));
+    else {
+      texts.forEach((text, i) => {
+        out.push({ field: `${path}.${i}`, text });
+      });
+    }
   }
   return out;
 }

@@ -110,8 +110,7 @@ describe.each(BACKENDS)("SlipwayStore on %s", (backend) => {
       { key: "dee", value: { name: "dee", age: 40 } },
     ];
     for (const p of people) await store.put([root, "people"], p.key, p.value);
-    const match = async (filter: Record<string, unknown>) =>
-      (await store.search([root], { filter })).map((i) => i.key).sort();
+    const match = async (filter: Record<string, unknown>) => (await store.search([root], { filter })).map((i) => i.key).sort();
     expect(await match({ team: "x" })).toEqual(["ann", "cy"]);
     expect(await match({ team: "x", age: 31 })).toEqual(["ann"]);
     expect(await match({ tags: ["b"] })).toEqual(["bob"]);
@@ -132,7 +131,12 @@ describe.each(BACKENDS)("SlipwayStore on %s", (backend) => {
   });
 
   it("lists namespaces with prefix, suffix wildcards, depth and paging", async () => {
-    for (const ns of [["users", "u1", "prefs"], ["users", "u2", "prefs"], ["users", "u2", "notes"], ["docs", "v1"]]) {
+    for (const ns of [
+      ["users", "u1", "prefs"],
+      ["users", "u2", "prefs"],
+      ["users", "u2", "notes"],
+      ["docs", "v1"],
+    ]) {
       await store.put([root, ...ns], "k", { x: 1 });
     }
     const list = (options: Parameters<SlipwayStore["listNamespaces"]>[0]) => store.listNamespaces(options);

@@ -115,7 +115,9 @@ export class SlipwayStore extends BaseStore {
     });
     if (index && puts.length) {
       const vectors = await embedAll(index, texts);
-      puts.forEach((op, i) => prepared.set(op, vectors[i]!));
+      puts.forEach((op, i) => {
+        prepared.set(op, vectors[i]!);
+      });
     }
     for (const op of operations) {
       if (!("namespacePrefix" in op) || !op.query) continue;

@@ -41,7 +41,9 @@ export function planStream(apiModes: string[], subgraphs: boolean): StreamPlan {
  */
 export function eventInModes(event: string, modes: readonly string[] | undefined): boolean {
   if (!modes?.length || event === "metadata" || event === "error") return true;
-  return modes.some((mode) => event === mode || event.startsWith(`${mode}|`) || event.startsWith(`${mode}/`) || (mode === "messages-tuple" && event.startsWith("messages")));
+  return modes.some(
+    (mode) => event === mode || event.startsWith(`${mode}|`) || event.startsWith(`${mode}/`) || (mode === "messages-tuple" && event.startsWith("messages")),
+  );
 }
 
 export type Emit = (event: string, data: unknown) => void;
@@ -63,7 +65,10 @@ export function emitChunk(plan: StreamPlan, chunk: unknown, emit: Emit): { value
     if (!sends) return { values: data };
     const wire = valuesToWire(data);
     emit(`values${suffix}`, wire);
-    const sent = data && typeof data === "object" && wire && typeof wire === "object" ? { raw: data as Record<string, unknown>, wire: wire as Record<string, unknown> } : undefined;
+    const sent =
+      data && typeof data === "object" && wire && typeof wire === "object"
+        ? { raw: data as Record<string, unknown>, wire: wire as Record<string, unknown> }
+        : undefined;
     return { values: data, sent };
   }
   if (sends) emit(`${mode}${suffix}`, toWire(reshapePayload(mode, data)));

@@ -153,7 +153,7 @@ export class RelayFollowers {
     // Ended, or it executes here now: nothing more to ask.
     if (!entry || this.broker.stateOf(runId) !== "following") return;
     if (entry.heard && Date.now() - entry.lastHeardAt >= (this.options.silenceMs ?? 10_000)) entry.heard = false;
-    if (!entry.heard) return this.ask(runId);
+    if (!entry.heard) return void this.ask(runId);
     if (entry.gapSince === undefined) return;
     // The executor no longer holds the missing events (it keeps a bounded number): go on without them.
     if (Date.now() - entry.gapSince >= (this.options.gapPatienceMs ?? 5_000)) this.injectHeld(runId, entry, true);

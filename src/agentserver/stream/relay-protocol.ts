@@ -65,7 +65,9 @@ export function eventPayloads(sender: string, runId: string, attempt: number, id
   const whole = JSON.stringify({ k: "e", s: sender, r: runId, t: attempt, i: id, e: event, d: data } satisfies EventMessage);
   if (whole.length <= PART_CHARS) return [whole];
   const pieces = splitText(JSON.stringify({ e: event, d: data }), PART_CHARS);
-  return pieces.map((piece, index) => JSON.stringify({ k: "p", s: sender, r: runId, t: attempt, i: id, n: pieces.length, j: index, c: piece } satisfies PartMessage));
+  return pieces.map((piece, index) =>
+    JSON.stringify({ k: "p", s: sender, r: runId, t: attempt, i: id, n: pieces.length, j: index, c: piece } satisfies PartMessage),
+  );
 }
 
 /** The event that parts carried, joined in order. */

@@ -66,7 +66,10 @@ export function registerThreadStreamRoutes(app: HttpApp, deps: ThreadStreamDeps)
         }
       } catch (error) {
         if (!(error instanceof FellBehind)) throw error;
-        await sse.send("error", error.payload(`the stream stops after event ${last}; open the thread stream again for live events, and join a run for its past output`));
+        await sse.send(
+          "error",
+          error.payload(`the stream stops after event ${last}; open the thread stream again for live events, and join a run for its past output`),
+        );
         sse.end();
       } finally {
         (await stopFollowing)();

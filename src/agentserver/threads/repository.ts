@@ -173,11 +173,7 @@ export async function hasActiveRun(db: Queryable, threadId: string): Promise<boo
  * the start, as its run is queued in the same transaction.
  */
 export async function insertBusyThread(tx: Queryable, threadId: string, metadata: Record<string, unknown>, temporary: boolean): Promise<void> {
-  await tx.query(`INSERT INTO threads (thread_id, status, metadata, temporary) VALUES ($1, 'busy', $2::json, $3)`, [
-    threadId,
-    jsonbText(metadata),
-    temporary,
-  ]);
+  await tx.query(`INSERT INTO threads (thread_id, status, metadata, temporary) VALUES ($1, 'busy', $2::json, $3)`, [threadId, jsonbText(metadata), temporary]);
 }
 
 /** A run was queued: the thread is busy and remembers which graph it runs. */
@@ -221,7 +217,14 @@ export async function writeSnapshot(tx: Queryable, threadId: string, snapshot: S
        expires_at = CASE WHEN ttl IS NULL THEN expires_at ELSE $6::timestamptz + make_interval(secs => (ttl->>'ttl_minutes')::float8 * 60) END,
        state_updated_at = now(), updated_at = now()
      WHERE thread_id = $1`,
-    [threadId, jsonbText(snapshot.values), jsonbText(snapshot.interrupts), snapshot.error == null ? null : jsonbText(snapshot.error), snapshot.settledStatus, snapshot.now],
+    [
+      threadId,
+      jsonbText(snapshot.values),
+      jsonbText(snapshot.interrupts),
+      snapshot.error == null ? null : jsonbText(snapshot.error),
+      snapshot.settledStatus,
+      snapshot.now,
+    ],
   );
 }
 
@@ -270,7 +273,10 @@ export async function setExpiry(db: Queryable, threadId: string, expiresAt: Date
  * Bytes the thread occupies in Slipway's checkpointer tables (0002_checkpoints.sql), as
  * stored: checkpoint and metadata JSON, channel value blobs, pending write blobs.
  */
-export async function checkpointStorage(db: Queryable, threadId: string): Promise<{
+export async function checkpointStorage(
+  db: Queryable,
+  threadId: string,
+): Promise<{
   checkpoints: { count: number; bytes: number };
   channels: Array<{ channel: string; versions: number; bytes: number }>;
   writes: { count: number; bytes: number };

@@ -31,10 +31,8 @@ const errors = errorResponses(404, 409, 422);
 export function registerThreadRoutes(app: HttpApp, deps: ThreadRouteDeps): void {
   const { threads } = deps;
 
-  app.post(
-    "/threads",
-    { schema: { tags, summary: "Create Thread", body: ThreadCreateSchema, response: { 200: ThreadSchema, ...errors } } },
-    async (request) => toThread(await threads.create(request.body)),
+  app.post("/threads", { schema: { tags, summary: "Create Thread", body: ThreadCreateSchema, response: { 200: ThreadSchema, ...errors } } }, async (request) =>
+    toThread(await threads.create(request.body)),
   );
 
   app.post(
@@ -115,7 +113,10 @@ export function registerThreadRoutes(app: HttpApp, deps: ThreadRouteDeps): void 
 
 /** `include` as the SDK sends it (repeated) or comma-separated; unknown names are refused. */
 function parseInclude(include: string | string[] | undefined): Set<string> {
-  const names = (Array.isArray(include) ? include : include ? [include] : []).flatMap((part) => part.split(",")).map((s) => s.trim()).filter(Boolean);
+  const names = (Array.isArray(include) ? include : include ? [include] : [])
+    .flatMap((part) => part.split(","))
+    .map((s) => s.trim())
+    .filter(Boolean);
   for (const name of names) {
     if (name !== "ttl") {
       const msg = `unknown field "${name}"; supported: ttl`;

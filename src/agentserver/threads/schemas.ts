@@ -6,17 +6,7 @@ import { QueryBoolean } from "../../http/query.ts";
 
 const THREAD_STATUSES = ["idle", "busy", "interrupted", "error"] as const;
 export type ThreadStatus = (typeof THREAD_STATUSES)[number];
-const THREAD_SELECT_FIELDS = [
-  "thread_id",
-  "created_at",
-  "updated_at",
-  "state_updated_at",
-  "metadata",
-  "config",
-  "status",
-  "values",
-  "interrupts",
-] as const;
+const THREAD_SELECT_FIELDS = ["thread_id", "created_at", "updated_at", "state_updated_at", "metadata", "config", "status", "values", "interrupts"] as const;
 export type ThreadSelectField = (typeof THREAD_SELECT_FIELDS)[number];
 const SORT_FIELDS = ["thread_id", "status", "created_at", "updated_at", "state_updated_at"] as const;
 const STATE_FIELDS = ["values", "next", "tasks", "checkpoint", "metadata", "created_at", "parent_checkpoint", "interrupts"] as const;
@@ -75,9 +65,7 @@ export const ThreadCreateSchema = Type.Object(
     metadata: Maybe(JsonObject),
     if_exists: Maybe(literalUnion(["raise", "do_nothing"] as const)),
     ttl: Maybe(TtlSchema),
-    supersteps: Maybe(
-      Type.Array(Type.Object({ updates: Type.Array(SuperstepUpdateSchema, { minItems: 1 }) }, { additionalProperties: false })),
-    ),
+    supersteps: Maybe(Type.Array(Type.Object({ updates: Type.Array(SuperstepUpdateSchema, { minItems: 1 }) }, { additionalProperties: false }))),
   },
   { additionalProperties: false },
 );
@@ -139,10 +127,7 @@ export const ThreadSchema = Type.Object({
 });
 export type Thread = Static<typeof ThreadSchema>;
 
-export const GetThreadQuery = Type.Object(
-  { include: Type.Optional(Type.Union([Type.String(), Type.Array(Type.String())])) },
-  { additionalProperties: false },
-);
+export const GetThreadQuery = Type.Object({ include: Type.Optional(Type.Union([Type.String(), Type.Array(Type.String())])) }, { additionalProperties: false });
 
 // --- thread state ---------------------------------------------------------------
 

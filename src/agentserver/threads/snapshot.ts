@@ -72,7 +72,9 @@ export async function computeThreadSnapshot(
   let saved: StateSnapshotLike | undefined;
   let fallbackValues: unknown = null;
   if (fromRun) {
-    saved = await readingThrough(fromRun.graph, fromRun.checkpointer).getState({ configurable: { thread_id: threadId, [LENT_CHECKPOINTER]: fromRun.checkpointer } });
+    saved = await readingThrough(fromRun.graph, fromRun.checkpointer).getState({
+      configurable: { thread_id: threadId, [LENT_CHECKPOINTER]: fromRun.checkpointer },
+    });
   } else {
     const thread = await getThread(deps.db, threadId);
     if (!thread) return undefined;

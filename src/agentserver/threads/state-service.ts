@@ -28,7 +28,10 @@ import {
 async function hasCheckpointAt(reader: Pick<ThreadCheckpointer, "getTuple">, target: CheckpointTarget): Promise<boolean> {
   if (await reader.getTuple(configFor(target))) return true;
   const ns = target.checkpoint_ns ?? "";
-  const own = ns.split("|").map((part) => part.split(":")[0]).join("|");
+  const own = ns
+    .split("|")
+    .map((part) => part.split(":")[0])
+    .join("|");
   return own !== ns && (await reader.getTuple(configFor({ ...target, checkpoint_ns: own }))) !== undefined;
 }
 
@@ -91,8 +94,12 @@ export class ThreadStateService {
     const target = this.target(threadId, options.checkpoint);
     const graph = await this.graph(thread);
     if (!graph) return [];
-    const before = !options.before || typeof options.before === "string" ? options.before
-      : "configurable" in options.before ? options.before.configurable.checkpoint_id : options.before.checkpoint_id;
+    const before =
+      !options.before || typeof options.before === "string"
+        ? options.before
+        : "configurable" in options.before
+          ? options.before.configurable.checkpoint_id
+          : options.before.checkpoint_id;
     return readHistory(graph, target, { limit: options.limit, before, filter: options.metadata });
   }
 

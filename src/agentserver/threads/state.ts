@@ -215,8 +215,12 @@ export async function applySupersteps(graph: GraphLike, threadId: string, supers
     updates: step.updates.map((update, j) => {
       const loc = ["body", "supersteps", i, "updates", j];
       if (update.command != null && update.values != null) throw invalidField([...loc, "command"], "give either values or command, not both");
-      if (update.command != null && update.command.resume !== undefined) throw invalidField([...loc, "command", "resume"], "resume needs a run; use update or goto");
-      const values = update.command != null ? new Command({ update: (update.command.update ?? undefined) as Record<string, unknown> | undefined, goto: update.command.goto ?? undefined }) : update.values;
+      if (update.command != null && update.command.resume !== undefined)
+        throw invalidField([...loc, "command", "resume"], "resume needs a run; use update or goto");
+      const values =
+        update.command != null
+          ? new Command({ update: (update.command.update ?? undefined) as Record<string, unknown> | undefined, goto: update.command.goto ?? undefined })
+          : update.values;
       return { values, asNode: update.as_node };
     }),
   }));

@@ -112,9 +112,7 @@ describe.each(BACKENDS)("threads API on %s", (backend) => {
       extract: { last: "values.messages[-1].content", who: "metadata.tag", nothing: "values.missing[3]" },
     });
     expect(status).toBe(200);
-    expect(extracted).toEqual([
-      { thread_id: a.thread_id, extracted: { last: "You said: first words", who: tag, nothing: null } },
-    ]);
+    expect(extracted).toEqual([{ thread_id: a.thread_id, extracted: { last: "You said: first words", who: tag, nothing: null } }]);
 
     expect(await t.client.threads.count({ metadata: { tag } })).toBe(3);
     expect(await t.client.threads.count({ metadata: { tag }, status: "idle" })).toBe(2);

@@ -60,14 +60,21 @@ export async function bundleUi(graphId: string, componentsFile: string, root: st
       const name = basename(file.path);
       if (!name.endsWith(".js")) return { basename: name, contents: file.contents };
       // esbuild's shim for an external `require` looks for a global `require`; the page provides LGUI_REQUIRE.
-      const text = file.text.replaceAll(`typeof require !== "undefined" ? require`, `typeof globalThis[Symbol.for("LGUI_REQUIRE")] !== "undefined" ? globalThis[Symbol.for("LGUI_REQUIRE")]`);
+      const text = file.text.replaceAll(
+        `typeof require !== "undefined" ? require`,
+        `typeof globalThis[Symbol.for("LGUI_REQUIRE")] !== "undefined" ? globalThis[Symbol.for("LGUI_REQUIRE")]`,
+      );
       return { basename: name, contents: new TextEncoder().encode(text) };
     });
   } catch (error) {
     const detail = (error as { errors?: Array<{ text: string; location?: { file: string; line: number } | null }> }).errors
       ?.map((e) => (e.location ? `${e.location.file}:${e.location.line}: ${e.text}` : e.text))
       .join("; ");
-    throw new GraphLoadError(`ui.${graphId}: bundling ${componentsFile} failed: ${detail || (error as Error).message}`, { graphId, file: componentsFile, cause: error });
+    throw new GraphLoadError(`ui.${graphId}: bundling ${componentsFile} failed: ${detail || (error as Error).message}`, {
+      graphId,
+      file: componentsFile,
+      cause: error,
+    });
   }
 }
 

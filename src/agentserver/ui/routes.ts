@@ -47,10 +47,14 @@ export function registerUiRoutes(app: HttpApp, assets: Map<string, UiAsset[]>, m
     },
   );
 
-  app.get("/ui/:graph_id/:file", { schema: { tags: ["UI"], params: Type.Object({ graph_id: Type.String(), file: Type.String() }) } }, async (request, reply) => {
-    const { graph_id: graphId, file } = request.params;
-    const asset = assets.get(graphId)?.find((item) => item.basename === file);
-    if (!asset) throw notFound(`File not found: ${file}`);
-    return reply.type(MIME[extname(file)] ?? "application/octet-stream").send(Buffer.from(asset.contents));
-  });
+  app.get(
+    "/ui/:graph_id/:file",
+    { schema: { tags: ["UI"], params: Type.Object({ graph_id: Type.String(), file: Type.String() }) } },
+    async (request, reply) => {
+      const { graph_id: graphId, file } = request.params;
+      const asset = assets.get(graphId)?.find((item) => item.basename === file);
+      if (!asset) throw notFound(`File not found: ${file}`);
+      return reply.type(MIME[extname(file)] ?? "application/octet-stream").send(Buffer.from(asset.contents));
+    },
+  );
 }

@@ -1,4 +1,4 @@
-import type { Command } from "commander";
+import type { Command, OptionValues } from "commander";
 import type { ControlPlaneClient } from "../../client/index.ts";
 import { clientFor, resolveConnection, type Connection } from "./connection.ts";
 import { explain } from "./explain.ts";
@@ -9,7 +9,7 @@ export interface Session {
   connection: Connection;
   client: ControlPlaneClient;
   /** The command's own options (commander's camelCase names). */
-  flags: Record<string, any>;
+  flags: OptionValues;
   json: boolean;
 }
 
@@ -20,6 +20,7 @@ export interface Session {
  */
 export function sessionAction<A extends unknown[]>(
   name: string,
+  // biome-ignore lint/suspicious/noConfusingVoidType: most commands' work is an async function that returns nothing (exit code 0).
   work: (session: Session, ...positional: A) => Promise<ExitCode | void>,
   options: { profileMayBeMissing?: boolean } = {},
 ) {

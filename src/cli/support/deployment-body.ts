@@ -1,5 +1,5 @@
 import { readFileSync } from "node:fs";
-import type { Command } from "commander";
+import type { Command, OptionValues } from "commander";
 import type { Deployment, SourceConfigRequest } from "../../controlplane/deployments/schemas.ts";
 import type { Revision } from "../../controlplane/revisions/schemas.ts";
 import { UsageError } from "./exit.ts";
@@ -16,7 +16,10 @@ export function settingsOptions(command: Command): Command {
     .option("--memory-mb <n>", "heap of each agent process, in MB (resource_spec.memory_mb)")
     .option("--install-command <command>", "instead of the package manager's install")
     .option("--build-command <command>", "run after the install")
-    .option("--sleep-after <minutes>", "stop its processes after this many idle minutes, start them on the next request (0: never; default: the control plane's)")
+    .option(
+      "--sleep-after <minutes>",
+      "stop its processes after this many idle minutes, start them on the next request (0: never; default: the control plane's)",
+    )
     .option("--body <json>", "more of the request body, as JSON or @file (the flags win over it)");
 }
 
@@ -28,7 +31,7 @@ export function count(value: string | undefined, flag: string): number | undefin
 }
 
 /** source_config fields the flags give (none given: undefined). */
-export function sourceConfigFrom(flags: Record<string, any>): SourceConfigRequest | undefined {
+export function sourceConfigFrom(flags: OptionValues): SourceConfigRequest | undefined {
   const resource = { min_scale: count(flags.minScale, "--min-scale"), memory_mb: count(flags.memoryMb, "--memory-mb") };
   const config: SourceConfigRequest = defined({
     build_on_push: flags.buildOnPush,
@@ -40,13 +43,13 @@ export function sourceConfigFrom(flags: Record<string, any>): SourceConfigReques
 }
 
 /** `--body`: a JSON object, inline or from @file; `--sleep-after` goes on top of it. */
-export function bodyFrom(flags: { body?: string; sleepAfter?: string }): Record<string, any> {
+export function bodyFrom(flags: { body?: string; sleepAfter?: string }): Record<string, unknown> {
   const sleep = count(flags.sleepAfter, "--sleep-after");
   const body = bodyText(flags);
   return sleep === undefined ? body : { ...body, slipway_sleep_after_minutes: sleep };
 }
 
-function bodyText(flags: { body?: string }): Record<string, any> {
+function bodyText(flags: { body?: string }): Record<string, unknown> {
   if (flags.body === undefined) return {};
   const text = flags.body.startsWith("@") ? readText(flags.body.slice(1)) : flags.body;
   let value: unknown;
@@ -56,14 +59,15 @@ function bodyText(flags: { body?: string }): Record<string, any> {
     throw new UsageError(`--body is not valid JSON: ${(error as Error).message}`);
   }
   if (typeof value !== "object" || value === null || Array.isArray(value)) throw new UsageError("--body must be a JSON object");
-  return value as Record<string, any>;
+  return value as Record<string, unknown>;
 }
 
 /** `over` on top of `base`, merging the nested config objects one level deep. */
-export function mergeBody<T extends Record<string, any>>(base: Record<string, any>, over: T): T {
-  const merged: Record<string, any> = { ...base, ...over };
+export function mergeBody<T extends object>(base: Record<string, unknown>, over: T): T {
+  const merged: Record<string, unknown> = { ...base, ...over };
+  const overFields = over as Record<string, unknown>;
   for (const key of ["source_config", "source_revision_config"]) {
-    if (base[key] && over[key]) merged[key] = { ...base[key], ...over[key] };
+    if (base[key] && overFields[key]) merged[key] = { ...(base[key] as object), ...(overFields[key] as object) };
   }
   return merged as T;
 }
@@ -109,7 +113,10 @@ export function printRevision(revision: Revision): void {
     ["deployment", revision.deployment_id],
     ["status", revision.status],
     ["message", revision.status_message],
-    ["source", config.repo_ref ? `${revision.source} @ ${config.repo_ref}${config.repo_commit_sha ? ` (${config.repo_commit_sha.slice(0, 12)})` : ""}` : revision.source],
+    [
+      "source",
+      config.repo_ref ? `${revision.source} @ ${config.repo_ref}${config.repo_commit_sha ? ` (${config.repo_commit_sha.slice(0, 12)})` : ""}` : revision.source,
+    ],
     ["config", config.langgraph_config_path],
     ["created", revision.created_at],
     ["updated", revision.updated_at],

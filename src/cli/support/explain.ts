@@ -19,7 +19,12 @@ export function explain(error: unknown, connection?: Connection): { message: str
     if (error.status === 403) return { message: forbidden(error, connection), exitCode: EXIT.unreachable };
     if (error.status === 422 && error.problems.length > 0) {
       const lines = error.problems.map((p) => `  ${fieldOf(p) || "request"}: ${p.msg}`);
-      return { message: [`the control plane refused the request (${error.method} ${error.path}, 422): ${plural(lines.length, "field")} not valid:`, ...lines].join("\n"), exitCode: EXIT.failed };
+      return {
+        message: [`the control plane refused the request (${error.method} ${error.path}, 422): ${plural(lines.length, "field")} not valid:`, ...lines].join(
+          "\n",
+        ),
+        exitCode: EXIT.failed,
+      };
     }
     if (error.status === 429) {
       const wait = error.retryAfterSeconds !== undefined ? ` (try again in ${error.retryAfterSeconds} s)` : "";

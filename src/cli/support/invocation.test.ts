@@ -17,6 +17,8 @@ describe("invocation", () => {
   });
 
   it("is `node bin/slipway.js` under `npm start`, which runs it from the project's root", () => {
-    expect(invocation(["/usr/bin/node", "/srv/slipway/bin/slipway.js"], { npm_command: "run-script", npm_lifecycle_event: "start" }, "/srv/slipway")).toBe("node bin/slipway.js");
+    expect(invocation(["/usr/bin/node", "/srv/slipway/bin/slipway.js"], { npm_command: "run-script", npm_lifecycle_event: "start" }, "/srv/slipway")).toBe(
+      "node bin/slipway.js",
+    );
   });
 });

@@ -24,7 +24,13 @@ export function note(text: string): void {
 export function printTable(headers: string[], rows: (string | number | null | undefined)[][]): void {
   const cells = [headers, ...rows.map((row) => row.map((cell) => (cell === null || cell === undefined || cell === "" ? "-" : String(cell))))];
   const widths = headers.map((_, column) => Math.max(...cells.map((row) => row[column]?.length ?? 0)));
-  for (const row of cells) printData(row.map((cell, column) => (column === row.length - 1 ? cell : cell.padEnd(widths[column]))).join("  ").trimEnd());
+  for (const row of cells)
+    printData(
+      row
+        .map((cell, column) => (column === row.length - 1 ? cell : cell.padEnd(widths[column])))
+        .join("  ")
+        .trimEnd(),
+    );
   if (rows.length === 0) note("(none)");
 }
 
@@ -43,6 +49,9 @@ export function formatElapsed(seconds: number): string {
 /** A log line or message made safe for one terminal line: no control characters, at most `width`. */
 export function oneLine(text: string, width: number): string {
   // eslint-disable-next-line no-control-regex
-  const clean = text.replace(/\x1b\[[0-9;?]*[A-Za-z]/g, "").replace(/[\x00-\x1f\x7f]+/g, " ").trim();
+  const clean = text
+    .replace(/\x1b\[[0-9;?]*[A-Za-z]/g, "")
+    .replace(/[\x00-\x1f\x7f]+/g, " ")
+    .trim();
   return clean.length > width ? `${clean.slice(0, Math.max(0, width - 1))}…` : clean;
 }

@@ -4,7 +4,7 @@ import { dirname, join } from "node:path";
 import { randomBytes } from "node:crypto";
 import { extract } from "tar";
 import { afterEach, describe, expect, it } from "vitest";
-import { entryProblem } from "../../pipeline/source/tarball.ts";
+import { entryProblem } from "../../tarball/tarball.ts";
 import { isIgnored, packProject } from "./pack.ts";
 
 /** What `slipway deploy` uploads from a directory, checked by unpacking the real archive. */

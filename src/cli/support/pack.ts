@@ -58,10 +58,7 @@ export function isIgnored(dir: string, path: string): boolean {
   return false;
 }
 
-export async function packProject(
-  dir: string,
-  limits: { warnBytes?: number; maxBytes?: number; warn?: (text: string) => void } = {},
-): Promise<PackedProject> {
+export async function packProject(dir: string, limits: { warnBytes?: number; maxBytes?: number; warn?: (text: string) => void } = {}): Promise<PackedProject> {
   const listing = listProject(dir);
   if (listing.files.length === 0) throw new CliFailure(`${dir} has no files to upload (after .gitignore)`);
   const folder = mkdtempSync(join(tmpdir(), "slipway-pack-"));
@@ -90,7 +87,9 @@ export async function packProject(
     );
   }
   if (bytes > (limits.warnBytes ?? WARN_BYTES)) {
-    limits.warn?.(`the packed project is ${formatBytes(bytes)}: large uploads are slow. Its largest files: ${largest()}. Does it need them all? (.gitignore leaves files out)`);
+    limits.warn?.(
+      `the packed project is ${formatBytes(bytes)}: large uploads are slow. Its largest files: ${largest()}. Does it need them all? (.gitignore leaves files out)`,
+    );
   }
   return { ...listing, file, bytes, remove };
 }

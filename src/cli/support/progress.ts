@@ -42,7 +42,13 @@ const elapsedSince = (startedAt: number) => (Date.now() - startedAt) / 1000;
 function jsonReporter(startedAt: number): Reporter {
   let current: Revision | undefined;
   const heartbeat = setInterval(() => {
-    printJsonLine({ event: "heartbeat", deployment_id: current?.deployment_id ?? null, revision_id: current?.id ?? null, status: current?.status ?? null, elapsed_s: Math.round(elapsedSince(startedAt)) });
+    printJsonLine({
+      event: "heartbeat",
+      deployment_id: current?.deployment_id ?? null,
+      revision_id: current?.id ?? null,
+      status: current?.status ?? null,
+      elapsed_s: Math.round(elapsedSince(startedAt)),
+    });
   }, 10_000);
   heartbeat.unref();
   return {

@@ -39,7 +39,13 @@ export async function waitAndReport(input: {
   const { client, deployment, revisionId, reporter } = input;
   let result: WaitResult;
   try {
-    result = await waitForRevision({ client, deploymentId: deployment.id, revisionId, timeoutSeconds: timeoutSeconds(input.flags.timeout ?? DEFAULT_TIMEOUT), reporter });
+    result = await waitForRevision({
+      client,
+      deploymentId: deployment.id,
+      revisionId,
+      timeoutSeconds: timeoutSeconds(input.flags.timeout ?? DEFAULT_TIMEOUT),
+      reporter,
+    });
   } finally {
     reporter.close();
   }
@@ -47,7 +53,8 @@ export async function waitAndReport(input: {
   const { revision } = result;
   const again = `${cliName()} revisions wait ${deployment.id} ${revision.id}`;
   const failure = [`revision ${revision.id} of ${deployment.name} ended ${revision.status}${revision.status_message ? `: ${revision.status_message}` : ""}`];
-  if (result.logTail.length > 0) failure.push(`Last ${result.logTail.length} lines of its ${result.logType} log:`, ...result.logTail.map((entry) => `  ${entry.message}`));
+  if (result.logTail.length > 0)
+    failure.push(`Last ${result.logTail.length} lines of its ${result.logType} log:`, ...result.logTail.map((entry) => `  ${entry.message}`));
 
   switch (result.outcome) {
     case "deployed":
@@ -92,8 +99,11 @@ export async function waitAndReport(input: {
 
 /** --detach: the revision exists; say where it is and how to follow it. */
 export function reportDetached(deployment: Deployment, revisionId: string, json: boolean): ExitCode {
-  note(`Revision ${revisionId} of ${deployment.name} is on its way; not waiting (--detach). Follow it: ${cliName()} revisions wait ${deployment.id} ${revisionId}`);
-  if (json) printJsonLine({ event: "result", outcome: "detached", exit_code: EXIT.ok, deployment_id: deployment.id, revision_id: revisionId, url: deployment.url });
+  note(
+    `Revision ${revisionId} of ${deployment.name} is on its way; not waiting (--detach). Follow it: ${cliName()} revisions wait ${deployment.id} ${revisionId}`,
+  );
+  if (json)
+    printJsonLine({ event: "result", outcome: "detached", exit_code: EXIT.ok, deployment_id: deployment.id, revision_id: revisionId, url: deployment.url });
   else printData(deployment.url);
   return EXIT.ok;
 }

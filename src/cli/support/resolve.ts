@@ -66,7 +66,10 @@ export async function revisionOf(client: ControlPlaneClient, deployment: Deploym
   const prefix = arg.toLowerCase();
   const matches = (await listRevisionIds(client, deployment.id)).filter((id) => id.startsWith(prefix));
   if (matches.length === 1) return matches[0]!;
-  if (matches.length === 0) throw new CliFailure(`no revision of deployment '${deployment.name}' has an id starting with '${arg}' (\`${cliName()} revisions list ${deployment.name}\` shows them)`);
+  if (matches.length === 0)
+    throw new CliFailure(
+      `no revision of deployment '${deployment.name}' has an id starting with '${arg}' (\`${cliName()} revisions list ${deployment.name}\` shows them)`,
+    );
   throw new CliFailure(`'${arg}' starts ${matches.length} revision ids of deployment '${deployment.name}' (${matches.join(", ")}): give more of it`);
 }
 

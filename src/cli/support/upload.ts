@@ -16,7 +16,8 @@ export async function uploadSource(client: ControlPlaneClient, deploymentId: str
       return target.object_path;
     } catch (error) {
       const passing = error instanceof ConnectionError || (error instanceof ControlPlaneError && (error.status >= 500 || error.status === 429));
-      const delay = passing && attempt < DEFAULT_RETRY.retries ? retryDelayMs(attempt, DEFAULT_RETRY, (error as ControlPlaneError).retryAfterSeconds) : undefined;
+      const delay =
+        passing && attempt < DEFAULT_RETRY.retries ? retryDelayMs(attempt, DEFAULT_RETRY, (error as ControlPlaneError).retryAfterSeconds) : undefined;
       if (delay === undefined) throw error;
       onRetry(`upload failed (${(error as Error).message}); trying again with a new upload URL in ${(delay / 1000).toFixed(1)} s`);
       await DEFAULT_RETRY.sleep(delay);

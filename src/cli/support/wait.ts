@@ -131,7 +131,8 @@ class LogFollower {
     this.started.add(type);
     const follow = async () => {
       try {
-        for await (const entry of this.client.logs.follow(this.deploymentId, this.revisionId, { type, signal: this.abort.signal })) this.reporter.log(type, entry);
+        for await (const entry of this.client.logs.follow(this.deploymentId, this.revisionId, { type, signal: this.abort.signal }))
+          this.reporter.log(type, entry);
       } catch {
         // The status poll reports what matters; a log line missed is not a failure.
       }
@@ -143,8 +144,14 @@ class LogFollower {
 function sleep(ms: number, signal: AbortSignal): Promise<void> {
   return new Promise((resolve) => {
     // The listener goes with the sleep: one left per poll would pile up on the signal.
-    const onAbort = () => (clearTimeout(timer), resolve());
-    const timer = setTimeout(() => (signal.removeEventListener("abort", onAbort), resolve()), ms);
+    const onAbort = () => {
+      clearTimeout(timer);
+      resolve();
+    };
+    const timer = setTimeout(() => {
+      signal.removeEventListener("abort", onAbort);
+      resolve();
+    }, ms);
     signal.addEventListener("abort", onAbort, { once: true });
   });
 }

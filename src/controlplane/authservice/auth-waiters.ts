@@ -43,8 +43,10 @@ export class AuthWaiters {
 
   private subscribe(): void {
     if (this.subscription || !this.db.shared) return;
-    this.subscription = this.db.listen(CHANNEL, (authId) => this.wake(authId)).catch(() => {
-      this.subscription = undefined;
-    });
+    this.subscription = this.db
+      .listen(CHANNEL, (authId) => this.wake(authId))
+      .catch(() => {
+        this.subscription = undefined;
+      });
   }
 }

@@ -54,9 +54,9 @@ export async function deleteConnection(q: Queryable, workspaceId: string, agentI
 
 /** The token ids an agent is connected to. */
 export async function connectedTokenIds(q: Queryable, workspaceId: string, agentId: string): Promise<Set<string>> {
-  const rows = await q.query<{ oauth_token_id: string }>(
-    "SELECT oauth_token_id FROM oauth_agent_connections WHERE workspace_id = $1 AND agent_id = $2",
-    [workspaceId, agentId],
-  );
+  const rows = await q.query<{ oauth_token_id: string }>("SELECT oauth_token_id FROM oauth_agent_connections WHERE workspace_id = $1 AND agent_id = $2", [
+    workspaceId,
+    agentId,
+  ]);
   return new Set(rows.map((r) => r.oauth_token_id));
 }

@@ -59,8 +59,24 @@ export async function insertAuthRequest(q: Queryable, r: Omit<AuthRequestRow, "s
     `INSERT INTO oauth_auth_requests (id, workspace_id, provider_ref, provider_id, state_hash, code_verifier_sealed, redirect_uri, scopes,
        user_id, ls_user_id, agent_id, requested_by, replaces_token_id, is_default, status, created_at, expires_at)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8::jsonb, $9, $10, $11, $12, $13, $14, 'pending', $15, $16)`,
-    [r.id, r.workspace_id, r.provider_ref, r.provider_id, r.state_hash, r.code_verifier_sealed, r.redirect_uri, JSON.stringify(r.scopes),
-      r.user_id, r.ls_user_id, r.agent_id, r.requested_by, r.replaces_token_id, r.is_default, r.created_at, r.expires_at],
+    [
+      r.id,
+      r.workspace_id,
+      r.provider_ref,
+      r.provider_id,
+      r.state_hash,
+      r.code_verifier_sealed,
+      r.redirect_uri,
+      JSON.stringify(r.scopes),
+      r.user_id,
+      r.ls_user_id,
+      r.agent_id,
+      r.requested_by,
+      r.replaces_token_id,
+      r.is_default,
+      r.created_at,
+      r.expires_at,
+    ],
   );
 }
 
@@ -88,10 +104,13 @@ export async function finishAuthRequest(
   id: string,
   outcome: { status: "completed" | "failed"; tokenId?: string; error?: string; now: Date },
 ): Promise<void> {
-  await q.query(
-    `UPDATE oauth_auth_requests SET status = $2, token_id = $3, error = $4, finished_at = $5, code_verifier_sealed = NULL WHERE id = $1`,
-    [id, outcome.status, outcome.tokenId ?? null, outcome.error ?? null, outcome.now],
-  );
+  await q.query(`UPDATE oauth_auth_requests SET status = $2, token_id = $3, error = $4, finished_at = $5, code_verifier_sealed = NULL WHERE id = $1`, [
+    id,
+    outcome.status,
+    outcome.tokenId ?? null,
+    outcome.error ?? null,
+    outcome.now,
+  ]);
 }
 
 export async function findAuthRequest(q: Queryable, workspaceId: string, id: string): Promise<AuthRequestRow | undefined> {
@@ -104,8 +123,23 @@ export async function insertToken(q: Queryable, t: TokenRow): Promise<void> {
     `INSERT INTO oauth_tokens (id, workspace_id, provider_ref, user_id, ls_user_id, agent_id, scopes, access_token_sealed, refresh_token_sealed,
        token_type, expires_at, provider_account_label, is_default, created_at, updated_at)
      VALUES ($1, $2, $3, $4, $5, $6, $7::jsonb, $8, $9, $10, $11, $12, $13, $14, $15)`,
-    [t.id, t.workspace_id, t.provider_ref, t.user_id, t.ls_user_id, t.agent_id, JSON.stringify(t.scopes), t.access_token_sealed,
-      t.refresh_token_sealed, t.token_type, t.expires_at, t.provider_account_label, t.is_default, t.created_at, t.updated_at],
+    [
+      t.id,
+      t.workspace_id,
+      t.provider_ref,
+      t.user_id,
+      t.ls_user_id,
+      t.agent_id,
+      JSON.stringify(t.scopes),
+      t.access_token_sealed,
+      t.refresh_token_sealed,
+      t.token_type,
+      t.expires_at,
+      t.provider_account_label,
+      t.is_default,
+      t.created_at,
+      t.updated_at,
+    ],
   );
 }
 
@@ -122,18 +156,29 @@ export async function replaceTokenSecrets(
     `UPDATE oauth_tokens SET scopes = $3::jsonb, access_token_sealed = $4, refresh_token_sealed = $5, token_type = $6, expires_at = $7, updated_at = $8
       WHERE workspace_id = $1 AND id = $2 AND ($9::timestamptz IS NULL OR updated_at = $9::timestamptz)
       RETURNING id`,
-    [t.workspace_id, t.id, JSON.stringify(t.scopes), t.access_token_sealed, t.refresh_token_sealed, t.token_type, t.expires_at, t.updated_at,
-      expectedUpdatedAt ?? null],
+    [
+      t.workspace_id,
+      t.id,
+      JSON.stringify(t.scopes),
+      t.access_token_sealed,
+      t.refresh_token_sealed,
+      t.token_type,
+      t.expires_at,
+      t.updated_at,
+      expectedUpdatedAt ?? null,
+    ],
   );
   return rows.length === 1;
 }
 
 /** Only one default token per user and provider. */
 export async function clearDefault(q: Queryable, workspaceId: string, userId: string, providerRef: string, keepId: string): Promise<void> {
-  await q.query(
-    "UPDATE oauth_tokens SET is_default = false WHERE workspace_id = $1 AND user_id = $2 AND provider_ref = $3 AND id <> $4 AND is_default",
-    [workspaceId, userId, providerRef, keepId],
-  );
+  await q.query("UPDATE oauth_tokens SET is_default = false WHERE workspace_id = $1 AND user_id = $2 AND provider_ref = $3 AND id <> $4 AND is_default", [
+    workspaceId,
+    userId,
+    providerRef,
+    keepId,
+  ]);
 }
 
 /** A user's tokens for a provider, default first, then newest. */

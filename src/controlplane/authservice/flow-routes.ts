@@ -64,7 +64,8 @@ export const registerAuthFlowRoutes: RegisterRoutes = (app, { oauthFlows: flows,
       schema: {
         tags: TAGS,
         summary: "Oauth Callback Get",
-        description: "Handle OAuth callback redirect from OAuth providers: trades the code for tokens. A state is good once; a forged, used or expired one is refused (400).",
+        description:
+          "Handle OAuth callback redirect from OAuth providers: trades the code for tokens. A state is good once; a forged, used or expired one is refused (400).",
         operationId: "oauth_callback_get_v2_auth_callback__provider_id__get",
         security: [],
         params: ProviderParams,

@@ -56,9 +56,19 @@ export type AuthWaitResponse = Static<typeof AuthWaitResponse>;
 /** The longest a wait may last: a request held longer outlives most proxies' idle limits. */
 export const MAX_WAIT_SECONDS = 300;
 
-export const AuthWaitParams = Type.Object({ auth_id: Type.String({ minLength: 1, maxLength: 200, title: "Auth Id", description: "Authentication ID to wait for" }) });
+export const AuthWaitParams = Type.Object({
+  auth_id: Type.String({ minLength: 1, maxLength: 200, title: "Auth Id", description: "Authentication ID to wait for" }),
+});
 export const AuthWaitQuery = Type.Object({
-  timeout: Type.Optional(Type.Integer({ minimum: 0, maximum: MAX_WAIT_SECONDS, default: 30, title: "Timeout", description: `Timeout in seconds (default: 30, at most ${MAX_WAIT_SECONDS})` })),
+  timeout: Type.Optional(
+    Type.Integer({
+      minimum: 0,
+      maximum: MAX_WAIT_SECONDS,
+      default: 30,
+      title: "Timeout",
+      description: `Timeout in seconds (default: 30, at most ${MAX_WAIT_SECONDS})`,
+    }),
+  ),
 });
 
 const Described = (title: string, description: string) => Type.Optional(Type.String({ maxLength: 4096, title, description }));
@@ -134,7 +144,9 @@ export const OAuthTokenStatusResponse = Type.Object(
   { title: "OAuthTokenStatusResponse", description: "Simple status indicating if a user has a token for a provider/agent." },
 );
 
-export const TokensQuery = Type.Object({ provider_id: Type.Optional(NullableString({ minLength: 1, maxLength: 200, title: "Provider Id", description: "OAuth provider ID" })) });
+export const TokensQuery = Type.Object({
+  provider_id: Type.Optional(NullableString({ minLength: 1, maxLength: 200, title: "Provider Id", description: "OAuth provider ID" })),
+});
 export const RequiredProviderQuery = Type.Object({ provider_id: Id("Provider Id", "OAuth provider ID") });
 export const TokenParams = Type.Object({ token_id: Uuid("Token Id") });
 
@@ -163,7 +175,10 @@ export const AgentConnectionResponse = Type.Object(
 );
 export type AgentConnectionResponse = Static<typeof AgentConnectionResponse>;
 
-export const AgentConnectionListResponse = Type.Object({ data: Type.Array(AgentConnectionResponse, { title: "Data" }) }, { title: "AgentConnectionListResponse" });
+export const AgentConnectionListResponse = Type.Object(
+  { data: Type.Array(AgentConnectionResponse, { title: "Data" }) },
+  { title: "AgentConnectionListResponse" },
+);
 
 export const CreateAgentConnectionRequest = Type.Object(
   { oauth_token_id: Uuid("Oauth Token Id") },

@@ -47,7 +47,11 @@ export class OAuthFlowService {
   async authenticate(tenant: TenantContext, request: AuthAuthenticateRequest): Promise<AuthAuthenticateResponse> {
     const { db } = this.deps;
     if (request.use_agent_builder_public_oauth) {
-      throw invalidField(["body", "use_agent_builder_public_oauth"], "Slipway has no Agent Builder public OAuth apps: configure a provider with POST /v2/auth/providers", "unsupported");
+      throw invalidField(
+        ["body", "use_agent_builder_public_oauth"],
+        "Slipway has no Agent Builder public OAuth apps: configure a provider with POST /v2/auth/providers",
+        "unsupported",
+      );
     }
     const provider = await providers.findProvider(db, tenant.workspaceId, request.provider, false);
     if (!provider) throw notFound(`OAuth provider '${request.provider}' not found`);
@@ -106,7 +110,11 @@ export class OAuthFlowService {
       const provider = await providers.findProviderById(db, flow.provider_ref);
       if (!provider) throw notFound(`OAuth provider '${providerId}' not found`);
       const verifier = flow.code_verifier_sealed ? openVerifier(this.deps.secretsKey, flow.id, flow.code_verifier_sealed) : undefined;
-      const set = await exchangeCode(providerClient(this.deps.secretsKey, provider), { code: query.code, redirectUri: flow.redirect_uri, verifier }, this.guard);
+      const set = await exchangeCode(
+        providerClient(this.deps.secretsKey, provider),
+        { code: query.code, redirectUri: flow.redirect_uri, verifier },
+        this.guard,
+      );
       await this.store(flow, set);
     } catch (error) {
       await this.fail(flow, (error as Error).message);

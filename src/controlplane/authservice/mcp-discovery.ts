@@ -23,19 +23,28 @@ type Json = Record<string, unknown>;
 const FIELD = ["body", "mcp_server_url"];
 const refuse = (msg: string) => invalidField(FIELD, msg, "value_error");
 
-export async function discoverMcpProvider(mcpServerUrl: string, redirectUri: string, clientName: string, guard: AddressGuardPolicy): Promise<DiscoveredProvider> {
+export async function discoverMcpProvider(
+  mcpServerUrl: string,
+  redirectUri: string,
+  clientName: string,
+  guard: AddressGuardPolicy,
+): Promise<DiscoveredProvider> {
   const server = new URL(mcpServerUrl);
   server.hash = "";
   const resourceMetadata = await firstJson(wellKnown(server, "oauth-protected-resource"), guard);
   if (!resourceMetadata) throw refuse(`${server.href} publishes no OAuth protected-resource metadata (RFC 9728 /.well-known/oauth-protected-resource)`);
   const resource = typeof resourceMetadata.json.resource === "string" ? resourceMetadata.json.resource : server.href;
-  if (!sameResource(resource, server)) throw refuse(`the protected-resource metadata at ${resourceMetadata.url} is for '${resource.slice(0, 200)}', not this server`);
+  if (!sameResource(resource, server))
+    throw refuse(`the protected-resource metadata at ${resourceMetadata.url} is for '${resource.slice(0, 200)}', not this server`);
   const servers = resourceMetadata.json.authorization_servers;
   const issuer = Array.isArray(servers) ? servers.find((s): s is string => typeof s === "string" && /^https?:\/\//.test(s)) : undefined;
   if (!issuer) throw refuse(`the protected-resource metadata at ${resourceMetadata.url} names no authorization server`);
 
   const issuerUrl = new URL(issuer);
-  const asMetadata = await firstJson([...wellKnown(issuerUrl, "oauth-authorization-server"), ...wellKnown(issuerUrl, "openid-configuration"), ...suffixed(issuerUrl)], guard);
+  const asMetadata = await firstJson(
+    [...wellKnown(issuerUrl, "oauth-authorization-server"), ...wellKnown(issuerUrl, "openid-configuration"), ...suffixed(issuerUrl)],
+    guard,
+  );
   if (!asMetadata) throw refuse(`the authorization server ${issuer} publishes no metadata (RFC 8414 or OpenID Connect Discovery)`);
   const meta = asMetadata.json;
   if (typeof meta.issuer === "string" && stripSlash(meta.issuer) !== stripSlash(issuer)) {
@@ -50,7 +59,9 @@ export async function discoverMcpProvider(mcpServerUrl: string, redirectUri: str
   }
   const registrationUrl = httpUrl(meta.registration_endpoint);
   if (!registrationUrl) {
-    throw refuse(`the authorization server ${issuer} offers no dynamic client registration (RFC 7591): register a client there and create the provider with POST /v2/auth/providers`);
+    throw refuse(
+      `the authorization server ${issuer} offers no dynamic client registration (RFC 7591): register a client there and create the provider with POST /v2/auth/providers`,
+    );
   }
   const authMethod = chooseAuthMethod(meta.token_endpoint_auth_methods_supported);
   const client = await register(registrationUrl, { redirectUri, clientName, authMethod }, guard);
@@ -92,10 +103,15 @@ async function register(
     response_types: ["code"],
     token_endpoint_auth_method: client.authMethod,
   };
-  const response = await call(url, { method: "POST", headers: { "content-type": "application/json", accept: "application/json" }, body: JSON.stringify(request) }, guard);
+  const response = await call(
+    url,
+    { method: "POST", headers: { "content-type": "application/json", accept: "application/json" }, body: JSON.stringify(request) },
+    guard,
+  );
   const body = (await response.json().catch(() => undefined)) as Json | undefined;
   if (response.status !== 201 && response.status !== 200) {
-    const why = typeof body?.error === "string" ? `: ${body.error}${typeof body.error_description === "string" ? ` (${body.error_description.slice(0, 200)})` : ""}` : "";
+    const why =
+      typeof body?.error === "string" ? `: ${body.error}${typeof body.error_description === "string" ? ` (${body.error_description.slice(0, 200)})` : ""}` : "";
     throw refuse(`the authorization server refused to register a client (HTTP ${response.status}${why})`);
   }
   if (!body || typeof body.client_id !== "string" || !body.client_id) throw refuse("the authorization server registered a client without a client_id");

@@ -52,10 +52,25 @@ export async function insertProvider(q: Queryable, row: ProviderRow): Promise<Pr
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)
      RETURNING ${COLUMNS}`,
     [
-      row.id, row.organization_id, row.workspace_id, row.provider_id, row.name, row.client_id, row.client_secret_sealed,
-      row.auth_url, row.token_url, row.uses_pkce, row.code_challenge_method, row.provider_type,
-      row.token_endpoint_auth_method, row.mcp_server_url, row.is_dynamic_client, row.revocation_url, row.resource,
-      row.created_at, row.updated_at,
+      row.id,
+      row.organization_id,
+      row.workspace_id,
+      row.provider_id,
+      row.name,
+      row.client_id,
+      row.client_secret_sealed,
+      row.auth_url,
+      row.token_url,
+      row.uses_pkce,
+      row.code_challenge_method,
+      row.provider_type,
+      row.token_endpoint_auth_method,
+      row.mcp_server_url,
+      row.is_dynamic_client,
+      row.revocation_url,
+      row.resource,
+      row.created_at,
+      row.updated_at,
     ],
   );
   return rows[0];
@@ -68,8 +83,18 @@ export async function updateProvider(q: Queryable, row: ProviderRow): Promise<Pr
             uses_pkce = $8, code_challenge_method = $9, updated_at = $10
       WHERE workspace_id = $1 AND id = $2
       RETURNING ${COLUMNS}`,
-    [row.workspace_id, row.id, row.name, row.client_id, row.client_secret_sealed, row.auth_url, row.token_url,
-      row.uses_pkce, row.code_challenge_method, row.updated_at],
+    [
+      row.workspace_id,
+      row.id,
+      row.name,
+      row.client_id,
+      row.client_secret_sealed,
+      row.auth_url,
+      row.token_url,
+      row.uses_pkce,
+      row.code_challenge_method,
+      row.updated_at,
+    ],
   );
   return rows[0];
 }

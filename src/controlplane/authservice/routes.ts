@@ -3,13 +3,7 @@ import { requireTenant, type RegisterRoutes } from "../context.ts";
 import { DETAIL_RESPONSES } from "../openapi.ts";
 import { registerAuthFlowRoutes } from "./flow-routes.ts";
 import { registerAuthTokenRoutes } from "./token-routes.ts";
-import {
-  DeletedProvider,
-  OAuthProviderCreateRequest,
-  OAuthProviderResponse,
-  OAuthProviderUpdateRequest,
-  ProviderParams,
-} from "./schemas.ts";
+import { DeletedProvider, OAuthProviderCreateRequest, OAuthProviderResponse, OAuthProviderUpdateRequest, ProviderParams } from "./schemas.ts";
 
 const TAGS = ["Auth Service (v2)"];
 

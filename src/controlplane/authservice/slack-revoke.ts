@@ -16,7 +16,11 @@ export async function revokeAtSlack(revocationUrl: string | null, token: string,
   const url = revocationUrl ?? SLACK_REVOKE_URL;
   let body: { ok?: boolean; error?: string } | undefined;
   try {
-    const response = await guardedFetch(url, { method: "POST", headers: { authorization: `Bearer ${token}`, accept: "application/json" }, timeoutMs: 10_000 }, guard);
+    const response = await guardedFetch(
+      url,
+      { method: "POST", headers: { authorization: `Bearer ${token}`, accept: "application/json" }, timeoutMs: 10_000 },
+      guard,
+    );
     body = (await response.json().catch(() => undefined)) as typeof body;
   } catch (error) {
     throw outboundError(url, error);

@@ -31,13 +31,21 @@ export interface TokenSet {
 
 const TIMEOUT_MS = 10_000;
 
-export function exchangeCode(client: ProviderClient, grant: { code: string; redirectUri: string; verifier?: string }, guard: AddressGuardPolicy): Promise<TokenSet> {
-  return requestTokens(client, {
-    grant_type: "authorization_code",
-    code: grant.code,
-    redirect_uri: grant.redirectUri,
-    ...(grant.verifier ? { code_verifier: grant.verifier } : {}),
-  }, guard);
+export function exchangeCode(
+  client: ProviderClient,
+  grant: { code: string; redirectUri: string; verifier?: string },
+  guard: AddressGuardPolicy,
+): Promise<TokenSet> {
+  return requestTokens(
+    client,
+    {
+      grant_type: "authorization_code",
+      code: grant.code,
+      redirect_uri: grant.redirectUri,
+      ...(grant.verifier ? { code_verifier: grant.verifier } : {}),
+    },
+    guard,
+  );
 }
 
 export function refreshTokens(client: ProviderClient, refreshToken: string, guard: AddressGuardPolicy): Promise<TokenSet> {
@@ -58,7 +66,8 @@ export async function revokeToken(client: ProviderClient, token: string, hint: "
 
 async function requestTokens(client: ProviderClient, fields: Record<string, string>, guard: AddressGuardPolicy): Promise<TokenSet> {
   const response = await post(client, client.tokenUrl, { ...fields, ...(client.resource ? { resource: client.resource } : {}) }, guard);
-  if (!response.ok) throw badRequest(`the provider's token endpoint refused the ${fields.grant_type} grant (HTTP ${response.status}${await errorOf(response)})`);
+  if (!response.ok)
+    throw badRequest(`the provider's token endpoint refused the ${fields.grant_type} grant (HTTP ${response.status}${await errorOf(response)})`);
   const body = (await response.json().catch(() => undefined)) as Record<string, unknown> | undefined;
   if (!body || typeof body.access_token !== "string" || !body.access_token) {
     throw badRequest("the provider's token endpoint answered without an access_token");

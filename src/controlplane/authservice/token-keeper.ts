@@ -35,7 +35,11 @@ export class TokenKeeper {
   }
 
   /** The sealed columns of a token set, for a new or replaced token row. */
-  sealed(tokenId: string, set: TokenSet, previousRefresh: string | null = null): Pick<flows.TokenRow, "access_token_sealed" | "refresh_token_sealed" | "token_type" | "expires_at"> {
+  sealed(
+    tokenId: string,
+    set: TokenSet,
+    previousRefresh: string | null = null,
+  ): Pick<flows.TokenRow, "access_token_sealed" | "refresh_token_sealed" | "token_type" | "expires_at"> {
     const { secretsKey, now } = this.deps;
     return {
       access_token_sealed: sealTokenField(secretsKey, tokenId, "access_token", set.accessToken),

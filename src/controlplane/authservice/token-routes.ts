@@ -43,7 +43,8 @@ export const registerAuthTokenRoutes: RegisterRoutes = (app, { oauthTokens: toke
       schema: {
         tags: TAGS,
         summary: "Delete Oauth Tokens For User",
-        description: "Delete all tokens for the current user for the given provider (across agents), each revoked at the provider first when it names a revocation endpoint.",
+        description:
+          "Delete all tokens for the current user for the given provider (across agents), each revoked at the provider first when it names a revocation endpoint.",
         operationId: "delete_oauth_tokens_for_user_v2_auth_tokens_delete",
         querystring: RequiredProviderQuery,
         response: { 200: TokensRevoked, ...DETAIL_RESPONSES, ...UNAVAILABLE },
@@ -89,7 +90,8 @@ export const registerAuthTokenRoutes: RegisterRoutes = (app, { oauthTokens: toke
       schema: {
         tags: TAGS,
         summary: "Delete Single Oauth Token",
-        description: "Delete a specific OAuth token, revoking it at the provider first (nothing is deleted if the provider cannot be reached: 503). Only the token owner can delete it.",
+        description:
+          "Delete a specific OAuth token, revoking it at the provider first (nothing is deleted if the provider cannot be reached: 503). Only the token owner can delete it.",
         operationId: "delete_single_oauth_token_v2_auth_tokens__token_id__delete",
         params: TokenParams,
         response: { 204: Type.Null({ description: "Deleted." }), ...DETAIL_RESPONSES, ...UNAVAILABLE },

@@ -60,7 +60,12 @@ export class OAuthTokenService {
       if (await this.revoke(token)) revoked++;
       await flows.deleteToken(this.deps.db, tenant.workspaceId, token.id);
     }
-    return { message: tokens.length > 0 ? "Tokens revoked" : "No tokens to revoke", provider_id: providerId, deleted: tokens.length, revoked_at_provider: revoked };
+    return {
+      message: tokens.length > 0 ? "Tokens revoked" : "No tokens to revoke",
+      provider_id: providerId,
+      deleted: tokens.length,
+      revoked_at_provider: revoked,
+    };
   }
 
   async slackExists(tenant: TenantContext): Promise<{ has_token: boolean }> {

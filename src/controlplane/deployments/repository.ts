@@ -1,13 +1,7 @@
 import type { Queryable } from "../../storage/database.ts";
+import { IN_FLIGHT } from "../revisions/state-machine.ts";
 import type { ResourceSpec } from "./resource-spec.ts";
-import type {
-  DeploymentSource,
-  DeploymentStatus,
-  DeploymentType,
-  SecretReference,
-  SourceConfig,
-  SourceRevisionConfig,
-} from "./schemas.ts";
+import type { DeploymentSource, DeploymentStatus, DeploymentType, SecretReference, SourceConfig, SourceRevisionConfig } from "./schemas.ts";
 
 /** SQL for deployments. Every statement names the workspace: another workspace's row is a missing row. */
 
@@ -74,7 +68,9 @@ export async function insertDeployment(
  */
 export async function countDeploymentsLocked(q: Queryable, workspaceId: string): Promise<number> {
   await q.query("SELECT pg_advisory_xact_lock(hashtext($1))", [`slipway-deployment-quota:${workspaceId}`]);
-  const rows = await q.query<{ count: number }>("SELECT count(*)::int AS count FROM deployments WHERE workspace_id = $1 AND status <> 'AWAITING_DELETE'", [workspaceId]);
+  const rows = await q.query<{ count: number }>("SELECT count(*)::int AS count FROM deployments WHERE workspace_id = $1 AND status <> 'AWAITING_DELETE'", [
+    workspaceId,
+  ]);
   return rows[0].count;
 }
 
@@ -185,14 +181,14 @@ export async function refreshDeploymentStatus(q: Queryable, workspaceId: string,
                ELSE 'UNUSED' END AS status
              FROM deployments d2 WHERE d2.workspace_id = $1 AND d2.id = $2) next
       WHERE d.workspace_id = $1 AND d.id = $2 AND d.status <> next.status`,
-    [workspaceId, id, now, ["QUEUED", "CREATING", "AWAITING_BUILD", "BUILDING", "AWAITING_DEPLOY", "DEPLOYING"]],
+    [workspaceId, id, now, ["QUEUED", ...IN_FLIGHT]],
   );
 }
 
 /**
  * Marks the given deployments AWAITING_DELETE (the pipeline stops their processes, drops
- * their data and then the rows) and interrupts their waiting and in-flight revisions, so
- * their jobs stop. Returns the ids that existed. The caller announces DELETE_CHANNEL.
+ * their data and then the rows). Returns the ids that existed. The caller interrupts their
+ * revisions (through the revisions' state machine) and announces DELETE_CHANNEL.
  */
 export async function markForDeletion(q: Queryable, workspaceId: string, ids: readonly string[], now: string): Promise<string[]> {
   const rows = await q.query<{ id: string }>(
@@ -200,16 +196,7 @@ export async function markForDeletion(q: Queryable, workspaceId: string, ids: re
       WHERE workspace_id = $1 AND id = ANY($2::uuid[]) RETURNING id`,
     [workspaceId, ids, now],
   );
-  const marked = rows.map((r) => r.id);
-  if (marked.length > 0) {
-    await q.query(
-      `UPDATE revisions SET status = 'INTERRUPTED', status_message = 'The deployment is being deleted.', updated_at = $3
-        WHERE workspace_id = $1 AND deployment_id = ANY($2::uuid[])
-          AND status IN ('QUEUED', 'CREATING', 'AWAITING_BUILD', 'BUILDING', 'AWAITING_DEPLOY', 'DEPLOYING', 'UNKNOWN')`,
-      [workspaceId, marked, now],
-    );
-  }
-  return marked;
+  return rows.map((r) => r.id);
 }
 
 /** Channel on which a deployment marked for deletion is announced to the pipeline. */
@@ -231,10 +218,10 @@ export async function deleteDeploymentRow(q: Queryable, id: string): Promise<voi
 }
 
 export async function countDeploymentsOfListener(q: Queryable, workspaceId: string, listenerId: string): Promise<number> {
-  const rows = await q.query<{ n: number }>(
-    `SELECT count(*)::int AS n FROM deployments WHERE workspace_id = $1 AND source_config->>'listener_id' = $2`,
-    [workspaceId, listenerId],
-  );
+  const rows = await q.query<{ n: number }>(`SELECT count(*)::int AS n FROM deployments WHERE workspace_id = $1 AND source_config->>'listener_id' = $2`, [
+    workspaceId,
+    listenerId,
+  ]);
   return rows[0]?.n ?? 0;
 }
 

@@ -59,14 +59,10 @@ const fields: Record<string, TSchema> = {
   db_max_connections: int(),
 };
 
-export const ResourceSpec = Type.Object(
-  Object.fromEntries(Object.entries(fields).map(([key, schema]) => [key, Type.Optional(schema)])),
-  {
-    additionalProperties: false,
-    title: "ResourceSpec",
-    description:
-      "Resource specification for the deployment. Setting it in a PATCH creates a new revision and replaces the previous resource_spec.",
-  },
-);
+export const ResourceSpec = Type.Object(Object.fromEntries(Object.entries(fields).map(([key, schema]) => [key, Type.Optional(schema)])), {
+  additionalProperties: false,
+  title: "ResourceSpec",
+  description: "Resource specification for the deployment. Setting it in a PATCH creates a new revision and replaces the previous resource_spec.",
+});
 
 export type ResourceSpec = Static<typeof ResourceSpec>;

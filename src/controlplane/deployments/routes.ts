@@ -110,8 +110,7 @@ export const registerDeploymentRoutes: RegisterRoutes = (app, { deployments }) =
         response: { 200: Deployment, ...errorResponses(400, 401, 404, 413, 422) },
       },
     },
-    async (request) =>
-      deployments.patch(requireTenant(request).workspaceId, request.params.deployment_id, request.body),
+    async (request) => deployments.patch(requireTenant(request).workspaceId, request.params.deployment_id, request.body),
   );
 
   app.delete(
@@ -139,7 +138,10 @@ export const registerDeploymentRoutes: RegisterRoutes = (app, { deployments }) =
 
 /** A comma separated list of uuids from the query string; a malformed one is a 422 naming the parameter. */
 function uuidList(text: string, name: string): string[] {
-  const ids = text.split(",").map((s) => s.trim()).filter(Boolean);
+  const ids = text
+    .split(",")
+    .map((s) => s.trim())
+    .filter(Boolean);
   const bad = ids.find((id) => !isUuid(id));
   if (bad !== undefined) {
     throw invalidField(["query", name], `Input should be a comma separated list of UUIDs; '${bad}' is not one`, "uuid_parsing");

@@ -135,11 +135,7 @@ describe("checkApplicable", () => {
   it("listener_config needs a listener_id", () => {
     const config = { k8s_namespace: "agents" };
     expect(() => checkApplicable("external_docker", { listener_id: ID, listener_config: config }, {}, false)).not.toThrow();
-    const error = expect422(() => checkApplicable("external_docker", { listener_config: config }, {}, false), [
-      "body",
-      "source_config",
-      "listener_config",
-    ]);
+    const error = expect422(() => checkApplicable("external_docker", { listener_config: config }, {}, false), ["body", "source_config", "listener_config"]);
     expect(error.message).toMatch(/Requires listener_id/);
   });
 

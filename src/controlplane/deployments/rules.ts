@@ -1,13 +1,7 @@
 import { badRequest, invalidField } from "../../http/errors.ts";
 import type { DeploymentRow, StoredSourceConfig } from "./repository.ts";
 import { configPathProblem, repoRefProblem, repoUrlProblem } from "./source-fields.ts";
-import type {
-  DeploymentPatchRequest,
-  DeploymentSource,
-  SourceConfigRequest,
-  SourceRevisionConfig,
-  SourceRevisionConfigRequest,
-} from "./schemas.ts";
+import type { DeploymentPatchRequest, DeploymentSource, SourceConfigRequest, SourceRevisionConfig, SourceRevisionConfigRequest } from "./schemas.ts";
 
 /**
  * The vendor's per-source rules: "all fields are nullable, but are validated based on the
@@ -37,8 +31,11 @@ const REVISION_CONFIG_APPLIES: Record<RevisionField, readonly DeploymentSource[]
   source_tarball_path: ["internal_source"],
 };
 
-const REQUIRED_ON_CREATE: Record<DeploymentSource, [("source_config" | "source_revision_config"), string][]> = {
-  github: [["source_config", "repo_url"], ["source_revision_config", "langgraph_config_path"]],
+const REQUIRED_ON_CREATE: Record<DeploymentSource, ["source_config" | "source_revision_config", string][]> = {
+  github: [
+    ["source_config", "repo_url"],
+    ["source_revision_config", "langgraph_config_path"],
+  ],
   // The tarball is uploaded after creation, and named by a PATCH.
   internal_source: [["source_revision_config", "langgraph_config_path"]],
   external_docker: [["source_revision_config", "image_uri"]],
@@ -70,12 +67,7 @@ export function givenRevisionConfig(input: SourceRevisionConfigRequest | null | 
 }
 
 /** Refuses fields that do not apply to the deployment's source (422 at the field). */
-export function checkApplicable(
-  source: DeploymentSource,
-  config: SourceConfigInput,
-  revision: RevisionConfigInput,
-  hasSecretReferences: boolean,
-): void {
+export function checkApplicable(source: DeploymentSource, config: SourceConfigInput, revision: RevisionConfigInput, hasSecretReferences: boolean): void {
   for (const key of Object.keys(config) as (keyof SourceConfigInput)[]) {
     const applies = SOURCE_CONFIG_APPLIES[key];
     if (applies && !applies.includes(source)) throw notApplicable(["body", "source_config", key], source);
@@ -160,12 +152,7 @@ export function storedSourceConfig(base: StoredSourceConfig | undefined, given: 
  * the other source_config settings alone do not (the vendor's rule).
  */
 export function wantsNewRevision(patch: DeploymentPatchRequest, revision: RevisionConfigInput): boolean {
-  return (
-    Object.keys(revision).length > 0 ||
-    patch.secrets != null ||
-    patch.secret_references != null ||
-    patch.source_config?.resource_spec != null
-  );
+  return Object.keys(revision).length > 0 || patch.secrets != null || patch.secret_references != null || patch.source_config?.resource_spec != null;
 }
 
 function notApplicable(loc: (string | number)[], source: DeploymentSource) {

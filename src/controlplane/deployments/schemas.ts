@@ -1,4 +1,5 @@
 import { Type, type Static } from "@sinclair/typebox";
+import { MAX_SLEEP_AFTER_MINUTES } from "../../config/pipeline.ts";
 import { SECRET_NAME_PATTERN } from "../secrets/reserved.ts";
 import { ResourceSpec } from "./resource-spec.ts";
 import { DateTime, Nullable, PageOf, PageQuery, StringEnum, Uuid } from "./wire.ts";
@@ -81,9 +82,6 @@ export type SecretReference = Static<typeof SecretReference>;
 
 const secretsField = Type.Array(SecretInput, { maxItems: 500 });
 
-/** Longest quiet spell a deployment may be given before it sleeps: 30 days. */
-export const MAX_SLEEP_AFTER_MINUTES = 43_200;
-
 /**
  * Slipway's own field (not the vendor's; prefixed so that a field the vendor adds later
  * cannot clash): minutes without requests, runs or a cron due before the deployment's
@@ -92,8 +90,8 @@ export const MAX_SLEEP_AFTER_MINUTES = 43_200;
  */
 const sleepAfterField = Nullable(Type.Integer({ minimum: 0, maximum: MAX_SLEEP_AFTER_MINUTES }), {
   description:
-      "Slipway extension. Minutes without requests, pending or running runs, or a cron due within a minute, after which the deployment's processes stop " +
-      "until the next request (held while they start), cron or delayed run. 0: never sleeps; null: the control plane's default (`slipway up --sleep-after`). " +
+    "Slipway extension. Minutes without requests, pending or running runs, or a cron due within a minute, after which the deployment's processes stop " +
+    "until the next request (held while they start), cron or delayed run. 0: never sleeps; null: the control plane's default (`slipway up --sleep-after`). " +
     "Not available on the Docker runtime. Changing it makes no new revision.",
 });
 const secretReferencesField = Nullable(Type.Array(SecretReference, { maxItems: 500 }));
@@ -146,9 +144,12 @@ export const Deployment = Type.Object(
     active_revision_id: Nullable(Uuid(), { description: "The revision serving traffic; moves only when a revision is DEPLOYED." }),
     image_version: Nullable(Type.String()),
     url: Type.String({ description: "Where the deployment's agent server is reached." }),
-    slipway_sleep_after_minutes: Nullable(Type.Integer(), { description: "Slipway extension: the deployment's sleep setting as given (null: the control plane's default)." }),
+    slipway_sleep_after_minutes: Nullable(Type.Integer(), {
+      description: "Slipway extension: the deployment's sleep setting as given (null: the control plane's default).",
+    }),
     slipway_sleeping: Type.Boolean({
-      description: "Slipway extension: true while the deployment sleeps (its processes are stopped; the next request, cron or delayed run starts them). Its revision stays DEPLOYED.",
+      description:
+        "Slipway extension: true while the deployment sleeps (its processes are stopped; the next request, cron or delayed run starts them). Its revision stays DEPLOYED.",
     }),
     slipway_sleeping_since: Nullable(DateTime(), { description: "Slipway extension: when it fell asleep (null while awake)." }),
   },

@@ -121,10 +121,7 @@ export class DeploymentService {
     return toDeployment(view, deps.publicUrl);
   }
 
-  async list(
-    workspaceId: string,
-    filter: repo.DeploymentFilter & { tagValueIds?: string[] },
-  ): Promise<{ resources: Deployment[]; offset: number }> {
+  async list(workspaceId: string, filter: repo.DeploymentFilter & { tagValueIds?: string[] }): Promise<{ resources: Deployment[]; offset: number }> {
     const { deps } = this;
     // Deployments carry no tags here, so a tag filter matches none of them.
     const views = filter.tagValueIds?.length ? [] : await repo.listDeploymentViews(deps.db, workspaceId, filter);
@@ -147,9 +144,7 @@ export class DeploymentService {
         checkSecrets(patch.secrets ?? [], patch.secret_references ?? []);
       }
       checkSleepSetting(patch.slipway_sleep_after_minutes, deps.containerRuntime === true);
-      const latest = current.latest_revision_id
-        ? await revisions.getRevision(tx, workspaceId, id, current.latest_revision_id)
-        : undefined;
+      const latest = current.latest_revision_id ? await revisions.getRevision(tx, workspaceId, id, current.latest_revision_id) : undefined;
       const nextConfig = storedSourceConfig(current.source_config, config);
       const repoRef = revisionConfig.repo_ref ?? latest?.source_revision_config.repo_ref;
       const where = config.build_on_push !== undefined ? ["body", "source_config", "build_on_push"] : ["body", "source_revision_config", "repo_ref"];
@@ -181,7 +176,11 @@ export class DeploymentService {
       // null puts the deployment back on the control plane's default; absent leaves it as it is.
       const sleepChanged = sleepAfterMinutes !== undefined && sleepAfterMinutes !== current.sleep_after_minutes;
       if (configChanged || sleepChanged) {
-        await repo.updateDeployment(tx, workspaceId, id, { sourceConfig: configChanged ? nextConfig : undefined, sleepAfterMinutes: sleepChanged ? sleepAfterMinutes : undefined, now });
+        await repo.updateDeployment(tx, workspaceId, id, {
+          sourceConfig: configChanged ? nextConfig : undefined,
+          sleepAfterMinutes: sleepChanged ? sleepAfterMinutes : undefined,
+          now,
+        });
       }
     });
     return this.get(workspaceId, id);
@@ -199,8 +198,12 @@ export class DeploymentService {
   private async markForDeletion(workspaceId: string, ids: readonly string[]): Promise<string[]> {
     const { deps } = this;
     const marked = await deps.db.transaction(async (tx) => {
-      const marked = await repo.markForDeletion(tx, workspaceId, ids, deps.now().toISOString());
-      if (marked.length > 0) await repo.announceDeletion(tx, marked);
+      const now = deps.now().toISOString();
+      const marked = await repo.markForDeletion(tx, workspaceId, ids, now);
+      if (marked.length > 0) {
+        await this.revisions.interruptForDeletion(tx, workspaceId, marked, now);
+        await repo.announceDeletion(tx, marked);
+      }
       return marked;
     });
     if (marked.length > 0) deps.onDeploymentsDeleted?.(marked);
@@ -208,15 +211,28 @@ export class DeploymentService {
   }
 
   /** Deletes what exists of `ids`; the rest are reported, not fatal (the vendor's partial success). */
+  /** Calls `listener` when deployments are marked for deletion, by any process; resolves to its removal. */
+  onDeletion(listener: () => void): Promise<() => Promise<void>> {
+    return this.deps.db.listen(repo.DELETE_CHANNEL, () => listener());
+  }
+
+  /** Deployments whose deletion is pending: the pipeline finishes them, also after a restart. */
+  awaitingDeletion(): Promise<{ id: string; workspace_id: string }[]> {
+    return repo.deploymentsAwaitingDelete(this.deps.db);
+  }
+
+  /** The last step of a deletion, once its processes, data and builds are gone: the row (revisions, builds, uploads and logs cascade). */
+  async finishDeletion(id: string): Promise<void> {
+    await repo.deleteDeploymentRow(this.deps.db, id);
+  }
+
   async deleteMany(
     workspaceId: string,
     ids: readonly string[],
   ): Promise<{ deleted_deployment_ids: string[]; failed: { deployment_id: string; detail: string }[] }> {
     const unique = [...new Set(ids.map((id) => id.toLowerCase()))];
     const deleted = await this.markForDeletion(workspaceId, unique);
-    const failed = unique
-      .filter((id) => !deleted.includes(id))
-      .map((id) => ({ deployment_id: id, detail: deploymentNotFound(id).message }));
+    const failed = unique.filter((id) => !deleted.includes(id)).map((id) => ({ deployment_id: id, detail: deploymentNotFound(id).message }));
     return { deleted_deployment_ids: unique.filter((id) => deleted.includes(id)), failed };
   }
 }

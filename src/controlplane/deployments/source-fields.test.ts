@@ -57,7 +57,17 @@ describe("repoUrlProblem", () => {
 
 describe("repoRefProblem", () => {
   it("accepts branches, tags, full refs and full commit shas", () => {
-    for (const ref of ["main", "feature/new-graph", "v1.2.3", "refs/heads/main", "refs/tags/v1", "release-2026.11", "a".repeat(40), "0123456789abcdef".repeat(4), "ünicode"]) {
+    for (const ref of [
+      "main",
+      "feature/new-graph",
+      "v1.2.3",
+      "refs/heads/main",
+      "refs/tags/v1",
+      "release-2026.11",
+      "a".repeat(40),
+      "0123456789abcdef".repeat(4),
+      "ünicode",
+    ]) {
       expect(repoRefProblem(ref), ref).toBeUndefined();
     }
   });

@@ -33,9 +33,7 @@ export function errorResponses(...statuses: (400 | 401 | 403 | 404 | 409 | 413 |
 /** `limit` / `offset` query parameters of every list (vendor: 1..100, default 20; optional on the wire). */
 export const PageQuery = {
   limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 20, description: "Maximum number of resources to return." })),
-  offset: Type.Optional(
-    PageOffset({ description: "Pagination offset. Pass this value to subsequent requests to fetch the next page of resources." }),
-  ),
+  offset: Type.Optional(PageOffset({ description: "Pagination offset. Pass this value to subsequent requests to fetch the next page of resources." })),
 };
 
 /** The page a query asks for (the validator fills the defaults; these hold for direct callers). */

@@ -77,11 +77,7 @@ export async function listHostRepositories(
 async function fetchPage(url: string, token: string | undefined, guard: AddressGuardPolicy, timeoutMs: number): Promise<unknown[] | undefined> {
   let response: GuardedResponse;
   try {
-    response = await guardedFetch(
-      url,
-      { headers: { accept: "application/json", ...(token ? { authorization: `Bearer ${token}` } : {}) }, timeoutMs },
-      guard,
-    );
+    response = await guardedFetch(url, { headers: { accept: "application/json", ...(token ? { authorization: `Bearer ${token}` } : {}) }, timeoutMs }, guard);
   } catch (error) {
     if (error instanceof AddressRefused) throw badRequest(`Listing the repositories of ${new URL(url).host} was refused: ${error.message}`);
     const why = (error as Error).name === "TimeoutError" ? "timed out" : "connection failed";

@@ -30,10 +30,7 @@ export async function findIntegrationByName(q: Queryable, workspaceId: string, n
   return rows[0];
 }
 
-export async function insertIntegration(
-  q: Queryable,
-  row: Omit<IntegrationRow, "installation_id" | "created_at"> & { now: Date },
-): Promise<IntegrationRow> {
+export async function insertIntegration(q: Queryable, row: Omit<IntegrationRow, "installation_id" | "created_at"> & { now: Date }): Promise<IntegrationRow> {
   const rows = await q.query<IntegrationRow>(
     `INSERT INTO integrations (id, workspace_id, provider, name, base_url, token_sealed, webhook_secret_sealed, created_at, updated_at)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8)

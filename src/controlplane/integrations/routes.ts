@@ -1,12 +1,7 @@
 import { Type } from "@sinclair/typebox";
 import { requireTenant, type RegisterRoutes } from "../context.ts";
 import { DETAIL_RESPONSES } from "../openapi.ts";
-import {
-  GithubIntegration,
-  GithubRepository,
-  InstallIntegrationRequest,
-  IntegrationIdParams,
-} from "./schemas.ts";
+import { GithubIntegration, GithubRepository, InstallIntegrationRequest, IntegrationIdParams } from "./schemas.ts";
 
 const TAGS = ["Integrations (v1)"];
 

@@ -49,8 +49,5 @@ export const InstallIntegrationRequest = Type.Object(
 );
 export type InstallIntegrationRequest = Static<typeof InstallIntegrationRequest>;
 
-export const IntegrationIdParams = Type.Object(
-  { integration_id: Type.String({ format: "uuid", title: "Integration ID" }) },
-  { additionalProperties: false },
-);
+export const IntegrationIdParams = Type.Object({ integration_id: Type.String({ format: "uuid", title: "Integration ID" }) }, { additionalProperties: false });
 export type IntegrationIdParams = Static<typeof IntegrationIdParams>;

@@ -64,8 +64,7 @@ export class IntegrationService {
     const canonical = readBaseUrl(request.base_url.trim());
     if (canonical.problem) throw invalidField(["body", "base_url"], canonical.problem, "url_parsing");
     const id = newId();
-    const seal = (value: string | null | undefined, field: string) =>
-      value ? sealSecret(secretsKey, value, sealContext(id, field)) : null;
+    const seal = (value: string | null | undefined, field: string) => (value ? sealSecret(secretsKey, value, sealContext(id, field)) : null);
     return db.transaction(async (tx) => {
       if (await repo.findIntegrationByName(tx, workspaceId, name)) {
         throw conflict(`an integration named '${name}' already exists in this workspace`);

@@ -35,10 +35,11 @@ export async function getListener(q: Queryable, workspaceId: string, id: string)
 }
 
 export async function listListeners(q: Queryable, workspaceId: string, page: { limit: number; offset: number }): Promise<ListenerRow[]> {
-  return q.query<ListenerRow>(
-    `SELECT ${COLUMNS} FROM listeners WHERE workspace_id = $1 ORDER BY seq DESC LIMIT $2 OFFSET $3`,
-    [workspaceId, page.limit, page.offset],
-  );
+  return q.query<ListenerRow>(`SELECT ${COLUMNS} FROM listeners WHERE workspace_id = $1 ORDER BY seq DESC LIMIT $2 OFFSET $3`, [
+    workspaceId,
+    page.limit,
+    page.offset,
+  ]);
 }
 
 /** Applies the given changes (undefined = unchanged); returns the updated row, or undefined if there is none. */

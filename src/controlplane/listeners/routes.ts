@@ -1,14 +1,7 @@
 import { Type } from "@sinclair/typebox";
 import { requireTenant, type RegisterRoutes } from "../context.ts";
 import { errorResponses, pageOf } from "../deployments/wire.ts";
-import {
-  Listener,
-  ListenerCreateRequest,
-  ListenerIdParams,
-  ListenerListQuery,
-  ListenerPatchRequest,
-  ListenersList,
-} from "./schemas.ts";
+import { Listener, ListenerCreateRequest, ListenerIdParams, ListenerListQuery, ListenerPatchRequest, ListenersList } from "./schemas.ts";
 
 const tags = ["Listeners (v2)"];
 
@@ -73,8 +66,7 @@ export const registerListenerRoutes: RegisterRoutes = (app, { listeners }) => {
         response: { 200: Listener, ...errorResponses(400, 401, 403, 404, 413, 422) },
       },
     },
-    async (request) =>
-      listeners.patch(requireTenant(request), request.params.listener_id, request.body),
+    async (request) => listeners.patch(requireTenant(request), request.params.listener_id, request.body),
   );
 
   app.delete(

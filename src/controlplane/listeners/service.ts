@@ -52,10 +52,7 @@ export class ListenerService {
     return toListener(row);
   }
 
-  async list(
-    tenant: TenantContext,
-    page: { limit: number; offset: number },
-  ): Promise<{ resources: Listener[]; offset: number }> {
+  async list(tenant: TenantContext, page: { limit: number; offset: number }): Promise<{ resources: Listener[]; offset: number }> {
     const rows = await repo.listListeners(this.deps.db, tenant.workspaceId, page);
     return { resources: rows.map(toListener), offset: page.offset + rows.length };
   }

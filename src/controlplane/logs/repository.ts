@@ -1,20 +1,7 @@
 import type { Queryable } from "../../storage/database.ts";
+import type { LogLevel, LogType, NewLogLine } from "./lines.ts";
 
 /** SQL for build and deploy logs. Every read names the workspace: another workspace's logs are missing logs. */
-
-export type LogType = "build" | "deploy";
-export const LOG_LEVELS = ["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"] as const;
-export type LogLevel = (typeof LOG_LEVELS)[number];
-
-export interface NewLogLine {
-  workspaceId: string;
-  deploymentId: string;
-  revisionId: string;
-  type: LogType;
-  level: LogLevel;
-  message: string;
-  timestamp: Date;
-}
 
 export interface LogRow {
   seq: number;

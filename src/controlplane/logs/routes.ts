@@ -2,7 +2,7 @@ import type { FastifyReply, FastifyRequest } from "fastify";
 import { SseWriter } from "../../http/sse.ts";
 import { requireTenant, type RegisterRoutes } from "../context.ts";
 import { errorResponses, pageOf } from "../deployments/wire.ts";
-import type { LogType } from "./repository.ts";
+import type { LogType } from "./lines.ts";
 import { LogsPage, LogsQueryBody, ProjectParams, ProjectRevisionParams, RevisionLogsQuery } from "./schemas.ts";
 
 const tags = ["Deployments (v2)"];
@@ -41,8 +41,20 @@ export const registerLogRoutes: RegisterRoutes = (app, { logs }) => {
         });
       },
     );
-  v1("/v1/projects/:deployment_id/revisions/:revision_id/build_logs", "build", "get_build_logs_v1_projects__deployment_id__revisions__revision_id__build_logs_post", "Get Revision Build Logs", true);
-  v1("/v1/projects/:deployment_id/revisions/:revision_id/deploy_logs", "deploy", "get_revision_deploy_logs_v1_projects__deployment_id__revisions__revision_id__deploy_logs_post", "Get Revision Deploy Logs", true);
+  v1(
+    "/v1/projects/:deployment_id/revisions/:revision_id/build_logs",
+    "build",
+    "get_build_logs_v1_projects__deployment_id__revisions__revision_id__build_logs_post",
+    "Get Revision Build Logs",
+    true,
+  );
+  v1(
+    "/v1/projects/:deployment_id/revisions/:revision_id/deploy_logs",
+    "deploy",
+    "get_revision_deploy_logs_v1_projects__deployment_id__revisions__revision_id__deploy_logs_post",
+    "Get Revision Deploy Logs",
+    true,
+  );
   v1("/v1/projects/:deployment_id/deploy_logs", "deploy", "get_deploy_logs_v1_projects__deployment_id__deploy_logs_post", "Get Deployment Deploy Logs", false);
 
   app.get(
@@ -64,7 +76,13 @@ export const registerLogRoutes: RegisterRoutes = (app, { logs }) => {
       const workspaceId = requireTenant(request).workspaceId;
       const type = query.type ?? "build";
       if (!query.follow) {
-        return logs.read(workspaceId, params.deployment_id, { type, revisionId: params.revision_id, ...pageOf(query), order: query.order ?? "asc", level: query.level });
+        return logs.read(workspaceId, params.deployment_id, {
+          type,
+          revisionId: params.revision_id,
+          ...pageOf(query),
+          order: query.order ?? "asc",
+          level: query.level,
+        });
       }
       await logs.mustExist(workspaceId, params.deployment_id, params.revision_id);
       return streamLog(request, reply, (send, signal) =>

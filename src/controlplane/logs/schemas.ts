@@ -1,6 +1,6 @@
 import { Type, type Static } from "@sinclair/typebox";
 import { Nullable, StringEnum, Uuid } from "../deployments/wire.ts";
-import { LOG_LEVELS } from "./repository.ts";
+import { LOG_LEVELS } from "./lines.ts";
 
 /** Wire shapes of build and deploy logs, as the vendor's log endpoints answer them. */
 

@@ -3,16 +3,17 @@ import { findDeployment } from "../deployments/repository.ts";
 import { deploymentNotFound, revisionNotFound } from "../deployments/not-found.ts";
 import * as revisions from "../revisions/repository.ts";
 import { isTerminal } from "../revisions/state-machine.ts";
+import { LOG_LEVELS, type LogLevel, type LogType, type NewLogLine } from "./lines.ts";
 import * as repo from "./repository.ts";
 import type { LogsPage } from "./schemas.ts";
 
 interface LogFilter {
-  type: repo.LogType;
+  type: LogType;
   revisionId?: string;
   limit: number;
   offset: number;
   order: "asc" | "desc";
-  level?: repo.LogLevel | null;
+  level?: LogLevel | null;
   query?: string | null;
   startTime?: string | null;
   endTime?: string | null;
@@ -26,7 +27,7 @@ interface LogTarget {
   workspaceId: string;
   deploymentId: string;
   revisionId: string;
-  type: repo.LogType;
+  type: LogType;
   afterSeq?: number;
 }
 
@@ -81,6 +82,16 @@ export class LogService {
     }
   }
 
+  /** Stores lines of revisions' logs (the pipeline's LogWriter sends them in batches). */
+  async append(lines: readonly NewLogLine[]): Promise<void> {
+    await repo.insertLogLines(this.deps.db, lines);
+  }
+
+  /** Keeps the newest `keep` lines of a revision's log of one type. */
+  async trim(revisionId: string, type: LogType, keep: number): Promise<void> {
+    await repo.trimLog(this.deps.db, revisionId, type, keep);
+  }
+
   /** 404 for a deployment or revision the workspace does not have. */
   async mustExist(workspaceId: string, deploymentId: string, revisionId?: string): Promise<void> {
     const { db } = this.deps;
@@ -100,8 +111,8 @@ export class LogService {
   }
 }
 
-function atOrAbove(level: repo.LogLevel): repo.LogLevel[] {
-  return repo.LOG_LEVELS.slice(repo.LOG_LEVELS.indexOf(level));
+function atOrAbove(level: LogLevel): LogLevel[] {
+  return LOG_LEVELS.slice(LOG_LEVELS.indexOf(level));
 }
 
 function toEntry(row: repo.LogRow) {

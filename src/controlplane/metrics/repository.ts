@@ -2,10 +2,9 @@ import type { Queryable } from "../../storage/database.ts";
 
 /** How many of a workspace's deployments (or revisions) are in each status. */
 export async function countByStatus(q: Queryable, table: "deployments" | "revisions", workspaceId: string): Promise<Map<string, number>> {
-  const rows = await q.query<{ status: string; n: string | number }>(
-    `SELECT status, count(*) AS n FROM ${table} WHERE workspace_id = $1 GROUP BY status`,
-    [workspaceId],
-  );
+  const rows = await q.query<{ status: string; n: string | number }>(`SELECT status, count(*) AS n FROM ${table} WHERE workspace_id = $1 GROUP BY status`, [
+    workspaceId,
+  ]);
   return new Map(rows.map((row) => [row.status, Number(row.n)]));
 }
 

@@ -31,13 +31,22 @@ export const registerMetricsRoutes: RegisterRoutes = (app, { metrics }) => {
 };
 
 function asJson(snapshot: WorkspaceMetrics) {
-  const requests = (series: WorkspaceMetrics["api"]) => series.map(({ method, path, status, count, latency }) => ({ method, path, status, count, latency_seconds_sum: latency.sum }));
+  const requests = (series: WorkspaceMetrics["api"]) =>
+    series.map(({ method, path, status, count, latency }) => ({ method, path, status, count, latency_seconds_sum: latency.sum }));
   return {
     deployments: Object.fromEntries(snapshot.deployments),
     revisions: Object.fromEntries(snapshot.revisions),
     builds: Object.fromEntries([...snapshot.builds].map(([outcome, histogram]) => [outcome, { count: histogram.count, sum: histogram.sum }])),
     api: { http_requests_total: requests(snapshot.api) },
-    router: { requests_total: snapshot.router.map(({ deploymentId, method, status, count, latency }) => ({ deployment_id: deploymentId, method, status, count, latency_seconds_sum: latency.sum })) },
+    router: {
+      requests_total: snapshot.router.map(({ deploymentId, method, status, count, latency }) => ({
+        deployment_id: deploymentId,
+        method,
+        status,
+        count,
+        latency_seconds_sum: latency.sum,
+      })),
+    },
   };
 }
 
@@ -50,12 +59,21 @@ function asPrometheus(snapshot: WorkspaceMetrics, base: Record<string, string>):
   describeMetric(out, "slipway_build_duration_seconds", "histogram", "Durations of the workspace's recent builds (their last 500), by outcome.");
   for (const [outcome, histogram] of snapshot.builds) histogramLines(out, "slipway_build_duration_seconds", { ...base, outcome }, histogram);
   describeMetric(out, "slipway_cp_http_requests_total", "counter", "Requests to the control plane's API, by route and status.");
-  for (const { method, path, status, count } of snapshot.api) out.push(`slipway_cp_http_requests_total${labels({ ...base, method, path, status: String(status) })} ${count}`);
+  for (const { method, path, status, count } of snapshot.api)
+    out.push(`slipway_cp_http_requests_total${labels({ ...base, method, path, status: String(status) })} ${count}`);
   describeMetric(out, "slipway_cp_http_requests_latency_seconds", "histogram", "Latency of the control plane's API requests, by route and status.");
-  for (const { method, path, status, latency } of snapshot.api) histogramLines(out, "slipway_cp_http_requests_latency_seconds", { ...base, method, path, status: String(status) }, latency);
+  for (const { method, path, status, latency } of snapshot.api)
+    histogramLines(out, "slipway_cp_http_requests_latency_seconds", { ...base, method, path, status: String(status) }, latency);
   describeMetric(out, "slipway_router_requests_total", "counter", "Requests the router passed to the workspace's deployments, by deployment and status.");
-  for (const { deploymentId, method, status, count } of snapshot.router) out.push(`slipway_router_requests_total${labels({ ...base, deployment_id: deploymentId, method, status: String(status) })} ${count}`);
-  describeMetric(out, "slipway_router_requests_latency_seconds", "histogram", "Time from a routed request's arrival to its answer's end, by deployment and status.");
-  for (const { deploymentId, method, status, latency } of snapshot.router) histogramLines(out, "slipway_router_requests_latency_seconds", { ...base, deployment_id: deploymentId, method, status: String(status) }, latency);
+  for (const { deploymentId, method, status, count } of snapshot.router)
+    out.push(`slipway_router_requests_total${labels({ ...base, deployment_id: deploymentId, method, status: String(status) })} ${count}`);
+  describeMetric(
+    out,
+    "slipway_router_requests_latency_seconds",
+    "histogram",
+    "Time from a routed request's arrival to its answer's end, by deployment and status.",
+  );
+  for (const { deploymentId, method, status, latency } of snapshot.router)
+    histogramLines(out, "slipway_router_requests_latency_seconds", { ...base, deployment_id: deploymentId, method, status: String(status) }, latency);
   return `${out.join("\n")}\n`;
 }

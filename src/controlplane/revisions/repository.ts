@@ -47,18 +47,31 @@ export async function insertRevision(q: Queryable, r: NewRevision): Promise<void
        resource_spec, secret_names, secrets_sealed, secret_references, trigger, not_before, build_key, created_at, updated_at)
      VALUES ($1, $2, $3, $4, $5, $6, $7::jsonb, $8::jsonb, $9::jsonb, $10::jsonb, $11::jsonb, $12, $13, $14, $15, $15)`,
     [
-      r.id, r.deploymentId, r.workspaceId, r.status, r.statusMessage, r.source, JSON.stringify(r.sourceRevisionConfig),
-      json(r.resourceSpec), JSON.stringify(r.secretNames), JSON.stringify(r.secretsSealed), json(r.secretReferences),
-      r.trigger, r.notBefore, r.buildKey, r.now,
+      r.id,
+      r.deploymentId,
+      r.workspaceId,
+      r.status,
+      r.statusMessage,
+      r.source,
+      JSON.stringify(r.sourceRevisionConfig),
+      json(r.resourceSpec),
+      JSON.stringify(r.secretNames),
+      JSON.stringify(r.secretsSealed),
+      json(r.secretReferences),
+      r.trigger,
+      r.notBefore,
+      r.buildKey,
+      r.now,
     ],
   );
 }
 
 export async function getRevision(q: Queryable, workspaceId: string, deploymentId: string, revisionId: string): Promise<RevisionRow | undefined> {
-  const rows = await q.query<RevisionRow>(
-    `SELECT ${COLUMNS} FROM revisions WHERE workspace_id = $1 AND deployment_id = $2 AND id = $3`,
-    [workspaceId, deploymentId, revisionId],
-  );
+  const rows = await q.query<RevisionRow>(`SELECT ${COLUMNS} FROM revisions WHERE workspace_id = $1 AND deployment_id = $2 AND id = $3`, [
+    workspaceId,
+    deploymentId,
+    revisionId,
+  ]);
   return rows[0];
 }
 
@@ -100,6 +113,21 @@ export async function setStatus(
     `UPDATE revisions SET status = $3, status_message = $4, updated_at = $5
       WHERE workspace_id = $1 AND id = ANY($2::uuid[])`,
     [workspaceId, ids, status, message, now],
+  );
+}
+
+/** Moves every revision of these deployments that is in one of `from` to `to` (the caller checked the step: `mayBecome`). */
+export async function setStatusOfDeployments(
+  q: Queryable,
+  workspaceId: string,
+  deploymentIds: readonly string[],
+  change: { from: readonly RevisionStatus[]; to: RevisionStatus; message: string | null; now: string },
+): Promise<void> {
+  if (deploymentIds.length === 0) return;
+  await q.query(
+    `UPDATE revisions SET status = $4, status_message = $5, updated_at = $6
+      WHERE workspace_id = $1 AND deployment_id = ANY($2::uuid[]) AND status = ANY($3::text[])`,
+    [workspaceId, deploymentIds, change.from, change.to, change.message, change.now],
   );
 }
 

@@ -116,7 +116,10 @@ export const registerRevisionRoutes: RegisterRoutes = (app, { revisions, deploym
 
 /** The vendor's comma separated `status` filter; an unknown status is a 422, not an empty page. */
 function statusList(text: string): RevisionStatus[] {
-  const statuses = text.split(",").map((s) => s.trim()).filter(Boolean);
+  const statuses = text
+    .split(",")
+    .map((s) => s.trim())
+    .filter(Boolean);
   const bad = statuses.find((s) => !(REVISION_STATUSES as readonly string[]).includes(s));
   if (bad !== undefined) {
     throw invalidField(["query", "status"], `Input should be a comma separated list of ${REVISION_STATUSES.join(", ")}; '${bad}' is not one`, "enum");

@@ -8,7 +8,7 @@ import type { DeploymentSource, SecretReference, SourceRevisionConfig } from "..
 import type { SealedSecrets } from "../secrets/sealed.ts";
 import * as repo from "./repository.ts";
 import type { Revision } from "./schemas.ts";
-import { activeRevisionAfter, isInFlight, planAfterSettle, planNewRevision, transition, type RevisionStatus } from "./state-machine.ts";
+import { activeRevisionAfter, isInFlight, mayBecome, planAfterSettle, planNewRevision, transition, type RevisionStatus } from "./state-machine.ts";
 
 /** What a new revision is made of: everything that needs a build or a restart. */
 interface RevisionSpec {
@@ -132,6 +132,11 @@ export class RevisionService {
     });
   }
 
+  /** Calls `listener` when a revision is ready to start (CREATING), made by any process; resolves to its removal. */
+  onReady(listener: () => void): Promise<() => Promise<void>> {
+    return this.deps.db.listen(repo.REVISION_READY_CHANNEL, () => listener());
+  }
+
   /**
    * Starts waiting revisions that have become due (a push's quiet period is over) on
    * deployments with nothing in flight. Called by the pipeline's timer.
@@ -163,6 +168,15 @@ export class RevisionService {
     const refusal = rotationRefusal(deployment, active?.source, db.kind);
     if (refusal) throw conflict(refusal);
     await this.redeploy(workspaceId, deploymentId, active!.id, "rotate_credentials");
+  }
+
+  /**
+   * Interrupts every waiting or in-flight revision of deployments being deleted, inside
+   * the caller's transaction: their jobs stop at their next lease renewal.
+   */
+  async interruptForDeletion(tx: Queryable, workspaceId: string, deploymentIds: readonly string[], now: string): Promise<void> {
+    const change = { from: mayBecome("INTERRUPTED"), to: "INTERRUPTED" as const, message: "The deployment is being deleted.", now };
+    await repo.setStatusOfDeployments(tx, workspaceId, deploymentIds, change);
   }
 
   async interrupt(workspaceId: string, deploymentId: string, revisionId: string): Promise<Revision> {
@@ -230,7 +244,11 @@ export class RevisionService {
  * What refuses a credential rotation (409), if anything: only a deployment that runs
  * with a PostgreSQL role of its own has a credential to rotate (docs/decisions/0030).
  */
-export function rotationRefusal(deployment: Pick<DeploymentRow, "id" | "active_revision_id">, activeSource: DeploymentSource | undefined, backend: "pglite" | "postgres"): string | undefined {
+export function rotationRefusal(
+  deployment: Pick<DeploymentRow, "id" | "active_revision_id">,
+  activeSource: DeploymentSource | undefined,
+  backend: "pglite" | "postgres",
+): string | undefined {
   if (backend !== "postgres") {
     return "This control plane keeps each deployment's data in an embedded database reached through the deployment's own socket: there is no database credential to rotate.";
   }

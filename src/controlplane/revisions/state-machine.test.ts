@@ -7,6 +7,7 @@ import {
   isFailure,
   isInFlight,
   isTerminal,
+  mayBecome,
   planAfterSettle,
   planNewRevision,
   REVISION_STATUSES,
@@ -18,8 +19,19 @@ describe("revision statuses", () => {
   it("are exactly the vendor's 13", () => {
     expect([...REVISION_STATUSES].sort()).toEqual(
       [
-        "CREATING", "QUEUED", "AWAITING_BUILD", "BUILDING", "AWAITING_DEPLOY", "DEPLOYING",
-        "CREATE_FAILED", "BUILD_FAILED", "DEPLOY_FAILED", "DEPLOYED", "SKIPPED", "INTERRUPTED", "UNKNOWN",
+        "CREATING",
+        "QUEUED",
+        "AWAITING_BUILD",
+        "BUILDING",
+        "AWAITING_DEPLOY",
+        "DEPLOYING",
+        "CREATE_FAILED",
+        "BUILD_FAILED",
+        "DEPLOY_FAILED",
+        "DEPLOYED",
+        "SKIPPED",
+        "INTERRUPTED",
+        "UNKNOWN",
       ].sort(),
     );
   });
@@ -71,21 +83,29 @@ describe("transition", () => {
   });
 
   it("lets only waiting revisions be skipped, and waiting or in-flight ones be interrupted", () => {
-    expect(REVISION_STATUSES.filter((s) => canTransition(s, "SKIPPED"))).toEqual(["QUEUED"]);
-    expect(REVISION_STATUSES.filter((s) => canTransition(s, "INTERRUPTED")).sort()).toEqual(
-      [...IN_FLIGHT, "QUEUED", "UNKNOWN"].sort(),
-    );
+    expect(mayBecome("SKIPPED")).toEqual(["QUEUED"]);
+    expect(mayBecome("INTERRUPTED").sort()).toEqual([...IN_FLIGHT, "QUEUED"].sort());
   });
 
-  it("only a deploying or lost revision can become DEPLOYED", () => {
-    expect(REVISION_STATUSES.filter((s) => canTransition(s, "DEPLOYED")).sort()).toEqual(["DEPLOYING", "UNKNOWN"]);
+  it("only a deploying revision can become DEPLOYED", () => {
+    expect(mayBecome("DEPLOYED")).toEqual(["DEPLOYING"]);
+  });
+
+  it("never leads to or from UNKNOWN, which only the vendor sets", () => {
+    expect(mayBecome("UNKNOWN")).toEqual([]);
+    expect(REVISION_STATUSES.filter((to) => canTransition("UNKNOWN", to))).toEqual([]);
   });
 });
 
 describe("queue rule", () => {
   it("starts a revision at once when nothing is in flight", () => {
     expect(planNewRevision([])).toEqual({ status: "CREATING", skip: [] });
-    expect(planNewRevision([{ id: "a", status: "DEPLOYED" }, { id: "b", status: "BUILD_FAILED" }])).toEqual({ status: "CREATING", skip: [] });
+    expect(
+      planNewRevision([
+        { id: "a", status: "DEPLOYED" },
+        { id: "b", status: "BUILD_FAILED" },
+      ]),
+    ).toEqual({ status: "CREATING", skip: [] });
   });
 
   it("queues behind an in-flight revision and skips older queued ones", () => {
@@ -98,9 +118,24 @@ describe("queue rule", () => {
   });
 
   it("starts the newest queued revision once flight is clear", () => {
-    expect(planAfterSettle([{ id: "a", status: "DEPLOYED" }, { id: "c", status: "QUEUED" }])).toEqual({ start: "c", skip: [] });
-    expect(planAfterSettle([{ id: "x", status: "QUEUED" }, { id: "y", status: "QUEUED" }])).toEqual({ start: "y", skip: ["x"] });
-    expect(planAfterSettle([{ id: "a", status: "DEPLOYING" }, { id: "c", status: "QUEUED" }])).toEqual({ skip: [] });
+    expect(
+      planAfterSettle([
+        { id: "a", status: "DEPLOYED" },
+        { id: "c", status: "QUEUED" },
+      ]),
+    ).toEqual({ start: "c", skip: [] });
+    expect(
+      planAfterSettle([
+        { id: "x", status: "QUEUED" },
+        { id: "y", status: "QUEUED" },
+      ]),
+    ).toEqual({ start: "y", skip: ["x"] });
+    expect(
+      planAfterSettle([
+        { id: "a", status: "DEPLOYING" },
+        { id: "c", status: "QUEUED" },
+      ]),
+    ).toEqual({ skip: [] });
     expect(planAfterSettle([{ id: "a", status: "DEPLOY_FAILED" }])).toEqual({ start: undefined, skip: [] });
   });
 

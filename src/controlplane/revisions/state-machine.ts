@@ -2,15 +2,18 @@ import { conflict } from "../../http/errors.ts";
 
 /**
  * The revision state machine: the one place that says which status may follow which.
- * The pipeline (clone → build → run → health) drives it through `RevisionService.advance`
- * in service.ts; nothing else writes a revision status.
+ * Every status written after a revision's creation is checked here: the pipeline's steps
+ * and interrupts through `RevisionService.advance`, the queue through `planNewRevision`
+ * and `planAfterSettle`, a deletion's interrupts through `mayBecome` (revisions/service.ts).
  *
  *   QUEUED ──► CREATING ──► AWAITING_BUILD ──► BUILDING ──► AWAITING_DEPLOY ──► DEPLOYING ──► DEPLOYED
  *     │            │  └───────── (image sources skip the build) ───────┘              │
  *     ▼            ▼                    ▼                                    ▼         ▼
  *  SKIPPED   CREATE_FAILED         BUILD_FAILED                       DEPLOY_FAILED
- *  (and every waiting or in-flight status can become INTERRUPTED; an in-flight one whose
- *   outcome was lost, e.g. across a restart, becomes UNKNOWN until a reconciler settles it)
+ *  (and every waiting or in-flight status can become INTERRUPTED)
+ *
+ * UNKNOWN is the vendor's (a revision whose outcome its control plane lost). Slipway
+ * never sets it: a job cut short resumes at its recorded status instead.
  */
 export const REVISION_STATUSES = [
   "CREATING",
@@ -32,13 +35,13 @@ export type RevisionStatus = (typeof REVISION_STATUSES)[number];
 
 const TRANSITIONS: Readonly<Record<RevisionStatus, readonly RevisionStatus[]>> = {
   QUEUED: ["CREATING", "SKIPPED", "INTERRUPTED"],
-  CREATING: ["AWAITING_BUILD", "AWAITING_DEPLOY", "CREATE_FAILED", "INTERRUPTED", "UNKNOWN"],
-  AWAITING_BUILD: ["BUILDING", "BUILD_FAILED", "INTERRUPTED", "UNKNOWN"],
-  BUILDING: ["AWAITING_DEPLOY", "BUILD_FAILED", "INTERRUPTED", "UNKNOWN"],
-  AWAITING_DEPLOY: ["DEPLOYING", "DEPLOY_FAILED", "INTERRUPTED", "UNKNOWN"],
-  DEPLOYING: ["DEPLOYED", "DEPLOY_FAILED", "INTERRUPTED", "UNKNOWN"],
-  // A reconciler that finds out what became of a lost revision settles it here.
-  UNKNOWN: ["DEPLOYED", "DEPLOY_FAILED", "INTERRUPTED"],
+  CREATING: ["AWAITING_BUILD", "AWAITING_DEPLOY", "CREATE_FAILED", "INTERRUPTED"],
+  AWAITING_BUILD: ["BUILDING", "BUILD_FAILED", "INTERRUPTED"],
+  BUILDING: ["AWAITING_DEPLOY", "BUILD_FAILED", "INTERRUPTED"],
+  AWAITING_DEPLOY: ["DEPLOYING", "DEPLOY_FAILED", "INTERRUPTED"],
+  DEPLOYING: ["DEPLOYED", "DEPLOY_FAILED", "INTERRUPTED"],
+  // Never set here (see above): nothing leads to it, and nothing from it.
+  UNKNOWN: [],
   CREATE_FAILED: [],
   BUILD_FAILED: [],
   DEPLOY_FAILED: [],
@@ -54,9 +57,12 @@ export function isInFlight(status: RevisionStatus): boolean {
   return IN_FLIGHT.includes(status);
 }
 
-/** No status may follow. (UNKNOWN is neither in flight nor terminal: it awaits reconciliation.) */
+/**
+ * No status may follow. UNKNOWN is not terminal: a client that meets one (the vendor's
+ * control plane sets it) keeps waiting for the revision's outcome.
+ */
 export function isTerminal(status: RevisionStatus): boolean {
-  return TRANSITIONS[status].length === 0;
+  return status !== "UNKNOWN" && TRANSITIONS[status].length === 0;
 }
 
 /** The vendor's client rule: any status containing FAILED is a failure. */
@@ -66,6 +72,11 @@ export function isFailure(status: RevisionStatus): boolean {
 
 export function canTransition(from: RevisionStatus, to: RevisionStatus): boolean {
   return TRANSITIONS[from].includes(to);
+}
+
+/** Every status that may change to `to`: what a change of many revisions at once (a deletion's interrupts) starts from. */
+export function mayBecome(to: RevisionStatus): RevisionStatus[] {
+  return REVISION_STATUSES.filter((from) => canTransition(from, to));
 }
 
 /** Checks one step against the table; refuses anything else with a conflict (409). */

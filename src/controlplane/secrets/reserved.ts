@@ -31,12 +31,7 @@ const RESERVED_NAMES: readonly string[] = [
 const RESERVED_PREFIXES: readonly string[] = ["LANGGRAPH_", "LANGSMITH_", "SLIPWAY_"];
 
 /** Documented user settings under a reserved prefix. */
-const ALLOWED_UNDER_PREFIX: readonly string[] = [
-  "LANGGRAPH_AUTH_TYPE",
-  "LANGGRAPH_POSTGRES_POOL_MAX_SIZE",
-  "LANGSMITH_TRACING",
-  "LANGSMITH_RUNS_ENDPOINTS",
-];
+const ALLOWED_UNDER_PREFIX: readonly string[] = ["LANGGRAPH_AUTH_TYPE", "LANGGRAPH_POSTGRES_POOL_MAX_SIZE", "LANGSMITH_TRACING", "LANGSMITH_RUNS_ENDPOINTS"];
 
 /** Why `name` may not be a secret, or undefined when it may. Compared case-insensitively, so `port` cannot slip past. */
 export function reservedReason(name: string): string | undefined {

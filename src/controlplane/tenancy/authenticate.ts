@@ -141,8 +141,7 @@ export function createAuthenticator(deps: { db: Queryable; bearer?: BearerVerifi
       if (!requested) {
         if (credential.workspaceId === null) {
           throw forbidden(
-            "this credential is scoped to an organization and requires workspace specification: " +
-              "set the X-Tenant-Id header to a workspace id",
+            "this credential is scoped to an organization and requires workspace specification: " + "set the X-Tenant-Id header to a workspace id",
           );
         }
         return tenant(credential, credential.workspaceId);

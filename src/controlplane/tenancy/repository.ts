@@ -31,12 +31,7 @@ interface ApiKeyRow {
 }
 
 export async function insertOrganization(q: Queryable, row: { id: string; name: string; plan: Plan; now: Date }): Promise<void> {
-  await q.query("INSERT INTO organizations (id, name, plan, created_at, updated_at) VALUES ($1, $2, $3, $4, $4)", [
-    row.id,
-    row.name,
-    row.plan,
-    row.now,
-  ]);
+  await q.query("INSERT INTO organizations (id, name, plan, created_at, updated_at) VALUES ($1, $2, $3, $4, $4)", [row.id, row.name, row.plan, row.now]);
 }
 
 export async function insertWorkspace(q: Queryable, row: { id: string; organizationId: string; name: string; now: Date }): Promise<void> {
@@ -133,10 +128,6 @@ async function readSetting(q: Queryable, name: string): Promise<string | undefin
 
 /** Writes a setting unless one exists; returns the value in force. */
 export async function initSetting(q: Queryable, name: string, value: string, now: Date): Promise<string> {
-  await q.query("INSERT INTO control_settings (name, value, updated_at) VALUES ($1, $2, $3) ON CONFLICT (name) DO NOTHING", [
-    name,
-    value,
-    now,
-  ]);
+  await q.query("INSERT INTO control_settings (name, value, updated_at) VALUES ($1, $2, $3) ON CONFLICT (name) DO NOTHING", [name, value, now]);
   return (await readSetting(q, name))!;
 }

@@ -31,7 +31,12 @@ export const registerTenancyRoutes: RegisterRoutes = (app, { tenancy }) => {
     async (request) => {
       const caller = request.caller!;
       const resources = await tenancy.workspacesOf(caller);
-      return { resources, organization_id: caller.organizationId, scope: caller.workspaceId === null ? "organization" as const : "workspace" as const, offset: null };
+      return {
+        resources,
+        organization_id: caller.organizationId,
+        scope: caller.workspaceId === null ? ("organization" as const) : ("workspace" as const),
+        offset: null,
+      };
     },
   );
 

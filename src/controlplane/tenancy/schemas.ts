@@ -32,7 +32,9 @@ export const ApiKeyList = Type.Object({ resources: Type.Array(ApiKey), offset: N
 export const ApiKeyCreateRequest = Type.Object(
   {
     description: Type.Optional(Type.String({ maxLength: 256 })),
-    workspace_id: Type.Optional(Nullable(Uuid({ description: "The workspace the key serves; null or absent with an organization credential: the whole organization." }))),
+    workspace_id: Type.Optional(
+      Nullable(Uuid({ description: "The workspace the key serves; null or absent with an organization credential: the whole organization." })),
+    ),
   },
   { additionalProperties: false, title: "ApiKeyCreateRequest" },
 );

@@ -54,6 +54,11 @@ function isPlan(value: string): value is Plan {
 export class TenancyService {
   constructor(private readonly deps: Pick<ControlPlaneDeps, "db" | "now" | "newId">) {}
 
+  /** How many organizations this control plane serves (deployments of several need a sandbox). */
+  organizationCount(): Promise<number> {
+    return repo.countOrganizations(this.deps.db);
+  }
+
   /** Creates an organization, one workspace and a new API key, atomically. */
   bootstrap(options: BootstrapOptions = {}): Promise<BootstrapResult> {
     return this.deps.db.transaction((tx) => this.bootstrapIn(tx, options));

@@ -23,8 +23,7 @@ export const registerUploadRoutes: RegisterRoutes = (app, { uploads }) => {
         response: { 200: UploadUrl, ...errorResponses(400, 401, 404, 422) },
       },
     },
-    async (request) =>
-      uploads.createUrl(requireTenant(request).workspaceId, request.params.deployment_id),
+    async (request) => uploads.createUrl(requireTenant(request).workspaceId, request.params.deployment_id),
   );
 
   // The PUT takes the archive whatever type it declares (curl --data-binary sends

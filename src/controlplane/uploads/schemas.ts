@@ -12,10 +12,7 @@ export const UploadUrl = Type.Object(
 );
 export type UploadUrl = Static<typeof UploadUrl>;
 
-export const UploadReceived = Type.Object(
-  { object_path: Type.String(), size_bytes: Type.Integer(), sha256: Type.String() },
-  { title: "UploadReceived" },
-);
+export const UploadReceived = Type.Object({ object_path: Type.String(), size_bytes: Type.Integer(), sha256: Type.String() }, { title: "UploadReceived" });
 export type UploadReceived = Static<typeof UploadReceived>;
 
 export const UploadParams = Type.Object({ deployment_id: Uuid(), upload_id: Uuid() });

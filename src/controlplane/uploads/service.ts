@@ -4,12 +4,20 @@ import { dirname, join } from "node:path";
 import type { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { SlipwayError, badRequest, conflict, invalidField } from "../../http/errors.ts";
-import { checkTarball, TarballRefused } from "../../pipeline/source/tarball.ts";
+import { checkTarball, TarballRefused } from "../../tarball/tarball.ts";
 import type { ControlPlaneDeps } from "../context.ts";
 import { deploymentNotFound } from "../deployments/not-found.ts";
 import { findDeployment } from "../deployments/repository.ts";
 import * as repo from "./repository.ts";
 import type { UploadUrl } from "./schemas.ts";
+
+/** An upload whose body arrived: its file and what identifies it. */
+interface ReceivedUpload {
+  objectPath: string;
+  file: string;
+  sha256: string;
+  sizeBytes: number | null;
+}
 
 const UPLOAD_URL_TTL_MS = 60 * 60 * 1000;
 const MAX_UPLOAD_BYTES = 200 * 1024 * 1024;
@@ -49,6 +57,17 @@ export class UploadService {
   }
 
   /**
+   * Where a received upload of this deployment is stored, for the pipeline that unpacks
+   * it; undefined when there is none by that path, or its body never arrived.
+   */
+  async received(workspaceId: string, deploymentId: string, objectPath: string): Promise<ReceivedUpload | undefined> {
+    const { deps } = this;
+    const upload = await repo.findUpload(deps.db, workspaceId, deploymentId, objectPath);
+    if (!upload?.sha256 || upload.uploaded_at === null || !deps.dataDir) return undefined;
+    return { objectPath: upload.object_path, file: join(deps.dataDir, upload.object_path), sha256: upload.sha256, sizeBytes: upload.size_bytes };
+  }
+
+  /**
    * Stores the body of a signed PUT: at most MAX_UPLOAD_BYTES (413 beyond), a gzipped tar
    * of regular files and folders only (422 naming the first entry refused otherwise).
    */
@@ -58,7 +77,8 @@ export class UploadService {
   ): Promise<{ object_path: string; size_bytes: number; sha256: string }> {
     const { deps } = this;
     const expected = sign(deps.secretsKey, target.deploymentId, target.uploadId, target.expires);
-    if (!sameText(expected, target.signature)) throw new SlipwayError("unauthorized", "The upload URL's signature is not valid for this deployment and upload.");
+    if (!sameText(expected, target.signature))
+      throw new SlipwayError("unauthorized", "The upload URL's signature is not valid for this deployment and upload.");
     if (target.expires < deps.now().getTime()) throw new SlipwayError("unauthorized", "The upload URL has expired: ask for a new one.");
     if (!deps.dataDir) throw new SlipwayError("unavailable", "This control plane has no data directory for uploads.");
     const objectPath = `uploads/${target.deploymentId}/${target.uploadId}.tar.gz`;

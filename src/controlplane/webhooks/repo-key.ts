@@ -15,5 +15,9 @@ export function repoKey(url: string): string {
       return url;
     }
   }
-  return `${host.toLowerCase()}/${path.replace(/^\/+/, "").replace(/\/+$/, "").replace(/\.git$/, "").toLowerCase()}`;
+  return `${host.toLowerCase()}/${path
+    .replace(/^\/+/, "")
+    .replace(/\/+$/, "")
+    .replace(/\.git$/, "")
+    .toLowerCase()}`;
 }

@@ -2,7 +2,10 @@ import type { Queryable } from "../../storage/database.ts";
 
 /** SQL for push webhooks. The integration is found by its id alone: the signature proves the caller. */
 
-export async function findIntegrationForWebhook(q: Queryable, id: string): Promise<{ id: string; workspace_id: string; webhook_secret_sealed: string | null } | undefined> {
+export async function findIntegrationForWebhook(
+  q: Queryable,
+  id: string,
+): Promise<{ id: string; workspace_id: string; webhook_secret_sealed: string | null } | undefined> {
   const rows = await q.query<{ id: string; workspace_id: string; webhook_secret_sealed: string | null }>(
     "SELECT id, workspace_id, webhook_secret_sealed FROM integrations WHERE id = $1",
     [id],

@@ -66,7 +66,11 @@ export class WebhookService {
     }
     const branch = event.ref?.startsWith("refs/heads/") ? event.ref.slice(11) : undefined;
     if (!branch || event.deleted || !event.after || /^0+$/.test(event.after)) return { revisions: [] };
-    const pushed = new Set(Object.values(event.repository ?? {}).filter((v): v is string => typeof v === "string").map(repoKey));
+    const pushed = new Set(
+      Object.values(event.repository ?? {})
+        .filter((v): v is string => typeof v === "string")
+        .map(repoKey),
+    );
     const made: { deployment_id: string; revision_id: string }[] = [];
     for (const candidate of await pushDeployments(deps.db, integration.workspace_id, integration.id)) {
       if (!pushed.has(repoKey(candidate.repo_url))) continue;

@@ -98,10 +98,10 @@ export async function loadJobRevision(q: Queryable, revisionId: string): Promise
 }
 
 export async function recordCommit(q: Queryable, revisionId: string, commit: string): Promise<void> {
-  await q.query(
-    `UPDATE revisions SET source_revision_config = jsonb_set(source_revision_config, '{repo_commit_sha}', to_jsonb($2::text)) WHERE id = $1`,
-    [revisionId, commit],
-  );
+  await q.query(`UPDATE revisions SET source_revision_config = jsonb_set(source_revision_config, '{repo_commit_sha}', to_jsonb($2::text)) WHERE id = $1`, [
+    revisionId,
+    commit,
+  ]);
 }
 
 export async function recordBuild(q: Queryable, revisionId: string, buildKey: string): Promise<void> {

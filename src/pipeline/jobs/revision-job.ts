@@ -1,12 +1,10 @@
 import { existsSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { removeFetchedSource, SOURCE_PREFIX } from "../build/stale-sources.ts";
-import type { IntegrationService } from "../../controlplane/integrations/service.ts";
-import type { RevisionService } from "../../controlplane/revisions/service.ts";
+import { removeFetchedSource, SOURCE_PREFIX } from "../builder/stale-sources.ts";
 import { canTransition, type RevisionStatus } from "../../controlplane/revisions/state-machine.ts";
 import { openSecrets } from "../../controlplane/secrets/sealed.ts";
-import { buildSource, reusableBuild, type BuildRecipe } from "../build/builder.ts";
-import { getBuild, type BuildRow } from "../build/repository.ts";
+import { buildSource, reusableBuild, type BuildRecipe } from "../builder/builder.ts";
+import { getBuild, type BuildRow } from "../builder/repository.ts";
 import type { PipelineDeps } from "../context.ts";
 import { JobStopped, StepFailure } from "../failure.ts";
 import { LogWriter } from "../log-writer.ts";
@@ -21,9 +19,6 @@ const MAX_ATTEMPTS = 3;
 
 interface JobContext {
   deps: PipelineDeps;
-  /** The control plane's services, built once by the job runner. */
-  revisions: RevisionService;
-  integrations: IntegrationService;
   runtime: DeploymentRuntime;
   claim: JobClaim;
   worker: string;
@@ -50,11 +45,14 @@ export async function runRevisionJob(context: JobContext): Promise<void> {
   const secrets = Object.fromEntries(openSecrets(deps.secretsKey, revision.deployment_id, revision.secrets_sealed).map((s) => [s.name, s.value]));
   const target = { workspaceId: revision.workspace_id, deploymentId: revision.deployment_id, revisionId: revision.id };
   const onLogError = (error: Error) => deps.log.warn({ err: error, revision_id: revision.id }, "writing a revision log failed");
-  const buildLog = new LogWriter(deps.db, { ...target, type: "build" }, Object.values(secrets), onLogError);
-  const deployLog = new LogWriter(deps.db, { ...target, type: "deploy" }, Object.values(secrets), onLogError);
+  const buildLog = new LogWriter(deps.services.logs, { ...target, type: "build" }, Object.values(secrets), onLogError);
+  const deployLog = new LogWriter(deps.services.logs, { ...target, type: "deploy" }, Object.values(secrets), onLogError);
   const shown = unredactedSecrets(secrets);
   if (shown.length > 0) {
-    buildLog.line("WARNING", `Secrets shown as they are in these logs: ${shown.join(", ")}. A boolean, a plain number or a value under 6 characters cannot be told from ordinary words, so it is not hidden.`);
+    buildLog.line(
+      "WARNING",
+      `Secrets shown as they are in these logs: ${shown.join(", ")}. A boolean, a plain number or a value under 6 characters cannot be told from ordinary words, so it is not hidden.`,
+    );
   }
   const job = new Job(context, revision, secrets, buildLog, deployLog);
   try {
@@ -81,7 +79,7 @@ class Job {
     private readonly deployLog: LogWriter,
   ) {
     this.status = revision.status;
-    this.sourceDeps = { ...context.deps, integrations: context.integrations };
+    this.sourceDeps = context.deps;
   }
 
   async run(): Promise<void> {
@@ -94,7 +92,8 @@ class Job {
             "Redeploy it to try again, and look at the control plane's log for why it stopped.",
         );
       }
-      if (claim.job_attempts > 1) this.log().line("WARNING", `Resuming at ${this.status} (attempt ${claim.job_attempts}): the control plane stopped while it worked on this revision.`);
+      if (claim.job_attempts > 1)
+        this.log().line("WARNING", `Resuming at ${this.status} (attempt ${claim.job_attempts}): the control plane stopped while it worked on this revision.`);
       else this.buildLog.info(`Revision ${this.revision.id} (${this.image() ? `image ${this.image()}` : describeSource(this.source())}).`);
       if (this.status === "CREATING") {
         await this.identify();
@@ -174,7 +173,8 @@ class Job {
     const ready = image ? undefined : (build ?? (await this.ensureBuild()));
     const { runtime, signal } = this.context;
     this.deployLog.info(ready ? `Starting the agent server (build ${ready.key}).` : `Starting image ${image}.`);
-    if (this.revision.trigger === "rotate_credentials") this.deployLog.info("Credential rotation: its processes get a new database credential; the replaced ones keep theirs until they have stopped.");
+    if (this.revision.trigger === "rotate_credentials")
+      this.deployLog.info("Credential rotation: its processes get a new database credential; the replaced ones keep theirs until they have stopped.");
     this.group = await runtime.launch(
       {
         ...this.target(),
@@ -206,10 +206,10 @@ class Job {
   }
 
   private async move(to: RevisionStatus, message: string | null = null): Promise<void> {
-    const { deps, revisions, claim, worker } = this.context;
+    const { deps, claim, worker } = this.context;
     if (this.context.signal.aborted) throw new JobStopped("stopped");
     try {
-      await revisions.advance({ ...this.target(), to, message, now: deps.now().toISOString(), fence: { worker, attempt: claim.job_attempts } });
+      await deps.services.revisions.advance({ ...this.target(), to, message, now: deps.now().toISOString(), fence: { worker, attempt: claim.job_attempts } });
     } catch (error) {
       // Interrupted, deleted, or taken over meanwhile: nothing of ours to write any more.
       throw new JobStopped((error as Error).message);

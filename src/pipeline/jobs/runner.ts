@@ -1,7 +1,4 @@
 import { randomUUID } from "node:crypto";
-import { REVISION_READY_CHANNEL } from "../../controlplane/revisions/repository.ts";
-import { IntegrationService } from "../../controlplane/integrations/service.ts";
-import { RevisionService } from "../../controlplane/revisions/service.ts";
 import type { PipelineDeps } from "../context.ts";
 import type { DeploymentRuntime } from "../runtime/runtime.ts";
 import { claimJob, releaseAllJobs, releaseJob, renewJob, type JobClaim } from "./repository.ts";
@@ -26,20 +23,15 @@ export class JobRunner {
   private stopped = false;
   private tick: NodeJS.Timeout | undefined;
   private unlisten: (() => Promise<void>) | undefined;
-  private readonly revisions: RevisionService;
-  private readonly integrations: IntegrationService;
 
   constructor(
     private readonly deps: PipelineDeps,
     private readonly runtime: DeploymentRuntime,
-  ) {
-    this.revisions = new RevisionService(deps);
-    this.integrations = new IntegrationService(deps);
-  }
+  ) {}
 
   async start(): Promise<void> {
     if (!this.deps.db.shared) await releaseAllJobs(this.deps.db);
-    this.unlisten = await this.deps.db.listen(REVISION_READY_CHANNEL, () => this.poke());
+    this.unlisten = await this.deps.services.revisions.onReady(() => this.poke());
     this.deps.db.onReconnect(() => this.poke());
     this.tick = setInterval(() => void this.onTick(), TICK_MS);
     this.tick.unref();
@@ -64,7 +56,7 @@ export class JobRunner {
 
   private async onTick(): Promise<void> {
     try {
-      await this.revisions.startDue(this.deps.now());
+      await this.deps.services.revisions.startDue(this.deps.now());
     } catch (error) {
       this.deps.log.warn({ err: error }, "starting due revisions failed");
     }
@@ -100,17 +92,20 @@ export class JobRunner {
   private run(claim: JobClaim): void {
     const abort = new AbortController();
     const { jobLeaseMs } = this.deps.settings;
-    const heartbeat = setInterval(() => {
-      renewJob(this.deps.db, claim, this.worker, jobLeaseMs).then(
-        (ours) => {
-          if (!ours) abort.abort(new Error("the revision was interrupted, deleted or taken over"));
-        },
-        (error) => this.deps.log.warn({ err: error, revision_id: claim.revision_id }, "renewing a revision job's lease failed"),
-      );
-    }, Math.max(200, jobLeaseMs / 3));
+    const heartbeat = setInterval(
+      () => {
+        renewJob(this.deps.db, claim, this.worker, jobLeaseMs).then(
+          (ours) => {
+            if (!ours) abort.abort(new Error("the revision was interrupted, deleted or taken over"));
+          },
+          (error) => this.deps.log.warn({ err: error, revision_id: claim.revision_id }, "renewing a revision job's lease failed"),
+        );
+      },
+      Math.max(200, jobLeaseMs / 3),
+    );
     heartbeat.unref();
-    const { deps, revisions, integrations, runtime, worker } = this;
-    const done = runRevisionJob({ deps, revisions, integrations, runtime, claim, worker, signal: abort.signal })
+    const { deps, runtime, worker } = this;
+    const done = runRevisionJob({ deps, runtime, claim, worker, signal: abort.signal })
       .catch((error) => this.deps.log.error({ err: error, revision_id: claim.revision_id }, "revision job crashed"))
       .finally(() => {
         clearInterval(heartbeat);

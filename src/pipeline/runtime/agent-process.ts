@@ -3,7 +3,7 @@ import { rmSync } from "node:fs";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import { corsConfigProblem, type CorsConfig } from "../../http/cors.ts";
-import { describeEndpoint, endpointOfListening, type AgentEndpoint } from "../../router/endpoint.ts";
+import { describeEndpoint, endpointOfListening, type AgentEndpoint } from "./agent-endpoint.ts";
 import type { LogWriter } from "../log-writer.ts";
 import { answersOk } from "./health-probe.ts";
 import type { ConfinedLaunch } from "./isolation.ts";

@@ -154,4 +154,3 @@ export function storageSocketPath(dataDir: string, deploymentId: string): string
 export function schemaOf(deploymentId: string): string {
   return `deployment_${deploymentId.replace(/-/g, "").toLowerCase()}`;
 }
-

@@ -1,5 +1,5 @@
 import { request } from "node:http";
-import type { AgentEndpoint } from "../../router/endpoint.ts";
+import type { AgentEndpoint } from "./agent-endpoint.ts";
 
 /** Whether an agent server answers 200 on /ok now (a process on its socket, a container on a port). */
 export function answersOk(endpoint: AgentEndpoint | undefined, timeoutMs = 1_000): Promise<boolean> {

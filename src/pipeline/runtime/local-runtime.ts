@@ -2,11 +2,10 @@ import { randomBytes } from "node:crypto";
 import { chmodSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { revisionPython } from "../build/python-link.ts";
+import { revisionPython } from "../builder/python-link.ts";
 import { childEnv } from "../child-env.ts";
 import type { PipelineDeps } from "../context.ts";
 import { StepFailure } from "../failure.ts";
-import type { LogWriter } from "../log-writer.ts";
 import { AgentProcess } from "./agent-process.ts";
 import { agentEnvironment, replicaShape } from "./agent-env.ts";
 import type { DeploymentStorage } from "./deployment-storage.ts";
@@ -42,13 +41,16 @@ export class LocalRuntime extends RevisionRotation {
   async start(spec: LaunchSpec): Promise<RevisionGroup> {
     const build = spec.build;
     if (!build) throw new StepFailure("DEPLOY_FAILED", "An image source runs only on the Docker runtime (`slipway up --runtime docker`).");
-    const refusal = await unsandboxedTenantsRefusal(this.deps.db, this.isolation, this.deps.allowUnsandboxed);
+    const refusal = await unsandboxedTenantsRefusal(this.deps.services.tenancy, this.isolation, this.deps.allowUnsandboxed);
     if (refusal) throw new StepFailure("DEPLOY_FAILED", `Refused: ${refusal}`);
     const { count, memoryMb: memory, cpus } = replicaShape(spec);
     const cpuLimited = cpus !== undefined && this.isolation.limits.cpu;
     const limits = { ...DEFAULT_LIMITS, ...(memory ? { memoryBytes: memory * 1048576 } : {}), ...(cpuLimited ? { cpus } : {}) };
     if (cpus !== undefined && !cpuLimited) {
-      spec.log.line("WARNING", `resource_spec's CPU (${cpus} cores) is not applied on this machine: ${this.isolation.limits.cpuReason ?? this.isolation.limits.reason}. The Docker runtime applies it.`);
+      spec.log.line(
+        "WARNING",
+        `resource_spec's CPU (${cpus} cores) is not applied on this machine: ${this.isolation.limits.cpuReason ?? this.isolation.limits.reason}. The Docker runtime applies it.`,
+      );
     }
     const internalKey = randomBytes(32).toString("base64url");
     const storage = await this.storage.attach(spec.deploymentId, { rotate: spec.rotateCredentials });
@@ -72,7 +74,8 @@ export class LocalRuntime extends RevisionRotation {
       const name = `${spec.revisionId.slice(0, 8)}#${index + 1}`;
       const file = `${++this.sockets}-${name.replace("#", "-")}`;
       // On Windows, a named pipe.
-      const socketPath = process.platform === "win32" ? `\\\\.\\pipe\\slipway-${process.pid}-${randomBytes(6).toString("hex")}-${file}` : join(sockets, `${file}.sock`);
+      const socketPath =
+        process.platform === "win32" ? `\\\\.\\pipe\\slipway-${process.pid}-${randomBytes(6).toString("hex")}-${file}` : join(sockets, `${file}.sock`);
       return new AgentProcess({ name, cwd: build.directory, socketPath, args, env, log: spec.log, serverLog: this.deps.log, confine });
     });
     const group = new RevisionGroup(spec.deploymentId, spec.revisionId, processes, internalKey, spec.log);

@@ -51,7 +51,10 @@ export async function deploymentRole(q: Queryable, row: { deploymentId: string; 
  * The next generation of a deployment's credential; only from the one it read (two
  * rotations at once: the second gets the first's), so that no password is lost.
  */
-export async function rotateDeploymentRole(q: Queryable, row: { deploymentId: string; role: string; passwordSealed: string; generation: number }): Promise<StoredRole> {
+export async function rotateDeploymentRole(
+  q: Queryable,
+  row: { deploymentId: string; role: string; passwordSealed: string; generation: number },
+): Promise<StoredRole> {
   await q.query("UPDATE deployment_roles SET role = $2, password_sealed = $3, generation = $4 WHERE deployment_id = $1 AND generation = $4 - 1", [
     row.deploymentId,
     row.role,
@@ -66,9 +69,4 @@ export async function rotateDeploymentRole(q: Queryable, row: { deploymentId: st
 export async function deploymentLoginRole(q: Queryable, deploymentId: string): Promise<string | undefined> {
   const rows = await q.query<{ role: string }>("SELECT role FROM deployment_roles WHERE deployment_id = $1", [deploymentId]);
   return rows[0]?.role;
-}
-
-export async function organizationCount(q: Queryable): Promise<number> {
-  const rows = await q.query<{ n: number }>("SELECT count(*)::int AS n FROM organizations");
-  return rows[0].n;
 }

@@ -118,7 +118,9 @@ export abstract class RevisionRotation implements DeploymentRuntime {
       if (!idle) group.log.line("WARNING", `${group.inFlight} request(s) still open after the drain timeout; stopping anyway.`);
       await this.stopGroup(group);
       // Its database credential, if a rotation replaced it, opens nothing from now on.
-      await this.storage.retired(group.deploymentId).catch((error: Error) => group.log.error(`Retiring the replaced database credential failed: ${error.message}`));
+      await this.storage
+        .retired(group.deploymentId)
+        .catch((error: Error) => group.log.error(`Retiring the replaced database credential failed: ${error.message}`));
       await group.log.flush();
     })();
     this.retiring.add(done);

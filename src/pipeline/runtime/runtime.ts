@@ -1,5 +1,5 @@
 import type { CorsConfig } from "../../http/cors.ts";
-import type { AgentEndpoint } from "../../router/endpoint.ts";
+import type { AgentEndpoint } from "./agent-endpoint.ts";
 import type { LogWriter } from "../log-writer.ts";
 import type { RevisionGroup } from "./revision-group.ts";
 
@@ -65,7 +65,13 @@ export interface LaunchSpec {
   /** Deployment secrets: the replicas' environment, and all they get of the control plane's. */
   secrets: Record<string, string>;
   /** Replicas (min_scale), memory per replica (memory_limit_mb, else memory_mb) and CPU (cpu_limit, else cpu). */
-  resourceSpec: { min_scale?: number | null; memory_mb?: number | null; memory_limit_mb?: number | null; cpu?: number | null; cpu_limit?: number | null } | null;
+  resourceSpec: {
+    min_scale?: number | null;
+    memory_mb?: number | null;
+    memory_limit_mb?: number | null;
+    cpu?: number | null;
+    cpu_limit?: number | null;
+  } | null;
   /** The revision's deploy log. */
   log: LogWriter;
   /** Its replicas get a new database credential (a credential rotation); the replaced ones keep theirs until they stop. */

@@ -1,5 +1,5 @@
 import { execFileSync } from "node:child_process";
-import { closeSync, constants, existsSync, lstatSync, openSync, readlinkSync, realpathSync } from "node:fs";
+import { closeSync, constants, existsSync, lstatSync, openSync, readlinkSync, realpathSync, type Stats } from "node:fs";
 import { delimiter, dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
@@ -145,7 +145,7 @@ class Mounts {
   constructor(private readonly args: string[]) {}
 
   path(path: string): void {
-    let stat;
+    let stat: Stats;
     try {
       stat = lstatSync(path);
     } catch {

@@ -1,6 +1,5 @@
-import type { Queryable } from "../../storage/database.ts";
+import type { PipelineServices } from "../context.ts";
 import type { Isolation } from "./isolation.ts";
-import { organizationCount } from "./repository.ts";
 
 /**
  * Without a sandbox, every deployment's code runs with the control plane's rights: one
@@ -8,9 +7,13 @@ import { organizationCount } from "./repository.ts";
  * Serving more than one organization then needs the operator's word (--allow-unsandboxed).
  * Returns why it is refused, or undefined.
  */
-export async function unsandboxedTenantsRefusal(db: Queryable, isolation: Isolation, allowed: boolean | undefined): Promise<string | undefined> {
+export async function unsandboxedTenantsRefusal(
+  tenancy: PipelineServices["tenancy"],
+  isolation: Isolation,
+  allowed: boolean | undefined,
+): Promise<string | undefined> {
   if (isolation.sandboxed || allowed) return undefined;
-  const organizations = await organizationCount(db);
+  const organizations = await tenancy.organizationCount();
   if (organizations <= 1) return undefined;
   return (
     `deployments cannot be sandboxed here (${isolation.sandbox.reason}) and this control plane has ${organizations} organizations: ` +

@@ -2,7 +2,7 @@ import { mkdirSync, rmSync } from "node:fs";
 import { AddressRefused, canonicalIp, resolveGuarded, type AddressGuardPolicy } from "../../net/address-guard.ts";
 import { DEFAULT_PORTS, baseUrlOrigin, gitOrigin, gitUrlText, readGitUrl, type GitUrl } from "../../net/git-url.ts";
 import { repoRefProblem } from "../../controlplane/deployments/source-fields.ts";
-import { runCommand, type CommandOutcome } from "../build/run-command.ts";
+import { runCommand, type CommandOutcome } from "../builder/run-command.ts";
 import { openGitSandbox, sshCommand, type GitSandbox } from "./git-environment.ts";
 import { StepFailure, commandFailure } from "../failure.ts";
 import type { LogWriter } from "../log-writer.ts";
@@ -63,8 +63,7 @@ async function lsRemote(source: GitSource, target: Target, context: GitContext):
     if (sha && name) refs.set(name, sha);
   }
   const ref = source.ref;
-  const found =
-    refs.get(`refs/heads/${ref}`) ?? refs.get(`refs/tags/${ref}^{}`) ?? refs.get(`refs/tags/${ref}`) ?? refs.get(`${ref}^{}`) ?? refs.get(ref);
+  const found = refs.get(`refs/heads/${ref}`) ?? refs.get(`refs/tags/${ref}^{}`) ?? refs.get(`refs/tags/${ref}`) ?? refs.get(`${ref}^{}`) ?? refs.get(ref);
   if (!found) {
     const branches = [...refs.keys()].filter((name) => name.startsWith("refs/heads/")).map((name) => name.slice(11));
     throw new StepFailure(
@@ -155,7 +154,9 @@ async function gitTarget(source: GitSource, context: GitContext): Promise<Target
       env.GIT_CONFIG_KEY_0 = "http.extraHeader";
       env.GIT_CONFIG_VALUE_0 = `Authorization: Basic ${Buffer.from(`x-access-token:${token}`).toString("base64")}`;
     } else if (token) {
-      context.log.info(`The integration's token is not sent: it belongs to ${baseUrlOrigin(source.integration!.baseUrl)}, and ${source.url} is ${gitOrigin(url)}.`);
+      context.log.info(
+        `The integration's token is not sent: it belongs to ${baseUrlOrigin(source.integration!.baseUrl)}, and ${source.url} is ${gitOrigin(url)}.`,
+      );
     }
   } else if (url.scheme === "git") {
     gitUrl = gitUrlText(url, address);
@@ -182,8 +183,7 @@ function checkIntegrationHost(url: GitUrl, baseUrl: string): void {
 
 function git(args: string[], target: Target, context: GitContext, lines?: string[]): Promise<CommandOutcome> {
   // ls-remote's answer is data, not log: collect its stdout instead of logging it.
-  const output = (line: string, stream: "stdout" | "stderr") =>
-    lines && stream === "stdout" ? lines.push(line) : context.log.info(line);
+  const output = (line: string, stream: "stdout" | "stderr") => (lines && stream === "stdout" ? lines.push(line) : context.log.info(line));
   return runCommand("git", [...target.config, ...args], { cwd: target.dir, env: target.env, output, signal: context.signal, timeoutMs: 10 * 60_000 });
 }
 

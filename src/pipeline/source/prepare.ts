@@ -1,19 +1,16 @@
-import { join } from "node:path";
-import type { IntegrationService } from "../../controlplane/integrations/service.ts";
 import type { PipelineDeps } from "../context.ts";
 import { StepFailure } from "../failure.ts";
 import type { LogWriter } from "../log-writer.ts";
 import { fetchCommit, resolveCommit, type GitSource } from "./git.ts";
-import { TarballRefused, unpackTarball } from "./tarball.ts";
-import { findUpload } from "../../controlplane/uploads/repository.ts";
+import { TarballRefused, unpackTarball } from "../../tarball/tarball.ts";
 
 /** Where a revision's source comes from, as its snapshot says. */
 export type RevisionSource =
   | { kind: "git"; workspaceId: string; deploymentId: string; url: string; ref: string; commit: string | null; integrationId: string | null }
   | { kind: "tarball"; workspaceId: string; deploymentId: string; objectPath: string };
 
-/** What preparing a source needs: the pipeline's deps, and the integrations for a git host's credentials. */
-export type SourceDeps = Pick<PipelineDeps, "db" | "dataDir" | "gitHosts"> & { integrations: IntegrationService };
+/** What preparing a source needs: the uploads, the integrations (a git host's credentials) and the hosts fetches may reach. */
+export type SourceDeps = Pick<PipelineDeps, "services" | "gitHosts">;
 
 interface SourceContext {
   log: LogWriter;
@@ -36,7 +33,7 @@ export async function identifySource(deps: SourceDeps, source: RevisionSource, c
 export async function fetchSource(deps: SourceDeps, source: RevisionSource, sourceId: string, dir: string, context: SourceContext): Promise<void> {
   if (source.kind === "tarball") {
     const upload = await uploadedFile(deps, source);
-    context.log.info(`Unpacking the uploaded source ${source.objectPath} (${upload.size_bytes} bytes, sha256 ${upload.sha256.slice(0, 12)}).`);
+    context.log.info(`Unpacking the uploaded source ${source.objectPath} (${upload.sizeBytes} bytes, sha256 ${upload.sha256.slice(0, 12)}).`);
     try {
       await unpackTarball(upload.file, dir);
     } catch (error) {
@@ -51,7 +48,7 @@ export async function fetchSource(deps: SourceDeps, source: RevisionSource, sour
 
 async function gitSource(deps: SourceDeps, source: Extract<RevisionSource, { kind: "git" }>): Promise<GitSource> {
   if (!source.integrationId) return { url: source.url, ref: source.ref };
-  const credentials = await deps.integrations.credentials(source.workspaceId, source.integrationId).catch(() => undefined);
+  const credentials = await deps.services.integrations.credentials(source.workspaceId, source.integrationId).catch(() => undefined);
   if (!credentials) {
     throw new StepFailure("CREATE_FAILED", `Fetching the source failed: integration ${source.integrationId} no longer exists in this workspace.`);
   }
@@ -59,12 +56,12 @@ async function gitSource(deps: SourceDeps, source: Extract<RevisionSource, { kin
 }
 
 async function uploadedFile(deps: SourceDeps, source: Extract<RevisionSource, { kind: "tarball" }>) {
-  const upload = await findUpload(deps.db, source.workspaceId, source.deploymentId, source.objectPath);
-  if (!upload || !upload.sha256 || upload.uploaded_at === null) {
+  const upload = await deps.services.uploads.received(source.workspaceId, source.deploymentId, source.objectPath);
+  if (!upload) {
     throw new StepFailure(
       "CREATE_FAILED",
       `The uploaded source ${source.objectPath} was not found for this deployment: ask POST /v2/deployments/${source.deploymentId}/upload-url for a URL, PUT the .tar.gz there, then use its object_path.`,
     );
   }
-  return { ...upload, sha256: upload.sha256, file: join(deps.dataDir, upload.object_path) };
+  return upload;
 }

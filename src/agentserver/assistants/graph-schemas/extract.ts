@@ -96,5 +96,14 @@ function compilerOptions(root: string): ts.CompilerOptions {
     const read = ts.readConfigFile(configPath, ts.sys.readFile);
     if (!read.error) options = ts.parseJsonConfigFileContent(read.config, ts.sys, dirname(configPath)).options;
   }
-  return { ...options, strictNullChecks: true, allowJs: true, allowImportingTsExtensions: true, noEmit: true, skipLibCheck: true, incremental: false, composite: false };
+  return {
+    ...options,
+    strictNullChecks: true,
+    allowJs: true,
+    allowImportingTsExtensions: true,
+    noEmit: true,
+    skipLibCheck: true,
+    incremental: false,
+    composite: false,
+  };
 }

@@ -62,9 +62,13 @@ export class GraphTypeReader {
     // with `channels` and a type parameter has neither (they default to a bare
     // StateDefinition): its state stands in.
     const input =
-      this.fields(this.property(graph, "~InputType", at), at) ?? (inputDefinition && this.channelValues(inputDefinition, at, "UpdateType")) ?? this.fields(stateUpdate, at);
+      this.fields(this.property(graph, "~InputType", at), at) ??
+      (inputDefinition && this.channelValues(inputDefinition, at, "UpdateType")) ??
+      this.fields(stateUpdate, at);
     const output =
-      this.fields(this.property(graph, "~OutputType", at), at) ?? (outputDefinition && this.channelValues(outputDefinition, at, "ValueType")) ?? this.fields(stateValues, at);
+      this.fields(this.property(graph, "~OutputType", at), at) ??
+      (outputDefinition && this.channelValues(outputDefinition, at, "ValueType")) ??
+      this.fields(stateValues, at);
     const builder = this.property(graph, "builder", at);
     const configDefinition = builder && this.property(builder, "_configSchema", at);
     return {
@@ -111,7 +115,6 @@ export class GraphTypeReader {
     return symbol ? this.checker.getTypeOfSymbolAtLocation(symbol, at) : undefined;
   }
 }
-
 
 /** A CompiledStateGraph<...> of any LangGraph.js version: the class every StateGraph compiles to. */
 function isCompiledStateGraph(type: ts.Type): boolean {

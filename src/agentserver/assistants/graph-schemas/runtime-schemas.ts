@@ -1,9 +1,4 @@
-import {
-  getConfigTypeSchema,
-  getInputTypeSchema,
-  getOutputTypeSchema,
-  getUpdateTypeSchema,
-} from "@langchain/langgraph/zod/schema";
+import { getConfigTypeSchema, getInputTypeSchema, getOutputTypeSchema, getUpdateTypeSchema } from "@langchain/langgraph/zod/schema";
 import type { GraphLike } from "../../graphs/registry.ts";
 import type { SchemaSet } from "./extract.ts";
 import { MESSAGE_DEFINITIONS } from "./message-definitions.ts";

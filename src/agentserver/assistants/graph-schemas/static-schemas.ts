@@ -71,7 +71,10 @@ export class StaticGraphSchemas {
     try {
       extraction = await extractInWorker(sources, root, this.options.timeoutMs ?? schemaTimeoutMs());
     } catch (error) {
-      log?.warn({ err: error }, "graph schemas could not be read from the TypeScript types; graphs without zod schemas get the types of their run-time channels");
+      log?.warn(
+        { err: error },
+        "graph schemas could not be read from the TypeScript types; graphs without zod schemas get the types of their run-time channels",
+      );
       return undefined;
     }
     for (const [graphId, problem] of Object.entries(extraction.problems)) log?.warn({ graph_id: graphId }, `graph schemas: ${problem}`);

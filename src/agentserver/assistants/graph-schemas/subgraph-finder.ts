@@ -19,7 +19,10 @@ interface SubgraphSite {
 export class SubgraphFinder {
   private readonly visited = new Set<ts.Node>();
 
-  constructor(private readonly checker: ts.TypeChecker, private readonly reader: GraphTypeReader) {}
+  constructor(
+    private readonly checker: ts.TypeChecker,
+    private readonly reader: GraphTypeReader,
+  ) {}
 
   find(declaration: ts.Node, namespace: string[] = [], depth = 0): SubgraphSite[] {
     if (depth > 6 || this.visited.has(declaration)) return [];
@@ -115,7 +118,14 @@ function rootIdentifier(node: ts.Node): ts.Identifier | undefined {
   let current: ts.Node = node;
   for (;;) {
     if (ts.isIdentifier(current)) return current;
-    if (ts.isCallExpression(current) || ts.isPropertyAccessExpression(current) || ts.isParenthesizedExpression(current) || ts.isAwaitExpression(current) || ts.isNonNullExpression(current) || ts.isAsExpression(current)) {
+    if (
+      ts.isCallExpression(current) ||
+      ts.isPropertyAccessExpression(current) ||
+      ts.isParenthesizedExpression(current) ||
+      ts.isAwaitExpression(current) ||
+      ts.isNonNullExpression(current) ||
+      ts.isAsExpression(current)
+    ) {
       current = current.expression;
       continue;
     }

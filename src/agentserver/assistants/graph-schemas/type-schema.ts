@@ -31,7 +31,10 @@ export class TypeSchemaWriter {
   /** The declaration of the property being written: where its unions are spelled out, in order. */
   private declaration?: ts.Node;
 
-  constructor(private readonly checker: ts.TypeChecker, private readonly at: ts.Node) {}
+  constructor(
+    private readonly checker: ts.TypeChecker,
+    private readonly at: ts.Node,
+  ) {}
 
   /**
    * The schema of graph channels (state, input, output or context fields): none is

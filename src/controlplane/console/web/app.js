@@ -36,7 +36,18 @@ function navigation(current) {
     h("a", { href: "#/listeners" }, "Listeners"),
     h("a", { href: "#/keys" }, "API keys"),
     h("span", { class: "workspace", title: current.workspaceId ?? "" }, current.workspaceName ?? ""),
-    h("button", { type: "button", class: "link", onclick: () => { signOut(); route(); } }, "Sign out"),
+    h(
+      "button",
+      {
+        type: "button",
+        class: "link",
+        onclick: () => {
+          signOut();
+          route();
+        },
+      },
+      "Sign out",
+    ),
   );
 }
 

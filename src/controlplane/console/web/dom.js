@@ -25,6 +25,33 @@ export function append(parent, children) {
   return parent;
 }
 
+const drawnRows = new WeakMap();
+
+/**
+ * Makes `body`'s rows those of `items`, in order, drawing a row again only when its item
+ * changed (by its JSON): a row that stays keeps its focus, its opened <details> and any
+ * text selected in it across a view's refreshes. Rows are moved only when out of order.
+ */
+export function syncRows(body, items, keyOf, render) {
+  let known = drawnRows.get(body);
+  if (!known) drawnRows.set(body, (known = new Map()));
+  const rows = items.map((item) => {
+    const key = keyOf(item);
+    const signature = JSON.stringify(item);
+    const old = known.get(key);
+    if (old?.signature === signature && old.row.parentNode === body) return old.row;
+    const row = render(item);
+    known.set(key, { signature, row });
+    return row;
+  });
+  const keep = new Set(rows);
+  for (const child of [...body.children]) if (!keep.has(child)) child.remove();
+  rows.forEach((row, index) => {
+    if (body.children[index] !== row) body.insertBefore(row, body.children[index] ?? null);
+  });
+  for (const [key, { row }] of known) if (row.parentNode !== body) known.delete(key);
+}
+
 /** Replaces an element's content. */
 export function replace(parent, ...children) {
   parent.replaceChildren();
@@ -65,19 +92,28 @@ export function badge(status) {
   return h("span", { class: `badge ${tone}` }, text);
 }
 
-/** Copies text to the clipboard, with a button that says so. */
-export function copyButton(text, label = "Copy") {
-  return h("button", {
-    type: "button",
-    class: "small",
-    "aria-label": `${label}: ${text}`,
-    onclick: async () => {
-      try {
-        await navigator.clipboard.writeText(text);
-        toast("Copied");
-      } catch {
-        toast("Copying was refused by the browser: select the text instead");
-      }
+/** Copies text to the clipboard, with a button that says so (`shown` is its visible word, if shorter than `label`). */
+export function copyButton(text, label = "Copy", shown = label) {
+  return h(
+    "button",
+    {
+      type: "button",
+      class: "small",
+      "aria-label": `${label}: ${text}`,
+      onclick: async () => {
+        try {
+          await navigator.clipboard.writeText(text);
+          toast("Copied");
+        } catch {
+          toast("Copying was refused by the browser: select the text instead");
+        }
+      },
     },
-  }, label);
+    shown,
+  );
+}
+
+/** An id as its first 8 characters, the whole id in its tooltip and on a copy button. */
+export function idCell(id, kind) {
+  return h("span", { class: "id" }, h("code", { title: id }, id.slice(0, 8)), " ", copyButton(id, `Copy ${kind} id`, "Copy"));
 }

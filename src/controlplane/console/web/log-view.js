@@ -13,7 +13,12 @@ export function logView(deploymentId) {
   // autocomplete=off: Chrome restores the state of controls made while a page loads when
   // the user comes Back to it, after this code has read them, without a change event: the
   // select said "Deploy log" above the build log's lines. These start fresh on each load.
-  const type = h("select", { id: "log-type", autocomplete: "off", onchange: () => restart() }, h("option", { value: "build" }, "Build log"), h("option", { value: "deploy" }, "Deploy log"));
+  const type = h(
+    "select",
+    { id: "log-type", autocomplete: "off", onchange: () => restart() },
+    h("option", { value: "build" }, "Build log"),
+    h("option", { value: "deploy" }, "Deploy log"),
+  );
   const search = h("input", { id: "log-search", type: "search", autocomplete: "off", placeholder: "Search the log", oninput: () => filter() });
   const follow = h("input", { id: "log-follow", type: "checkbox", autocomplete: "off", checked: true });
   const count = h("span", { class: "hint", "aria-live": "polite" });

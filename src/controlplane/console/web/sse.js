@@ -17,9 +17,8 @@ export async function* events(response) {
         if (data.length) yield { event, data: parse(data.join("\n")) };
         event = "message";
         data = [];
-      } else if (line.startsWith(":")) {
-        continue;
-      } else {
+      } else if (!line.startsWith(":")) {
+        // A line starting with ":" is a comment (a keep-alive): skipped.
         const colon = line.indexOf(":");
         const field = colon === -1 ? line : line.slice(0, colon);
         const rest = colon === -1 ? "" : line.slice(colon + 1).replace(/^ /, "");

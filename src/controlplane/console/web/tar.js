@@ -7,7 +7,10 @@ const SKIPPED = /(^|\/)(node_modules|\.git|\.venv|__pycache__)(\/|$)/;
 export function projectFiles(fileList) {
   const out = [];
   for (const file of fileList) {
-    const path = (file.webkitRelativePath || file.name).split("/").slice(file.webkitRelativePath ? 1 : 0).join("/");
+    const path = (file.webkitRelativePath || file.name)
+      .split("/")
+      .slice(file.webkitRelativePath ? 1 : 0)
+      .join("/");
     if (path && !SKIPPED.test(path)) out.push([path, file]);
   }
   return out;
@@ -41,14 +44,20 @@ function header(path, size, mtime) {
   const put = (text, offset, length) => block.set(encoder.encode(text).slice(0, length), offset);
   put(name, 0, 100);
   // mode, uid, gid, size, mtime: octal numbers ending in NUL.
-  const numbers = [[100, 8, 0o644], [108, 8, 0], [116, 8, 0], [124, 12, size], [136, 12, Math.floor(mtime / 1000)]];
-  for (const [offset, length, value] of numbers) put(value.toString(8).padStart(length - 1, "0") + "\0", offset, length);
+  const numbers = [
+    [100, 8, 0o644],
+    [108, 8, 0],
+    [116, 8, 0],
+    [124, 12, size],
+    [136, 12, Math.floor(mtime / 1000)],
+  ];
+  for (const [offset, length, value] of numbers) put(`${value.toString(8).padStart(length - 1, "0")}\0`, offset, length);
   put("        ", 148, 8);
   put("0", 156, 1);
   put("ustar\u000000", 257, 8);
   put(prefix, 345, 155);
   let sum = 0;
   for (const byte of block) sum += byte;
-  put(sum.toString(8).padStart(6, "0") + "\0 ", 148, 8);
+  put(`${sum.toString(8).padStart(6, "0")}\0 `, 148, 8);
   return block;
 }

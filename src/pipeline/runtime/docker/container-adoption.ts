@@ -1,5 +1,5 @@
 import type { CorsConfig } from "../../../http/cors.ts";
-import type { AgentEndpoint } from "../../../router/endpoint.ts";
+import type { AgentEndpoint } from "../agent-endpoint.ts";
 import { parseListening } from "../agent-process.ts";
 import { answersOk } from "../health-probe.ts";
 import type { DockerCli } from "./docker-cli.ts";
@@ -30,7 +30,13 @@ interface Inspected {
  */
 export async function adoptableContainers(
   docker: DockerCli,
-  query: { labels: Record<string, string>; count: number; runtimeLabel: [string, string] | undefined; image: string | undefined; containerPort: number | undefined },
+  query: {
+    labels: Record<string, string>;
+    count: number;
+    runtimeLabel: [string, string] | undefined;
+    image: string | undefined;
+    containerPort: number | undefined;
+  },
 ): Promise<{ internalKey: string; containers: AdoptableContainer[] } | undefined> {
   const ids = await docker.containers(query.labels, { runningOnly: true });
   if (ids.length !== query.count) return undefined;
@@ -41,7 +47,8 @@ export async function adoptableContainers(
   const containers: AdoptableContainer[] = [];
   for (const container of inspected) {
     const [label, value] = query.runtimeLabel ?? [];
-    if (!container.State.Running || (label && container.Config.Labels[label] !== value) || (query.image && container.Config.Image !== query.image)) return undefined;
+    if (!container.State.Running || (label && container.Config.Labels[label] !== value) || (query.image && container.Config.Image !== query.image))
+      return undefined;
     const name = container.Name.replace(/^\//, "");
     const listening = query.containerPort === undefined ? await listeningLine(docker, name) : await publishedPort(docker, name, query.containerPort);
     if (!listening || !(await answersOk(listening.endpoint, 3_000))) return undefined;

@@ -2,7 +2,7 @@ import type { ChildProcess } from "node:child_process";
 import { rmSync } from "node:fs";
 import { createInterface } from "node:readline";
 import type { CorsConfig } from "../../../http/cors.ts";
-import { describeEndpoint, type AgentEndpoint } from "../../../router/endpoint.ts";
+import { describeEndpoint, type AgentEndpoint } from "../agent-endpoint.ts";
 import type { LogWriter } from "../../log-writer.ts";
 import { parseListening } from "../agent-process.ts";
 import { RestartBackoff } from "../restart-backoff.ts";
@@ -98,7 +98,7 @@ export class ContainerReplica implements Replica {
 
   private onLine(line: string): void {
     const listening = "socketPath" in this.spec.listen ? parseListening(line) : undefined;
-    if (!listening) return this.spec.log.info(line);
+    if (!listening) return void this.spec.log.info(line);
     this.endpoint = listening.endpoint;
     this.cors = listening.cors;
     this.spec.log.info(`[${this.spec.name}] listening on ${describeEndpoint(listening.endpoint)}.`);
@@ -125,14 +125,18 @@ export class ContainerReplica implements Replica {
     const state = await this.docker.run(["inspect", "--format", "{{.State.OOMKilled}} {{.State.ExitCode}}", spec.container]).catch(() => "");
     await this.docker.remove([spec.container]);
     const [oom, exitCode] = state.trim().split(" ");
-    if (oom === "true") spec.log.error(`[${spec.name}] stopped by its resource limits: it ran out of memory (limit ${this.memoryMb ?? "?"} MB) and was killed.`);
+    if (oom === "true")
+      spec.log.error(`[${spec.name}] stopped by its resource limits: it ran out of memory (limit ${this.memoryMb ?? "?"} MB) and was killed.`);
     if (this.stopping) {
       spec.log.info(`[${spec.name}] stopped.`);
       return;
     }
     const delay = this.restarts.next();
     spec.log.error(`[${spec.name}] exited with code ${exitCode ?? code}; restarting in ${delay / 1000} s.`);
-    spec.serverLog.warn({ container: spec.container, code: exitCode ?? code, oom: oom === "true", restart_in_ms: delay }, "agent container stopped; restarting");
+    spec.serverLog.warn(
+      { container: spec.container, code: exitCode ?? code, oom: oom === "true", restart_in_ms: delay },
+      "agent container stopped; restarting",
+    );
     this.restarts.schedule(delay, () => {
       if (!this.stopping) this.start();
     });

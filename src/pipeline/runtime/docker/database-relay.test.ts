@@ -18,7 +18,12 @@ describe("a deployment's database relay", () => {
     serverUrl = new URL(inject("databaseUrl"));
     dir = mkdtempSync(join(tmpdir(), "slipway-relay-"));
     // The suite's own user stands for the deployment's role.
-    relay = await DatabaseRelay.open(dir, { host: serverUrl.hostname, port: Number(serverUrl.port || 5432) }, [decodeURIComponent(serverUrl.username)], undefined);
+    relay = await DatabaseRelay.open(
+      dir,
+      { host: serverUrl.hostname, port: Number(serverUrl.port || 5432) },
+      [decodeURIComponent(serverUrl.username)],
+      undefined,
+    );
   });
 
   afterAll(async () => {

@@ -23,7 +23,7 @@ export function localServer(databaseUrl: string): RelayTarget | undefined {
   const socketDir = url.searchParams.get("host");
   if (socketDir?.startsWith("/")) return { path: join(socketDir, `.s.PGSQL.${port}`), port };
   const host = url.hostname.replace(/^\[|\]$/g, "");
-  if (host === "" ) return { path: join("/var/run/postgresql", `.s.PGSQL.${port}`), port };
+  if (host === "") return { path: join("/var/run/postgresql", `.s.PGSQL.${port}`), port };
   return isLoopbackHost(host) ? { host, port } : undefined;
 }
 
@@ -101,7 +101,8 @@ export class DatabaseRelay {
         if (code === CANCEL_REQUEST) return this.forward(client, target, packet, buffered);
         if (code !== PROTOCOL_3) return client.destroy();
         const user = startupParameters(packet).user;
-        if (!user || !roles.includes(user)) return refuse(client, `this deployment's database socket logs in as its own role only, not as ${JSON.stringify(user ?? "")}`);
+        if (!user || !roles.includes(user))
+          return refuse(client, `this deployment's database socket logs in as its own role only, not as ${JSON.stringify(user ?? "")}`);
         return this.forward(client, target, packet, buffered);
       }
     };

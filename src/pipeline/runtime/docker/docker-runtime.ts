@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { basename, dirname, join, relative } from "node:path";
 import type { PipelineDeps } from "../../context.ts";
 import { StepFailure } from "../../failure.ts";
-import { revisionPython } from "../../build/python-link.ts";
+import { revisionPython } from "../../builder/python-link.ts";
 import { agentEnvironment, replicaShape } from "../agent-env.ts";
 import type { DeploymentStorage, StorageAttachment } from "../deployment-storage.ts";
 import { loginRolesOf } from "../deployment-role.ts";
@@ -125,7 +125,9 @@ export class DockerRuntime extends RevisionRotation {
     const sockets = spec.build ? this.socketDirectory(spec.deploymentId, this.uidOf(spec.deploymentId)) : undefined;
     // Its storage reaches the database through a relay socket in that directory: only there is it reopened.
     if (sockets && found.containers.some((c) => dirname(c.endpoint.socketPath ?? "") !== sockets)) return undefined;
-    const containers = spec.build ? await this.agentContainers(spec, spec.build, memory, found.internalKey) : await this.imageContainers(spec, memory, found.internalKey);
+    const containers = spec.build
+      ? await this.agentContainers(spec, spec.build, memory, found.internalKey)
+      : await this.imageContainers(spec, memory, found.internalKey);
     const replicas = found.containers.map((container, index) => {
       const file = container.endpoint.socketPath ? basename(container.endpoint.socketPath, ".sock") : container.name;
       const name = `${spec.revisionId.slice(0, 8)}#${index + 1}`;
@@ -173,10 +175,13 @@ export class DockerRuntime extends RevisionRotation {
     const env = definedOnly({ ...agentEnvironment(this.deps, spec, storage.env, internalKey, memory, inImage?.env), HOME: "/tmp", TMPDIR: "/tmp" });
     const options = [
       ...this.limits(spec, memory),
-      "--label", `${LABEL.runtime}=${image.runtimeTag}`,
+      "--label",
+      `${LABEL.runtime}=${image.runtimeTag}`,
       "--read-only",
-      "--user", `${uid}:${uid}`,
-      "--workdir", BUILD_IN_IMAGE,
+      "--user",
+      `${uid}:${uid}`,
+      "--workdir",
+      BUILD_IN_IMAGE,
       ...[sockets, ...storage.directories].filter(Boolean).flatMap((dir) => ["--volume", `${dir}:${dir}`]),
     ];
     const config = join(BUILD_IN_IMAGE, relative(build.directory, build.config_file));
@@ -240,7 +245,10 @@ export class DockerRuntime extends RevisionRotation {
     const labels = { [LABEL.owner]: this.owner, [LABEL.deployment]: deploymentId };
     await docker.remove(await docker.containers(labels));
     const images = await docker.images(labels);
-    if (images.length) await docker.run(["rmi", "--force", ...images]).catch((error: Error) => this.deps.log.warn({ err: error, deployment_id: deploymentId }, "removing a deployment's images failed"));
+    if (images.length)
+      await docker
+        .run(["rmi", "--force", ...images])
+        .catch((error: Error) => this.deps.log.warn({ err: error, deployment_id: deploymentId }, "removing a deployment's images failed"));
   }
 
   override async close(): Promise<void> {
@@ -262,19 +270,31 @@ export class DockerRuntime extends RevisionRotation {
     };
     return [
       "--init",
-      "--tmpfs", `/tmp:rw,nosuid,nodev,size=${TMP_BYTES},mode=1777`,
-      "--cap-drop", "ALL",
-      "--security-opt", "no-new-privileges",
-      "--pids-limit", String(MAX_PIDS),
-      "--memory", `${memoryMb}m`,
-      "--memory-swap", `${memoryMb}m`,
+      "--tmpfs",
+      `/tmp:rw,nosuid,nodev,size=${TMP_BYTES},mode=1777`,
+      "--cap-drop",
+      "ALL",
+      "--security-opt",
+      "no-new-privileges",
+      "--pids-limit",
+      String(MAX_PIDS),
+      "--memory",
+      `${memoryMb}m`,
+      "--memory-swap",
+      `${memoryMb}m`,
       ...(cpus ? ["--cpus", String(cpus)] : []),
       ...Object.entries(labels).flatMap(([key, value]) => ["--label", `${key}=${value}`]),
     ];
   }
 
   /** The revision's image: the runtime image and its build (its files the deployment's uid's, as the builder left them); made once per build. */
-  private async revisionImage(spec: LaunchSpec, build: NonNullable<LaunchSpec["build"]>, uid: number, venv: string | undefined, pythonSources: Array<{ host: string; inside: string }>): Promise<RuntimeImage & { runtimeTag: string }> {
+  private async revisionImage(
+    spec: LaunchSpec,
+    build: NonNullable<LaunchSpec["build"]>,
+    uid: number,
+    venv: string | undefined,
+    pythonSources: Array<{ host: string; inside: string }>,
+  ): Promise<RuntimeImage & { runtimeTag: string }> {
     const { docker } = this.settings;
     try {
       // Once made (a change of Slipway's sources makes a new one), the older ones nothing uses go.
@@ -284,7 +304,10 @@ export class DockerRuntime extends RevisionRotation {
       });
       this.runtimeImage.catch(() => (this.runtimeImage = undefined));
       const runtime = await this.runtimeImage;
-      const tag = `slipway-revision:${createHash("sha256").update(`${runtime.tag}\0${build.directory}\0${uid}\0${venv ?? ""}`).digest("hex").slice(0, 24)}`;
+      const tag = `slipway-revision:${createHash("sha256")
+        .update(`${runtime.tag}\0${build.directory}\0${uid}\0${venv ?? ""}`)
+        .digest("hex")
+        .slice(0, 24)}`;
       if (!(await docker.hasImage(tag))) {
         // Python graphs: the interpreter their environment was made from, once per runtime image.
         const from = venv ? await this.pythonImage(runtime.tag, venv) : runtime.tag;

@@ -35,13 +35,13 @@ export async function buildImage(docker: DockerCli, recipe: ImageRecipe): Promis
     const members = stage(staging, recipe);
     const changes = (recipe.changes ?? []).flatMap((change) => ["--change", change]);
     if (!recipe.from) {
-      await withTar(staging, members, recipe, (input) => docker.run(["import", ...changes, "-", recipe.tag], { input }));
+      await withTar(members, recipe, (input) => docker.run(["import", ...changes, "-", recipe.tag], { input }));
       return;
     }
     const container = `slipway-image-${randomBytes(6).toString("hex")}`;
     await docker.run(["create", "--name", container, recipe.from, "/nonexistent"]);
     try {
-      await withTar(staging, members, recipe, (input) => docker.run(["cp", "--archive", "-", `${container}:/`], { input }));
+      await withTar(members, recipe, (input) => docker.run(["cp", "--archive", "-", `${container}:/`], { input }));
       await docker.run(["commit", ...changes, container, recipe.tag]);
     } finally {
       await docker.remove([container]);
@@ -84,7 +84,7 @@ function stage(staging: string, recipe: ImageRecipe): Array<{ from: string; path
   return members;
 }
 
-async function withTar<T>(staging: string, members: Array<{ from: string; path: string }>, recipe: ImageRecipe, use: (input: Readable) => Promise<T>): Promise<T> {
+async function withTar<T>(members: Array<{ from: string; path: string }>, recipe: ImageRecipe, use: (input: Readable) => Promise<T>): Promise<T> {
   // Exclusions match member names (relative to /), anchored: before the members they apply to.
   const excluded = (recipe.exclude ?? []).map((path) => `--exclude=${relative("/", path)}`);
   const args = ["-c", "-f", "-", ...(recipe.dereference ? ["-h"] : []), "--anchored", ...excluded];

@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import { existsSync, readdirSync, readFileSync, realpathSync, statSync } from "node:fs";
 import { basename, dirname, join, relative, sep } from "node:path";
-import type { RevisionPython } from "../../build/python-link.ts";
+import type { RevisionPython } from "../../builder/python-link.ts";
 import type { DockerCli } from "./docker-cli.ts";
 import { buildImage } from "./image-build.ts";
 import { sharedLibraries } from "./runtime-image.ts";
@@ -32,11 +32,18 @@ interface Interpreter {
  */
 export async function ensurePythonImage(docker: DockerCli, runtimeTag: string, venv: string): Promise<string> {
   const interpreter = interpreterOf(venv);
-  const tag = `slipway-python:${createHash("sha256").update(`${runtimeTag}\0${interpreter.executable}\0${statSync(interpreter.executable).mtimeMs}`).digest("hex").slice(0, 16)}`;
+  const tag = `slipway-python:${createHash("sha256")
+    .update(`${runtimeTag}\0${interpreter.executable}\0${statSync(interpreter.executable).mtimeMs}`)
+    .digest("hex")
+    .slice(0, 16)}`;
   if (await docker.hasImage(tag)) return tag;
   const dynload = join(interpreter.stdlib, "lib-dynload");
   // _tkinter would bring X11 along; tkinter is left out anyway.
-  const extensions = existsSync(dynload) ? readdirSync(dynload).filter((name) => name.endsWith(".so") && !name.startsWith("_tkinter")).map((name) => join(dynload, name)) : [];
+  const extensions = existsSync(dynload)
+    ? readdirSync(dynload)
+        .filter((name) => name.endsWith(".so") && !name.startsWith("_tkinter"))
+        .map((name) => join(dynload, name))
+    : [];
   const libraries = sharedLibraries(interpreter.executable, ...interpreter.libpython, ...extensions);
   await buildImage(docker, {
     tag,
@@ -55,13 +62,17 @@ export async function ensurePythonImage(docker: DockerCli, runtimeTag: string, v
  * modules load from the system (wheels bring the rest in their own folders), and the
  * environment that points the agent server there.
  */
-export function pythonInRevision(python: RevisionPython, build: { directory: string; inImage: string }): {
+export function pythonInRevision(
+  python: RevisionPython,
+  build: { directory: string; inImage: string },
+): {
   sources: Array<{ host: string; inside: string }>;
   env: Record<string, string>;
 } {
   const extensions = findExtensions(python.venv);
   const system = sharedLibraries(...extensions).filter((path) => !path.startsWith(`${python.venv}${sep}`));
-  const moved = (path: string) => (path === build.directory || path.startsWith(`${build.directory}${sep}`) ? join(build.inImage, relative(build.directory, path)) : path);
+  const moved = (path: string) =>
+    path === build.directory || path.startsWith(`${build.directory}${sep}`) ? join(build.inImage, relative(build.directory, path)) : path;
   const env: Record<string, string> = { SLIPWAY_PYTHON: join(VENV_IN_IMAGE, "bin", "python") };
   if (python.env.PYTHONPATH) env.PYTHONPATH = python.env.PYTHONPATH.split(":").map(moved).join(":");
   return {
@@ -80,7 +91,9 @@ function interpreterOf(venv: string): Interpreter {
   const stdlib = join(prefix, "lib", `python${minor}`);
   if (!minor || !existsSync(join(stdlib, "os.py"))) throw new Error(`the interpreter of the Python environment ${venv} has no standard library at ${stdlib}`);
   const lib = join(prefix, "lib");
-  const libpython = readdirSync(lib).filter((name) => name.startsWith(`libpython${minor}`) && name.includes(".so")).map((name) => join(lib, name));
+  const libpython = readdirSync(lib)
+    .filter((name) => name.startsWith(`libpython${minor}`) && name.includes(".so"))
+    .map((name) => join(lib, name));
   return { executable: program, stdlib, libpython };
 }
 

@@ -46,7 +46,10 @@ export async function ensureRuntimeImage(docker: DockerCli, baseImage: string | 
   const node = baseImage ? "node" : realpathSync(process.execPath);
   const tag = runtimeImageTag(baseImage);
   if (await docker.hasImage(tag)) return { tag, node, slipway: SLIPWAY_BIN_IN_IMAGE };
-  const slipway = SLIPWAY_ENTRIES.filter((entry) => existsSync(join(SLIPWAY_ROOT, entry))).map((entry) => ({ host: join(SLIPWAY_ROOT, entry), inside: `${SLIPWAY_IN_IMAGE}/${entry}` }));
+  const slipway = SLIPWAY_ENTRIES.filter((entry) => existsSync(join(SLIPWAY_ROOT, entry))).map((entry) => ({
+    host: join(SLIPWAY_ROOT, entry),
+    inside: `${SLIPWAY_IN_IMAGE}/${entry}`,
+  }));
   const programs = [node, ...SHELL_PROGRAMS.filter((path) => existsSync(path))];
   const system = baseImage ? [] : [...new Set([...programs, ...sharedLibraries(...programs), ...certificates()])].map((host) => ({ host }));
   await buildImage(docker, {
@@ -55,7 +58,10 @@ export async function ensureRuntimeImage(docker: DockerCli, baseImage: string | 
     sources: [...system, ...slipway],
     files: baseImage ? {} : MINIMAL_ETC,
     dereference: true,
-    changes: [...(baseImage ? [] : ["ENV PATH=/usr/local/bin:/usr/bin:/bin"]), `LABEL ${IMAGE_LABEL.kind}=runtime ${IMAGE_LABEL.root}=${SLIPWAY_ROOT_ID} ${IMAGE_LABEL.runtime}=${tag}`],
+    changes: [
+      ...(baseImage ? [] : ["ENV PATH=/usr/local/bin:/usr/bin:/bin"]),
+      `LABEL ${IMAGE_LABEL.kind}=runtime ${IMAGE_LABEL.root}=${SLIPWAY_ROOT_ID} ${IMAGE_LABEL.runtime}=${tag}`,
+    ],
   });
   return { tag, node, slipway: SLIPWAY_BIN_IN_IMAGE };
 }

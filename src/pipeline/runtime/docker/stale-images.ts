@@ -18,7 +18,9 @@ export async function removeStaleImages(docker: DockerCli, currentRuntimeTag: st
   const current = new Set(await docker.images({ [IMAGE_LABEL.root]: SLIPWAY_ROOT_ID, [IMAGE_LABEL.runtime]: currentRuntimeTag }));
   const stale = ours.filter((id) => !current.has(id));
   if (!stale.length) return [];
-  const described = (await docker.run(["image", "inspect", "--format", `{{.Id}}\t{{index .Config.Labels "${IMAGE_LABEL.kind}"}}\t{{range .RepoTags}}{{.}} {{end}}`, ...stale]))
+  const described = (
+    await docker.run(["image", "inspect", "--format", `{{.Id}}\t{{index .Config.Labels "${IMAGE_LABEL.kind}"}}\t{{range .RepoTags}}{{.}} {{end}}`, ...stale])
+  )
     .split("\n")
     .filter(Boolean)
     .map((line) => {
@@ -33,7 +35,13 @@ export async function removeStaleImages(docker: DockerCli, currentRuntimeTag: st
     if ((await docker.run(["ps", "--all", "--quiet", "--filter", `ancestor=${image.id}`]).catch(() => "x")).trim()) continue;
     for (const name of image.names) {
       // Without --force: an image something still needs (a child made meanwhile) stays.
-      if (await docker.run(["rmi", name]).then(() => true, () => false)) removed.push(name);
+      if (
+        await docker.run(["rmi", name]).then(
+          () => true,
+          () => false,
+        )
+      )
+        removed.push(name);
     }
   }
   return removed;
@@ -41,5 +49,5 @@ export async function removeStaleImages(docker: DockerCli, currentRuntimeTag: st
 
 function rank(kind: string): number {
   const index = ORDER.indexOf(kind);
-  return index < 0 ? 0 : index;
+  return Math.max(index, 0);
 }

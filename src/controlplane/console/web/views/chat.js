@@ -23,7 +23,16 @@ export function chatPlayground(deploymentId, { onRunEnded }) {
   const resumeButton = h("button", { type: "submit", id: "resume", disabled: true }, "Resume");
   const interrupt = h(
     "form",
-    { class: "interrupt", id: "interrupt", hidden: true, "aria-labelledby": "interrupt-title", onsubmit: (event) => { event.preventDefault(); resume(); } },
+    {
+      class: "interrupt",
+      id: "interrupt",
+      hidden: true,
+      "aria-labelledby": "interrupt-title",
+      onsubmit: (event) => {
+        event.preventDefault();
+        resume();
+      },
+    },
     h("h3", { id: "interrupt-title" }, "The graph is waiting for an answer"),
     interruptValues,
     h("label", { for: "resume-input" }, "Resume value"),
@@ -37,7 +46,12 @@ export function chatPlayground(deploymentId, { onRunEnded }) {
   const element = h(
     "section",
     { class: "card chat", "aria-labelledby": "chat-title" },
-    h("div", { class: "heading" }, h("h2", { id: "chat-title" }, "Chat"), h("button", { type: "button", class: "small", onclick: () => openThread(undefined) }, "New thread")),
+    h(
+      "div",
+      { class: "heading" },
+      h("h2", { id: "chat-title" }, "Chat"),
+      h("button", { type: "button", class: "small", onclick: () => openThread(undefined) }, "New thread"),
+    ),
     h("label", { for: "chat-assistant" }, "Assistant"),
     assistant,
     threadLabel,
@@ -45,7 +59,12 @@ export function chatPlayground(deploymentId, { onRunEnded }) {
     interrupt,
     h(
       "form",
-      { onsubmit: (event) => { event.preventDefault(); start(); } },
+      {
+        onsubmit: (event) => {
+          event.preventDefault();
+          start();
+        },
+      },
       h("label", { for: "chat-input" }, "Message"),
       input,
       h("div", { class: "row" }, send, stopButton, runStatus),
@@ -57,6 +76,9 @@ export function chatPlayground(deploymentId, { onRunEnded }) {
       start();
     }
   });
+
+  /** The tool-call lines shown in each message's body, by call index or id. */
+  const toolCalls = new WeakMap();
 
   function bubble(role, text = "") {
     const body = h("div", { class: "text" }, text);
@@ -73,7 +95,8 @@ export function chatPlayground(deploymentId, { onRunEnded }) {
     threadLabel.textContent = id ? `Thread ${id}` : "A new thread starts with the first message.";
     if (!id) return;
     const state = await agent(deploymentId, "GET", `/threads/${id}/state`);
-    for (const message of state.values?.messages ?? []) bubble(message.type === "human" ? "human" : message.type === "ai" ? "ai" : message.type, textOf(message.content));
+    for (const message of state.values?.messages ?? [])
+      bubble(message.type === "human" ? "human" : message.type === "ai" ? "ai" : message.type, textOf(message.content));
     await checkInterrupts();
   }
 
@@ -161,7 +184,11 @@ export function chatPlayground(deploymentId, { onRunEnded }) {
     replace(
       interruptValues,
       pending.map((item) => [
-        h("pre", { class: "interrupt-value", tabindex: "0", "aria-label": "Interrupt value" }, typeof item?.value === "string" ? item.value : JSON.stringify(item?.value ?? null, null, 2)),
+        h(
+          "pre",
+          { class: "interrupt-value", tabindex: "0", "aria-label": "Interrupt value" },
+          typeof item?.value === "string" ? item.value : JSON.stringify(item?.value ?? null, null, 2),
+        ),
         // Several at once are resumed with {"<id>": value, …}: their ids are shown for that.
         pending.length > 1 && item?.id ? h("p", { class: "hint" }, `Interrupt id ${item.id}`) : null,
       ]),
@@ -179,10 +206,33 @@ export function chatPlayground(deploymentId, { onRunEnded }) {
     if (!body) answers.set(key, (body = bubble(chunk.type === "tool" ? "tool" : "ai")));
     const text = textOf(chunk.content);
     if (text) body.append(text);
-    for (const call of chunk.tool_call_chunks ?? chunk.tool_calls ?? []) {
-      body.append(h("div", { class: "tool-call" }, `tool call ${call.name ?? ""}(${typeof call.args === "string" ? call.args : JSON.stringify(call.args ?? {})})`));
-    }
+    showToolCalls(body, chunk);
     transcript.scrollTop = transcript.scrollHeight;
+  }
+
+  /**
+   * A message's tool calls, one line each: streamed chunks (`tool_call_chunks`, the
+   * arguments arriving as pieces of JSON text) grow their call's line; a whole message's
+   * `tool_calls` (arguments as an object) write it once.
+   */
+  function showToolCalls(body, chunk) {
+    const pieces = Array.isArray(chunk.tool_call_chunks) && chunk.tool_call_chunks.length ? chunk.tool_call_chunks : null;
+    const calls = pieces ?? (Array.isArray(chunk.tool_calls) ? chunk.tool_calls : []);
+    let known = toolCalls.get(body);
+    if (!known) toolCalls.set(body, (known = new Map()));
+    calls.forEach((call, position) => {
+      const key = String(call.index ?? call.id ?? position);
+      let line = known.get(key);
+      if (!line) {
+        line = { name: "", args: "", element: h("div", { class: "tool-call" }) };
+        known.set(key, line);
+        body.append(line.element);
+      }
+      if (call.name) line.name = pieces ? line.name + call.name : call.name;
+      const args = typeof call.args === "string" ? call.args : JSON.stringify(call.args ?? {});
+      line.args = pieces ? line.args + args : args;
+      line.element.textContent = `tool call ${line.name}(${line.args})`;
+    });
   }
 
   /**
@@ -222,7 +272,10 @@ export function chatPlayground(deploymentId, { onRunEnded }) {
     element,
     setAssistants(list) {
       const current = assistant.value;
-      replace(assistant, list.map((a) => h("option", { value: a.assistant_id, "data-graph": a.graph_id }, `${a.name ?? a.graph_id} (${a.graph_id})`)));
+      replace(
+        assistant,
+        list.map((a) => h("option", { value: a.assistant_id, "data-graph": a.graph_id }, `${a.name ?? a.graph_id} (${a.graph_id})`)),
+      );
       if (current) assistant.value = current;
     },
     openThread,
@@ -232,7 +285,7 @@ export function chatPlayground(deploymentId, { onRunEnded }) {
   };
 }
 
-const WHO = { human: "You", ai: "Agent", resume: "You resumed with" };
+const WHO = { human: "You", ai: "Agent", tool: "Tool", resume: "You resumed with" };
 
 /** A resume value as typed: JSON when it parses (an object, a number, true), else the text itself. */
 export function parseResume(text) {
@@ -245,6 +298,6 @@ export function parseResume(text) {
 
 function textOf(content) {
   if (typeof content === "string") return content;
-  if (Array.isArray(content)) return content.map((block) => (typeof block === "string" ? block : block?.text ?? "")).join("");
+  if (Array.isArray(content)) return content.map((block) => (typeof block === "string" ? block : (block?.text ?? ""))).join("");
   return "";
 }

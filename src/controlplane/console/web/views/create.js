@@ -9,7 +9,8 @@ import { projectFiles, tarGz } from "../tar.js";
  * from a git repository.
  */
 export function renderCreate(main) {
-  const field = (label, input, hint) => h("div", { class: "field" }, h("label", { for: input.id }, label), input, hint ? h("p", { class: "hint", id: `${input.id}-hint` }, hint) : null);
+  const field = (label, input, hint) =>
+    h("div", { class: "field" }, h("label", { for: input.id }, label), input, hint ? h("p", { class: "hint", id: `${input.id}-hint` }, hint) : null);
   const name = h("input", { id: "name", required: true, maxlength: 255, autocomplete: "off" });
   const sourceKind = h(
     "select",
@@ -48,7 +49,13 @@ export function renderCreate(main) {
     h("h1", {}, "New deployment"),
     h(
       "form",
-      { class: "card", onsubmit: (event) => { event.preventDefault(); create(); } },
+      {
+        class: "card",
+        onsubmit: (event) => {
+          event.preventDefault();
+          create();
+        },
+      },
       field("Name", name),
       field("Source", sourceKind),
       ...Object.values(sources),
@@ -79,7 +86,10 @@ export function renderCreate(main) {
           resource_spec: resourceSpec,
           ...(git ? { repo_url: repoUrl.value.trim(), ...(integration.value ? { integration_id: integration.value } : {}) } : {}),
         },
-        source_revision_config: { langgraph_config_path: configPath.value.trim() || "langgraph.json", ...(git ? { repo_ref: repoRef.value.trim() || "main" } : {}) },
+        source_revision_config: {
+          langgraph_config_path: configPath.value.trim() || "langgraph.json",
+          ...(git ? { repo_ref: repoRef.value.trim() || "main" } : {}),
+        },
         secrets: secrets.values(),
       });
       if (!git) {

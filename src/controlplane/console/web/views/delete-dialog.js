@@ -11,7 +11,13 @@ export function confirmDelete(name, kind = "deployment") {
       { "aria-labelledby": "confirm-title", class: "card" },
       h(
         "form",
-        { method: "dialog", onsubmit: (event) => { event.preventDefault(); close(input.value === name); } },
+        {
+          method: "dialog",
+          onsubmit: (event) => {
+            event.preventDefault();
+            close(input.value === name);
+          },
+        },
         h("h2", { id: "confirm-title" }, `Delete this ${kind}?`),
         h("p", {}, "Type its name to confirm: ", h("strong", { class: "confirm-name" }, name)),
         h("label", { for: "confirm-name" }, `${kind[0].toUpperCase()}${kind.slice(1)} name`),

@@ -56,7 +56,8 @@ export function renderDeployment(main, id) {
       ]);
     } catch (error) {
       // Once the view has stopped, <main> belongs to the next page (after a delete, the list).
-      if (!signal.aborted && error.status === 404) replace(main, h("h1", {}, "Deployment not found"), h("p", {}, h("a", { href: "#/" }, "Back to the deployments")));
+      if (!signal.aborted && error.status === 404)
+        replace(main, h("h1", {}, "Deployment not found"), h("p", {}, h("a", { href: "#/" }, "Back to the deployments")));
       throw error;
     }
     // A stopped view starts no log stream: nothing would ever stop it.
@@ -64,7 +65,9 @@ export function renderDeployment(main, id) {
     title.textContent = deployment.name;
     replace(status, badge(deployment.status));
     replace(url, h("code", {}, deployment.url), " ", copyButton(deployment.url, "Copy URL"));
-    secretsNote.textContent = deployment.secrets.length ? `Set now: ${deployment.secrets.map((s) => s.name).join(", ")}. Saving replaces them all.` : "None set.";
+    secretsNote.textContent = deployment.secrets.length
+      ? `Set now: ${deployment.secrets.map((s) => s.name).join(", ")}. Saving replaces them all.`
+      : "None set.";
     drawTimeline(revisions.resources);
     const latest = revisions.resources[0];
     if (latest) logs.show(latest.id);
@@ -80,14 +83,18 @@ export function renderDeployment(main, id) {
       const item = h(
         "li",
         { "data-id": revision.id, "data-status": revision.status },
-        h("div", { class: "row" },
+        h(
+          "div",
+          { class: "row" },
           badge(revision.status),
           h("code", { title: revision.id }, revision.id.slice(0, 8)),
           revision.id === deployment.active_revision_id ? h("span", { class: "tag" }, "serving") : null,
           timeAgo(revision.created_at),
         ),
         revision.status_message ? h("p", { class: "message" }, revision.status_message) : null,
-        h("div", { class: "row" },
+        h(
+          "div",
+          { class: "row" },
           h("button", { type: "button", class: "small", onclick: () => logs.show(revision.id, "build") }, "Build log"),
           h("button", { type: "button", class: "small", onclick: () => logs.show(revision.id, "deploy") }, "Deploy log"),
           h("button", { type: "button", class: "small", onclick: () => redeploy(revision) }, index === 0 ? "Redeploy" : "Roll back to this"),
@@ -111,7 +118,11 @@ export function renderDeployment(main, id) {
       h("h2", {}, `Revision ${latest.id.slice(0, 8)}: ${latest.status}`),
       h("p", { class: "message" }, latest.status_message ?? "No reason was recorded."),
       h("h3", {}, `Last lines of the ${type} log`),
-      h("div", { class: "log tail" }, tail.map((entry) => h("div", { class: "line" }, entry.message))),
+      h(
+        "div",
+        { class: "log tail" },
+        tail.map((entry) => h("div", { class: "line" }, entry.message)),
+      ),
     );
   }
 

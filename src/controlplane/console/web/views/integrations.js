@@ -33,23 +33,49 @@ export function renderIntegrations(main) {
     h("p", { class: "hint" }, "Git hosts that deployments build from. Pick one when creating a deployment from git."),
     h(
       "form",
-      { class: "card", onsubmit: (event) => { event.preventDefault(); create(); } },
+      {
+        class: "card",
+        onsubmit: (event) => {
+          event.preventDefault();
+          create();
+        },
+      },
       h("h2", {}, "Add a git host"),
       h("div", { class: "columns" }, field("Provider", provider), field("Name", name)),
       field("Base URL", baseUrl),
-      h("div", { class: "columns" },
-        h("div", { class: "field" },
+      h(
+        "div",
+        { class: "columns" },
+        h(
+          "div",
+          { class: "field" },
           h("label", { for: token.id }, "Access token (optional)"),
           token,
-          h("p", { class: "hint", id: "integration-token-hint" }, "Sealed by the server and never shown again.")),
-        field("Webhook secret (optional)", webhookSecret)),
+          h("p", { class: "hint", id: "integration-token-hint" }, "Sealed by the server and never shown again."),
+        ),
+        field("Webhook secret (optional)", webhookSecret),
+      ),
       h("button", { type: "submit" }, "Add integration"),
       error,
     ),
-    h("div", { class: "scroll card" },
-      h("table", { class: "cards" },
-        h("thead", {}, h("tr", {}, ["Name", "Base URL", "Added", ""].map((t) => h("th", { scope: "col" }, t)))),
-        rows)),
+    h(
+      "div",
+      { class: "scroll card" },
+      h(
+        "table",
+        { class: "cards" },
+        h(
+          "thead",
+          {},
+          h(
+            "tr",
+            {},
+            ["Name", "Base URL", "Added", ""].map((t) => h("th", { scope: "col" }, t)),
+          ),
+        ),
+        rows,
+      ),
+    ),
   );
 
   async function load() {
@@ -58,11 +84,17 @@ export function renderIntegrations(main) {
       rows,
       list.length ? null : h("tr", {}, h("td", { colspan: 4 }, "No integrations yet.")),
       list.map((item) =>
-        h("tr", { "data-id": item.id },
+        h(
+          "tr",
+          { "data-id": item.id },
           h("td", { "data-label": "Name" }, h("span", { class: "name" }, item.name)),
           h("td", { "data-label": "Base URL" }, h("code", {}, item.base_url)),
           h("td", { "data-label": "Added" }, timeAgo(item.created_at)),
-          h("td", { "data-label": "" }, h("button", { type: "button", class: "small", "aria-label": `Delete integration ${item.name}`, onclick: () => remove(item) }, "Delete")),
+          h(
+            "td",
+            { "data-label": "" },
+            h("button", { type: "button", class: "small", "aria-label": `Delete integration ${item.name}`, onclick: () => remove(item) }, "Delete"),
+          ),
         ),
       ),
     );

@@ -6,7 +6,12 @@ import { timeAgo } from "../time.js";
 export function renderKeys(main) {
   const rows = h("tbody", { id: "keys" });
   const description = h("input", { id: "key-description", maxlength: 256, autocomplete: "off" });
-  const scope = h("select", { id: "key-scope" }, h("option", { value: "workspace" }, "This workspace"), h("option", { value: "organization" }, "The whole organization"));
+  const scope = h(
+    "select",
+    { id: "key-scope" },
+    h("option", { value: "workspace" }, "This workspace"),
+    h("option", { value: "organization" }, "The whole organization"),
+  );
   const created = h("div", { id: "new-key", role: "status", "aria-live": "polite" });
   const error = h("p", { class: "error", role: "alert" });
   replace(
@@ -14,7 +19,13 @@ export function renderKeys(main) {
     h("h1", {}, "API keys"),
     h(
       "form",
-      { class: "card", onsubmit: (event) => { event.preventDefault(); create(); } },
+      {
+        class: "card",
+        onsubmit: (event) => {
+          event.preventDefault();
+          create();
+        },
+      },
       h("h2", {}, "New key"),
       h("label", { for: "key-description" }, "Description"),
       description,
@@ -24,8 +35,24 @@ export function renderKeys(main) {
       created,
       error,
     ),
-    h("div", { class: "scroll card" },
-      h("table", {}, h("thead", {}, h("tr", {}, ["Key", "Description", "Reaches", "Created", "Status", ""].map((t) => h("th", { scope: "col" }, t)))), rows)),
+    h(
+      "div",
+      { class: "scroll card" },
+      h(
+        "table",
+        {},
+        h(
+          "thead",
+          {},
+          h(
+            "tr",
+            {},
+            ["Key", "Description", "Reaches", "Created", "Status", ""].map((t) => h("th", { scope: "col" }, t)),
+          ),
+        ),
+        rows,
+      ),
+    ),
   );
 
   async function load() {
@@ -33,7 +60,9 @@ export function renderKeys(main) {
     replace(
       rows,
       list.resources.map((key) =>
-        h("tr", { "data-id": key.id },
+        h(
+          "tr",
+          { "data-id": key.id },
           h("td", {}, h("code", {}, `${key.prefix}…`)),
           h("td", {}, key.description),
           h("td", {}, key.workspace_id ? h("code", { title: key.workspace_id }, key.workspace_id.slice(0, 8)) : "organization"),
@@ -48,24 +77,28 @@ export function renderKeys(main) {
 
   function revokeButton(key) {
     let armed = false;
-    const button = h("button", {
-      type: "button",
-      class: "small",
-      onclick: async () => {
-        if (!armed) {
-          armed = true;
-          button.textContent = "Confirm revoke";
-          return;
-        }
-        try {
-          await api("DELETE", `/v2/api-keys/${key.id}`);
-          toast("Key revoked");
-          await load();
-        } catch (failure) {
-          toast(`Not revoked: ${failure.message}`);
-        }
+    const button = h(
+      "button",
+      {
+        type: "button",
+        class: "small",
+        onclick: async () => {
+          if (!armed) {
+            armed = true;
+            button.textContent = "Confirm revoke";
+            return;
+          }
+          try {
+            await api("DELETE", `/v2/api-keys/${key.id}`);
+            toast("Key revoked");
+            await load();
+          } catch (failure) {
+            toast(`Not revoked: ${failure.message}`);
+          }
+        },
       },
-    }, "Revoke");
+      "Revoke",
+    );
     return button;
   }
 
@@ -74,7 +107,13 @@ export function renderKeys(main) {
     try {
       const body = { description: description.value, workspace_id: scope.value === "organization" ? null : session().workspaceId };
       const key = await api("POST", "/v2/api-keys", body);
-      replace(created, h("p", {}, "Copy the new key now: it is not shown again."), h("code", { class: "secret" }, key.api_key), " ", copyButton(key.api_key, "Copy key"));
+      replace(
+        created,
+        h("p", {}, "Copy the new key now: it is not shown again."),
+        h("code", { class: "secret" }, key.api_key),
+        " ",
+        copyButton(key.api_key, "Copy key"),
+      );
       description.value = "";
       await load();
     } catch (failure) {

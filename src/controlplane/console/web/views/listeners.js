@@ -10,8 +10,19 @@ import { deleteAfterConfirm } from "./delete-dialog.js";
  */
 export function renderListeners(main) {
   const rows = h("tbody", { id: "listeners" });
-  const computeId = h("input", { id: "listener-compute-id", required: true, maxlength: 253, autocomplete: "off", "aria-describedby": "listener-compute-id-hint" });
-  const namespaces = h("input", { id: "listener-namespaces", autocomplete: "off", placeholder: "default, agents", "aria-describedby": "listener-namespaces-hint" });
+  const computeId = h("input", {
+    id: "listener-compute-id",
+    required: true,
+    maxlength: 253,
+    autocomplete: "off",
+    "aria-describedby": "listener-compute-id-hint",
+  });
+  const namespaces = h("input", {
+    id: "listener-namespaces",
+    autocomplete: "off",
+    placeholder: "default, agents",
+    "aria-describedby": "listener-namespaces-hint",
+  });
   const version = h("input", { id: "listener-version", maxlength: 128, autocomplete: "off" });
   const error = h("p", { class: "error", role: "alert", id: "listener-error" });
   replace(
@@ -19,7 +30,13 @@ export function renderListeners(main) {
     h("h1", {}, "Listeners"),
     h(
       "form",
-      { class: "card", onsubmit: (event) => { event.preventDefault(); create(); } },
+      {
+        class: "card",
+        onsubmit: (event) => {
+          event.preventDefault();
+          create();
+        },
+      },
       h("h2", {}, "Add a listener"),
       h("label", { for: computeId.id }, "Compute id (cluster name)"),
       computeId,
@@ -32,10 +49,24 @@ export function renderListeners(main) {
       h("button", { type: "submit" }, "Add listener"),
       error,
     ),
-    h("div", { class: "scroll card" },
-      h("table", { class: "cards" },
-        h("thead", {}, h("tr", {}, ["Compute id", "Type", "Namespaces", "Version", "Added", ""].map((t) => h("th", { scope: "col" }, t)))),
-        rows)),
+    h(
+      "div",
+      { class: "scroll card" },
+      h(
+        "table",
+        { class: "cards" },
+        h(
+          "thead",
+          {},
+          h(
+            "tr",
+            {},
+            ["Compute id", "Type", "Namespaces", "Version", "Added", ""].map((t) => h("th", { scope: "col" }, t)),
+          ),
+        ),
+        rows,
+      ),
+    ),
   );
 
   async function load() {
@@ -44,13 +75,19 @@ export function renderListeners(main) {
       rows,
       list.length ? null : h("tr", {}, h("td", { colspan: 6 }, "No listeners yet.")),
       list.map((listener) =>
-        h("tr", { "data-id": listener.id },
+        h(
+          "tr",
+          { "data-id": listener.id },
           h("td", { "data-label": "Compute id" }, h("span", { class: "name" }, listener.compute_id)),
           h("td", { "data-label": "Type" }, listener.compute_type),
           h("td", { "data-label": "Namespaces" }, (listener.compute_config?.k8s_namespaces ?? []).join(", ") || "—"),
           h("td", { "data-label": "Version" }, listener.version ?? "—"),
           h("td", { "data-label": "Added" }, timeAgo(listener.created_at)),
-          h("td", { "data-label": "" }, h("button", { type: "button", class: "small", "aria-label": `Delete listener ${listener.compute_id}`, onclick: () => remove(listener) }, "Delete")),
+          h(
+            "td",
+            { "data-label": "" },
+            h("button", { type: "button", class: "small", "aria-label": `Delete listener ${listener.compute_id}`, onclick: () => remove(listener) }, "Delete"),
+          ),
         ),
       ),
     );
@@ -59,9 +96,17 @@ export function renderListeners(main) {
 
   async function create() {
     error.textContent = "";
-    const names = namespaces.value.split(",").map((part) => part.trim()).filter(Boolean);
+    const names = namespaces.value
+      .split(",")
+      .map((part) => part.trim())
+      .filter(Boolean);
     try {
-      const body = { compute_type: "k8s", compute_id: computeId.value, compute_config: { k8s_namespaces: names }, ...(version.value ? { version: version.value } : {}) };
+      const body = {
+        compute_type: "k8s",
+        compute_id: computeId.value,
+        compute_config: { k8s_namespaces: names },
+        ...(version.value ? { version: version.value } : {}),
+      };
       const created = await api("POST", "/v2/listeners", body);
       computeId.value = "";
       namespaces.value = "";

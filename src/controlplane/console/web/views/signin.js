@@ -9,7 +9,13 @@ export function renderSignIn(main, done) {
   const submit = h("button", { type: "submit" }, "Sign in");
   const form = h(
     "form",
-    { class: "card narrow", onsubmit: (event) => { event.preventDefault(); check(); } },
+    {
+      class: "card narrow",
+      onsubmit: (event) => {
+        event.preventDefault();
+        check();
+      },
+    },
     h("h1", {}, "Sign in"),
     h("p", {}, "Use an API key of this server (", h("code", {}, "slipway up"), " prints one on its first start). It is kept in this tab only."),
     h("label", { for: "api-key" }, "API key"),
@@ -31,16 +37,19 @@ export function renderSignIn(main, done) {
       if (workspaces.length === 1) return finish(workspaces[0]);
       pick(workspaces);
     } catch (failure) {
-      error.textContent = failure.status === 401 || failure.status === 403
-        ? `That API key was not accepted: ${failure.message}`
-        : `Could not sign in: ${failure.message}`;
+      error.textContent =
+        failure.status === 401 || failure.status === 403 ? `That API key was not accepted: ${failure.message}` : `Could not sign in: ${failure.message}`;
     } finally {
       submit.disabled = false;
     }
   }
 
   function pick(workspaces) {
-    const select = h("select", { id: "workspace", name: "workspace" }, workspaces.map((workspace) => h("option", { value: workspace.id }, workspace.name)));
+    const select = h(
+      "select",
+      { id: "workspace", name: "workspace" },
+      workspaces.map((workspace) => h("option", { value: workspace.id }, workspace.name)),
+    );
     replace(
       choice,
       h("label", { for: "workspace" }, "Workspace"),

@@ -1,0 +1,142 @@
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { Client } from "@langchain/langgraph-sdk";
+import { startControlPlane, type ControlPlaneProcess } from "../../test/support/control-plane-process.ts";
+import { api } from "../../test/pipeline/api.ts";
+import { listeningSockets } from "../../test/pipeline/agent-socket.ts";
+import { startOurs } from "../agent/targets.ts";
+import { deployFromGit, residentMb } from "./runtime-cost.ts";
+
+/**
+ * `--many N`: the example agent deployed N times on one control plane, and what that
+ * costs in memory (issue 32, goal 1): the control plane idle (before any deployment), then
+ * with the N deployments at rest, each deployment's agent processes, and the total; then
+ * the seed flow on every deployment at once (a thread, two runs enqueued on it, a join of
+ * the second, its state), with the highest total seen while they ran.
+ */
+export interface ManyRow {
+  backend: "embedded" | "postgres";
+  count: number;
+  controlPlaneIdleMb: number;
+  /** With every deployment deployed and idle. */
+  controlPlaneMb: number;
+  /** Each deployment's agent processes and their children, at rest. */
+  agentMb: number[];
+  totalMb: number;
+  /** The highest total sampled while every deployment ran its seed flow. */
+  peakTotalMb: number;
+  flowsPassed: number;
+  deploySeconds: number[];
+}
+
+export async function measureMany(options: {
+  backend: "embedded" | "postgres";
+  databaseUrl?: string;
+  count: number;
+  root: string;
+  gitUrl: string;
+  packageCache: string;
+}): Promise<ManyRow> {
+  const { backend, count } = options;
+  let cp: ControlPlaneProcess | undefined;
+  try {
+    cp = await startControlPlane(
+      ["--data-dir", join(options.root, `cp-many-${backend}`), ...(options.databaseUrl ? ["--database-url", options.databaseUrl] : [])],
+      {
+        SLIPWAY_GIT_ALLOW_HOSTS: "127.0.0.1",
+        SLIPWAY_PACKAGE_CACHE: options.packageCache,
+        SLIPWAY_DATABASE_URL: undefined,
+        SLIPWAY_CONTROL_SCHEMA: `bench_many_${Date.now().toString(36)}`,
+        SLIPWAY_MAX_DEPLOYMENTS_PER_WORKSPACE: "0",
+      },
+    );
+    const pid = cp.child.pid!;
+    await settle();
+    const controlPlaneIdleMb = rssMb(pid);
+    console.error(`${backend}: control plane idle ${controlPlaneIdleMb.toFixed(0)} MB`);
+    const cpApi = api(cp);
+    const deployed: { url: string; sockets: string[] }[] = [];
+    const deploySeconds: number[] = [];
+    for (let i = 0; i < count; i++) {
+      const { seconds, deployment, revision } = await deployFromGit(cpApi, options.gitUrl, `many-${backend}-${i + 1}`);
+      deploySeconds.push(seconds);
+      deployed.push({ url: deployment.url, sockets: listeningSockets((await cpApi.logs(deployment.id, revision.id, "deploy")).join("\n")) });
+      console.error(`${backend}: deployment ${i + 1}/${count} in ${seconds.toFixed(1)} s, control plane ${rssMb(pid).toFixed(0)} MB`);
+    }
+    await settle();
+    const controlPlaneMb = rssMb(pid);
+    const agentMb = deployed.map((d) => residentMb(d.sockets));
+    const total = () => rssMb(pid) + deployed.reduce((sum, d) => sum + residentMb(d.sockets), 0);
+    const totalMb = controlPlaneMb + agentMb.reduce((a, b) => a + b, 0);
+
+    let peakTotalMb = totalMb;
+    const sampler = setInterval(() => (peakTotalMb = Math.max(peakTotalMb, total())), 250);
+    const outcomes = await Promise.allSettled(deployed.map((d) => seedFlow(d.url, cp!.apiKey!)));
+    clearInterval(sampler);
+    peakTotalMb = Math.max(peakTotalMb, total());
+    for (const outcome of outcomes) if (outcome.status === "rejected") console.error(`${backend}: a seed flow failed: ${(outcome.reason as Error).message}`);
+    return {
+      backend,
+      count,
+      controlPlaneIdleMb,
+      controlPlaneMb,
+      agentMb,
+      totalMb,
+      peakTotalMb,
+      flowsPassed: outcomes.filter((o) => o.status === "fulfilled").length,
+      deploySeconds,
+    };
+  } finally {
+    await cp?.kill("SIGTERM");
+  }
+}
+
+/** The seed flow: a thread, two runs enqueued on it, a join of the second, the thread's state (4 messages). */
+async function seedFlow(url: string, apiKey: string): Promise<void> {
+  const client = new Client({ apiUrl: url, apiKey });
+  const thread = await client.threads.create();
+  const say = (content: string) => ({ input: { messages: [{ role: "human", content }] }, multitaskStrategy: "enqueue" as const });
+  await client.runs.create(thread.thread_id, "agent", say("one"));
+  const second = await client.runs.create(thread.thread_id, "agent", say("two"));
+  await client.runs.join(thread.thread_id, second.run_id);
+  const state = await client.threads.getState<{ messages: { content: string }[] }>(thread.thread_id);
+  const contents = state.values.messages.map((m) => m.content);
+  if (contents.length !== 4 || contents[0] !== "one" || contents[2] !== "two") throw new Error(`unexpected state: ${JSON.stringify(contents)}`);
+}
+
+/** `slipway agent` on the example agent, embedded storage, restarted once (as a deployed server runs), at rest. */
+export async function agentAtRestMb(repoRoot: string): Promise<number> {
+  const target = await startOurs(repoRoot, "agent at rest", {}, "examples/agent/langgraph.json", true);
+  try {
+    await settle();
+    return rssMb(target.pid!);
+  } finally {
+    await target.stop();
+  }
+}
+
+function rssMb(pid: number): number {
+  return Number(/^VmRSS:\s+(\d+)/m.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1] ?? 0) / 1024;
+}
+
+/** A few seconds for start-up work (migrations, first garbage collections) to end before memory is read. */
+function settle(): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, 5_000));
+}
+
+export function reportMany(rows: ManyRow[], agentAtRest: number | undefined): string {
+  const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] ?? 0;
+  const mb = (n: number) => `${n.toFixed(0)} MB`;
+  return [
+    "| storage | deployments (seed flows passed) | control plane idle | control plane with them | each agent process (min / median / max) | per deployment | total at rest | total, peak during the seed flows | warm deploy, median |",
+    "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ...rows.map((row) => {
+      const perDeployment = (row.totalMb - row.controlPlaneIdleMb) / row.count;
+      const agents = `${mb(Math.min(...row.agentMb))} / ${mb(median(row.agentMb))} / ${mb(Math.max(...row.agentMb))}`;
+      return `| ${row.backend === "embedded" ? "embedded (default)" : "PostgreSQL"} | ${row.count} (${row.flowsPassed}) | ${mb(row.controlPlaneIdleMb)} | ${mb(row.controlPlaneMb)} | ${agents} | ${mb(perDeployment)} | ${mb(row.totalMb)} | ${mb(row.peakTotalMb)} | ${median(row.deploySeconds.slice(1)).toFixed(1)} s |`;
+    }),
+    "",
+    ...(agentAtRest === undefined ? [] : [`\`slipway agent\` at rest (example agent, embedded storage): ${mb(agentAtRest)}`, ""]),
+    "Goals (issue 32): 20 deployments ≤ 3 GB in all (≤ 150 MB per deployment); control plane idle ≤ 200 MB; `slipway agent` at rest ≤ 250 MB.",
+  ].join("\n");
+}
