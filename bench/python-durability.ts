@@ -66,7 +66,9 @@ function readStats(path: string): SaveStats {
 }
 
 function minus(after: SaveStats, before: SaveStats): SaveStats {
-  return Object.fromEntries(Object.entries(after).map(([name, s]) => [name, { calls: s.calls - (before[name]?.calls ?? 0), ms: s.ms - (before[name]?.ms ?? 0) }]));
+  return Object.fromEntries(
+    Object.entries(after).map(([name, s]) => [name, { calls: s.calls - (before[name]?.calls ?? 0), ms: s.ms - (before[name]?.ms ?? 0) }]),
+  );
 }
 
 /** The stats file is written twice a second: wait until it has counted `calls` saves at least. */
@@ -118,7 +120,13 @@ async function measure(option: "A" | "B", round: number): Promise<Measured> {
     const runsPerSecond = (total * 1000) / (performance.now() - started);
     const runs = Number(flags.warmup) + Number(flags.runs) + total;
     const after = await statsAfter(statsPath, runs * (STEPS + 1));
-    return { option, latencies, runsPerSecond, saves: { one: minus(sequential, before), many: minus(after, sequential) }, runs: { one: Number(flags.runs), many: total } };
+    return {
+      option,
+      latencies,
+      runsPerSecond,
+      saves: { one: minus(sequential, before), many: minus(after, sequential) },
+      runs: { one: Number(flags.runs), many: total },
+    };
   } finally {
     await target.stop();
   }
@@ -126,7 +134,7 @@ async function measure(option: "A" | "B", round: number): Promise<Measured> {
 
 const percentile = (values: number[], p: number) => [...values].sort((a, b) => a - b)[Math.min(values.length - 1, Math.floor((p / 100) * values.length))];
 
-let results: Measured[] = [];
+const results: Measured[] = [];
 let settings = "";
 try {
   settings = await postgresDurability(pg.databaseUrl);

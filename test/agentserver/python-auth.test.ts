@@ -119,7 +119,7 @@ asyncio.run(main(sys.argv[1], sys.argv[2]))
 /**
  * A JS project whose only Python part is its auth (the vendor takes `auth.path` in Python
  * beside JS graphs): `slipway agent` starts the worker for the auth alone. Its build making
- * the environment is src/pipeline/build/python-project.test.ts's.
+ * the environment is src/pipeline/builder/python-project.test.ts's.
  */
 describe("a Python auth.path in a project of JS graphs", () => {
   let agent: TestAgentServer;

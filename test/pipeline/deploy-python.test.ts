@@ -44,7 +44,12 @@ function twinFiles(): Record<string, string> {
     "src/approve.ts": readFileSync(fixture("python-wire/src/approve.ts"), "utf8"),
   };
 }
-const TWIN_GRAPHS = { approve: "./src/approve.ts:approve", py_chat: "./py_chat.py:graph", py_slow: "./py_slow.py:py_slow", py_approve: "./py_approve.py:graph" };
+const TWIN_GRAPHS = {
+  approve: "./src/approve.ts:approve",
+  py_chat: "./py_chat.py:graph",
+  py_slow: "./py_slow.py:py_slow",
+  py_approve: "./py_approve.py:graph",
+};
 
 function mixedConfig(extra: Record<string, unknown> = {}): string {
   const sample = JSON.parse(sampleFiles("v1")["langgraph.json"]) as { graphs: Record<string, string> };
@@ -94,7 +99,10 @@ describe("a Python project deployed from git", () => {
   /** What each language's trio showed the Python SDK and RemoteGraph at the deployment's URL, both run at once on first use. */
   let wire: Promise<{ js: Seen; py: Seen }> | undefined;
   const seen = () =>
-    (wire ??= Promise.all([wireFlows(url, cp.apiKey!, "js", "agent", "slow", "approve"), wireFlows(url, cp.apiKey!, "py", "py_chat", "py_slow", "py_approve")]).then(([js, py]) => ({ js, py })));
+    (wire ??= Promise.all([
+      wireFlows(url, cp.apiKey!, "js", "agent", "slow", "approve"),
+      wireFlows(url, cp.apiKey!, "py", "py_chat", "py_slow", "py_approve"),
+    ]).then(([js, py]) => ({ js, py })));
 
   beforeAll(async () => {
     const wheels = ensurePythonWheelhouse();
@@ -154,65 +162,79 @@ describe("a Python project deployed from git", () => {
     expect(await client.runs.wait(null, "whoami", { input: {} })).toMatchObject({ version: "v1" });
   }, 420_000);
 
-  it.each(["js", "py"] as const)("%s: the Python SDK creates and searches threads, streams every mode, joins, and reads state and history", async (language) => {
-    const { sdk } = (await seen())[language];
-    const you = (text: string) => [["human", text], ["ai", `You said: ${text}`]];
-    expect(sdk.thread).toMatchObject({ status: "idle", found: true });
-    expect(sdk.stream.modes).toMatchObject({
-      first: "metadata",
-      events: ["checkpoints", "debug", "messages", "metadata", "tasks", "updates", "values"],
-      values: you("hi"),
-      updates: [["agent"]],
-      messages_text: "You said: hi",
-      debug: ["checkpoint", "checkpoint", "task", "task_result", "checkpoint"],
-    });
-    // Each checkpoint event names its parent, but the first.
-    expect(sdk.stream.modes.checkpoints.map((c: unknown[]) => c[2])).toEqual([false, true, true]);
-    expect(sdk.stream.messages.events).toEqual(["messages/complete", "messages/metadata", "messages/partial", "metadata"]);
-    expect(sdk.stream.messages.complete.at(-1)).toEqual(["ai", "You said: words"]);
-    expect(sdk.stream.events).toMatchObject({ streamed_text: "You said: events", first: "on_chain_start", last: "on_chain_end" });
-    expect(sdk.join).toMatchObject({ values: you("joined"), status: "success" });
-    expect(sdk.state).toMatchObject({
-      values: [...you("hi"), ...you("words"), ...you("events"), ...you("joined")],
-      next: [],
-      history_newest_is_state: true,
-      history_chained: true,
-      before: true,
-    });
-  }, 240_000);
+  it.each(["js", "py"] as const)(
+    "%s: the Python SDK creates and searches threads, streams every mode, joins, and reads state and history",
+    async (language) => {
+      const { sdk } = (await seen())[language];
+      const you = (text: string) => [
+        ["human", text],
+        ["ai", `You said: ${text}`],
+      ];
+      expect(sdk.thread).toMatchObject({ status: "idle", found: true });
+      expect(sdk.stream.modes).toMatchObject({
+        first: "metadata",
+        events: ["checkpoints", "debug", "messages", "metadata", "tasks", "updates", "values"],
+        values: you("hi"),
+        updates: [["agent"]],
+        messages_text: "You said: hi",
+        debug: ["checkpoint", "checkpoint", "task", "task_result", "checkpoint"],
+      });
+      // Each checkpoint event names its parent, but the first.
+      expect(sdk.stream.modes.checkpoints.map((c: unknown[]) => c[2])).toEqual([false, true, true]);
+      expect(sdk.stream.messages.events).toEqual(["messages/complete", "messages/metadata", "messages/partial", "metadata"]);
+      expect(sdk.stream.messages.complete.at(-1)).toEqual(["ai", "You said: words"]);
+      expect(sdk.stream.events).toMatchObject({ streamed_text: "You said: events", first: "on_chain_start", last: "on_chain_end" });
+      expect(sdk.join).toMatchObject({ values: you("joined"), status: "success" });
+      expect(sdk.state).toMatchObject({
+        values: [...you("hi"), ...you("words"), ...you("events"), ...you("joined")],
+        next: [],
+        history_newest_is_state: true,
+        history_chained: true,
+        before: true,
+      });
+    },
+    240_000,
+  );
 
-  it.each(["js", "py"] as const)("%s: resumes a stream after Last-Event-ID, applies reject and interrupt, cancels, and resumes an interrupt with a Command", async (language) => {
-    const { sdk, remote } = (await seen())[language];
-    expect(sdk.resume_stream).toEqual({
-      first: ["metadata", "updates"],
-      rest_ticks: [[3], [2], [1]],
-      whole_ticks: [[4], [3], [2], [1]],
-      joined_is_whole: true,
-      ids_increase: true,
-      ids_present: true,
-    });
-    expect(sdk.strategies).toEqual({
-      first_running: "running",
-      reject: [409, 'Thread <id> is busy with run <id>; multitask_strategy "reject" refuses new runs'],
-      interrupt: { first: "interrupted", second: "success", second_values: { steps: 0, last_tick: 1 } },
-      cancel: { status: "interrupted", thread: "interrupted" },
-      released: "success",
-    });
-    expect(sdk.interrupt).toMatchObject({
-      next: ["ask"],
-      thread_status: "interrupted",
-      task: ["ask", null, [{ question: "approve deploy?" }]],
-      resumed: { request: "deploy", approved: true },
-      after: "idle",
-    });
-    expect(remote).toMatchObject({
-      invoked: [["human", "remote"], ["ai", "You said: remote"]],
-      updates: [["agent"]],
-      state_next: [],
-      history_newest_is_state: true,
-      resumed: { request: "ship", approved: true },
-    });
-  }, 240_000);
+  it.each(["js", "py"] as const)(
+    "%s: resumes a stream after Last-Event-ID, applies reject and interrupt, cancels, and resumes an interrupt with a Command",
+    async (language) => {
+      const { sdk, remote } = (await seen())[language];
+      expect(sdk.resume_stream).toEqual({
+        first: ["metadata", "updates"],
+        rest_ticks: [[3], [2], [1]],
+        whole_ticks: [[4], [3], [2], [1]],
+        joined_is_whole: true,
+        ids_increase: true,
+        ids_present: true,
+      });
+      expect(sdk.strategies).toEqual({
+        first_running: "running",
+        reject: [409, 'Thread <id> is busy with run <id>; multitask_strategy "reject" refuses new runs'],
+        interrupt: { first: "interrupted", second: "success", second_values: { steps: 0, last_tick: 1 } },
+        cancel: { status: "interrupted", thread: "interrupted" },
+        released: "success",
+      });
+      expect(sdk.interrupt).toMatchObject({
+        next: ["ask"],
+        thread_status: "interrupted",
+        task: ["ask", null, [{ question: "approve deploy?" }]],
+        resumed: { request: "deploy", approved: true },
+        after: "idle",
+      });
+      expect(remote).toMatchObject({
+        invoked: [
+          ["human", "remote"],
+          ["ai", "You said: remote"],
+        ],
+        updates: [["agent"]],
+        state_next: [],
+        history_newest_is_state: true,
+        resumed: { request: "ship", approved: true },
+      });
+    },
+    240_000,
+  );
 
   it("shows the Python SDK and RemoteGraph the same wire for a Python graph as for its JS twin", async () => {
     const { js, py } = await seen();
