@@ -15,6 +15,7 @@ from langgraph.types import Command, Send
 from . import PROTOCOL_VERSION, WORKER_VERSION
 from .frames import FrameWriter, open_channel, read_frame
 from . import auth as custom_auth
+from . import http_app
 from .graphs import GraphLoadError, import_export, is_factory, produce
 from .remote_saver import RUN_SAVES, RemoteSaver, RunSaves
 from .remote_store import RemoteStore
@@ -92,6 +93,8 @@ class Worker:
         self.sources: dict[str, Any] = {}
         self.compiled: dict[str, Any] = {}
         self.auth: Any = None
+        self.app: Any = None
+        self.lifespan: http_app.Lifespan | None = None
         self.tasks: dict[int, asyncio.Task[Any]] = {}
         self.callbacks: dict[int, asyncio.Future[Any]] = {}
         self.next_callback = 0
@@ -184,6 +187,22 @@ class Worker:
         if self.auth is None:
             raise GraphLoadError("auth.path is not loaded")
         return self.auth
+
+    async def op_load_app(self, message: dict[str, Any]) -> None:
+        app = http_app.load_app(message)
+        lifespan = http_app.Lifespan(app)
+        await lifespan.startup()
+        self.app, self.lifespan = app, lifespan
+
+    async def op_http(self, message: dict[str, Any]) -> None:
+        if self.app is None:
+            raise GraphLoadError("http.app is not loaded")
+        request_id = message["id"]
+
+        async def chunk(part: dict[str, Any]) -> None:
+            await self.frames.send({"id": request_id, "chunk": part})
+
+        await http_app.serve(self.app, message, chunk)
 
     async def op_run(self, message: dict[str, Any]) -> None:
         request_id = message["id"]
@@ -330,3 +349,5 @@ async def serve(root: str) -> None:
             worker.start(message)
     for task in list(worker.tasks.values()):
         task.cancel()
+    if worker.lifespan is not None:
+        await worker.lifespan.shutdown()

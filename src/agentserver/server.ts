@@ -281,7 +281,7 @@ async function assemble(db: Database, project: PreparedProject, options: AgentSe
   if (enabled("mcp")) registerMcpRoutes(app, { ...protocolDeps, db, version: SLIPWAY_VERSION });
   if (enabled("a2a")) registerA2aRoutes(app, { ...protocolDeps, mountPrefix: config.http.mountPrefix ?? "" });
   projectHttp.registerRoutes(app);
-  const serveInProcess = projectHttp.attach(app, { apiKey: options.apiKey, exposedHeaders, customAuth });
+  const serveInProcess = projectHttp.attach(app, { apiKey: options.apiKey, exposedHeaders, customAuth, pythonApp: graphs.pythonApp });
 
   if (options.socketPath) await app.listen({ path: options.socketPath });
   else await app.listen({ port: options.port ?? AGENT_DEFAULTS.port, host: options.host ?? AGENT_DEFAULTS.host });

@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { startTestAgentServer, type TestAgentServer } from "../support/agent-server.ts";
 
 const PROJECT = fileURLToPath(new URL("../fixtures/python-auth/langgraph.json", import.meta.url));
+const JS_GRAPHS_PROJECT = fileURLToPath(new URL("../fixtures/python-auth/langgraph.js-graphs.json", import.meta.url));
 
 /**
  * `auth.path` naming a Python `langgraph_sdk.Auth` (`./auth.py:auth`), as the vendor's
@@ -112,5 +113,31 @@ asyncio.run(main(sys.argv[1], sys.argv[2]))
 `;
     const { stdout } = await promisify(execFile)(inject("pythonPath"), ["-c", script, agent.url, alice.thread_id], { timeout: 60_000 });
     expect(JSON.parse(stdout)).toEqual({ bob_sees_alice: false, owner: "bob", anonymous: 401 });
+  });
+});
+
+/**
+ * A JS project whose only Python part is its auth (the vendor takes `auth.path` in Python
+ * beside JS graphs): `slipway agent` starts the worker for the auth alone. Its build making
+ * the environment is src/pipeline/builder/python-project.test.ts's.
+ */
+describe("a Python auth.path in a project of JS graphs", () => {
+  let agent: TestAgentServer;
+  const as = (token: string) => new Client({ apiUrl: agent.url, defaultHeaders: { authorization: `Bearer ${token}` } });
+
+  beforeAll(async () => {
+    process.env.SLIPWAY_PYTHON = inject("pythonPath");
+    agent = await startTestAgentServer("pglite", { configPath: JS_GRAPHS_PROJECT });
+  });
+  afterAll(async () => agent?.close());
+
+  it("refuses a request without a token, stamps and filters by owner, and runs the JS graph for its user", async () => {
+    const anonymous = await fetch(`${agent.url}/threads/search`, { method: "POST", headers: { "content-type": "application/json" }, body: "{}" });
+    expect(anonymous.status).toBe(401);
+    expect((await anonymous.json()).detail).toBe("No token provided");
+    const thread = await as("token-alice").threads.create();
+    expect(thread.metadata).toMatchObject({ owner: "alice" });
+    await expect(as("token-bob").threads.get(thread.thread_id)).rejects.toMatchObject({ status: 404 });
+    expect(await as("token-alice").runs.wait(thread.thread_id, "echo", { input: { text: "hi" } })).toEqual({ text: "hi", reply: "js heard: hi" });
   });
 });

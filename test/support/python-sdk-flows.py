@@ -13,21 +13,7 @@ import uuid
 import httpx
 from langgraph.pregel.remote import RemoteGraph
 from langgraph_sdk import get_client
-
-
-def said(values):
-    """[(type, content)] of a state's messages, whether they came back as dicts or objects."""
-    pairs = []
-    for message in (values or {}).get("messages", []):
-        if isinstance(message, dict):
-            pairs.append([message.get("type"), message.get("content")])
-        else:
-            pairs.append([message.type, message.content])
-    return pairs
-
-
-def user(text):
-    return {"messages": [{"role": "user", "content": text}]}
+from sdk_values import said, user  # beside this script, so on its sys.path
 
 
 async def sdk_flows(url, key, graphs):

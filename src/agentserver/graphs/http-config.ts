@@ -12,12 +12,17 @@ export interface HeaderPatterns {
   excludes: string[];
 }
 
+/** `http.app`: a JS module's export, or a Python module's ASGI app (Starlette, FastAPI), which the Python worker serves. */
+export interface HttpAppRef extends ModuleRef {
+  language: "js" | "python";
+}
+
 export interface HttpSection {
   cors?: CorsConfig;
   /** Route groups turned off with `http.disable_<group>: true`. */
   disabled: Set<RouteGroup>;
-  /** `http.app`: a Hono app, or any fetch handler, served beside the built-in routes. */
-  app?: ModuleRef;
+  /** `http.app`: a Hono app, any fetch handler, or a Python ASGI app, served beside the built-in routes. */
+  app?: HttpAppRef;
   configurableHeaders?: HeaderPatterns;
   /** `http.mount_prefix`: every route is served under it ("/api"), without a trailing slash. */
   mountPrefix?: string;
@@ -47,7 +52,7 @@ export function readHttp(raw: unknown, root: string): HttpSection {
       continue;
     }
     if (key === "app") {
-      if (value !== undefined && value !== null) section.app = moduleRef(value, "http.app", root);
+      if (value !== undefined && value !== null) section.app = httpApp(value, root);
       continue;
     }
     if (key === "configurable_headers") {
@@ -75,6 +80,14 @@ export function readHttp(raw: unknown, root: string): HttpSection {
     fail(`http.${key}`, "not supported by this server yet");
   }
   return section;
+}
+
+/** A `.py` module names its app's attribute, as the vendor's `./src/app.py:app` does: Python has no default export. */
+function httpApp(value: unknown, root: string): HttpAppRef {
+  const ref = moduleRef(value, "http.app", root);
+  const language = ref.file.endsWith(".py") ? "python" : "js";
+  if (language === "python" && ref.exportName === "default") fail("http.app", 'must name the app of the Python module: "./src/app.py:app"');
+  return { ...ref, language };
 }
 
 /** `{includes, excludes}` as the vendor's schema names them; `include`/`exclude` as its guide once did. */

@@ -6,6 +6,7 @@ import type { LanggraphConfig } from "./langgraph-config.ts";
 import { startPythonGraphs } from "../python/load.ts";
 import { GraphLoadError } from "./load-error.ts";
 import type { HandlerCache } from "../custom-auth/handlers.ts";
+import type { FetchHandler } from "../http-app/load-app.ts";
 
 /**
  * A compiled graph as we use it. Graphs may come from another copy of
@@ -72,6 +73,9 @@ export class GraphRegistry {
 
   /** `auth.path` when it is a Python module: run by the worker that runs the Python graphs. */
   pythonAuth?: HandlerCache;
+
+  /** `http.app` when it is a Python ASGI app: served by the same worker. */
+  pythonApp?: FetchHandler;
 
   /** What must stop with the server: the Python worker, when the project has Python graphs. */
   private readonly closers: (() => Promise<void>)[] = [];
@@ -186,10 +190,12 @@ export async function loadGraphs(config: LanggraphConfig, attachments: GraphAtta
   const registry = new GraphRegistry(attachments);
   const python = Object.fromEntries(Object.entries(config.graphs).filter(([, spec]) => spec.language === "python"));
   const pythonAuth = config.auth?.language === "python" ? config.auth.module : undefined;
-  if (Object.keys(python).length || pythonAuth) {
-    const started = await startPythonGraphs(config.root, python, undefined, pythonAuth);
+  const pythonApp = config.http.app?.language === "python" ? config.http.app : undefined;
+  if (Object.keys(python).length || pythonAuth || pythonApp) {
+    const started = await startPythonGraphs(config.root, python, undefined, { auth: pythonAuth, app: pythonApp });
     registry.onClose(() => started.worker.stop());
     registry.pythonAuth = started.auth;
+    registry.pythonApp = started.app;
     for (const [graphId, graph] of started.graphs) registry.register(graphId, graph, config.graphs[graphId].description, started.worker.hello?.langgraph);
   }
   try {

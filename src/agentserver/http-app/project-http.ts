@@ -29,12 +29,13 @@ interface ProjectHttp {
    * whole server as a fetch handler (the app, if any, with the built-in routes behind
    * it), for the in-process client.
    */
-  attach(app: FastifyInstance, options: { apiKey?: string; exposedHeaders: string[]; customAuth?: HandlerCache }): FetchHandler;
+  attach(app: FastifyInstance, options: { apiKey?: string; exposedHeaders: string[]; customAuth?: HandlerCache; pythonApp?: FetchHandler }): FetchHandler;
 }
 
 export async function prepareProjectHttp(config: LanggraphConfig): Promise<ProjectHttp> {
   const { http } = config;
-  const projectApp: ProjectHttpApp | undefined = http.app ? await loadProjectHttpApp(http.app) : undefined;
+  // A Python app is loaded by the Python worker, with the graphs; it arrives in `attach`.
+  const jsApp: ProjectHttpApp | undefined = http.app?.language === "js" ? await loadProjectHttpApp(http.app) : undefined;
   const uiAssets = new Map<string, UiAsset[]>();
   if (config.ui && !http.disabled.has("ui")) {
     const shared = config.ui.shared;
@@ -44,13 +45,14 @@ export async function prepareProjectHttp(config: LanggraphConfig): Promise<Proje
   }
   const front: Front = { mountPrefix: http.mountPrefix };
   return {
-    serverFactory: projectApp || http.mountPrefix ? frontServer(front) : undefined,
+    serverFactory: http.app || http.mountPrefix ? frontServer(front) : undefined,
     registerHooks: (app) => registerConfigurableHeaders(app, http.configurableHeaders),
     registerRoutes: (app) => {
       if (uiAssets.size > 0) registerUiRoutes(app, uiAssets, http.mountPrefix ?? "");
     },
     attach(app, options) {
       const builtIn = builtInFetch(app, (request) => remoteAddresses.get(request));
+      const projectApp: ProjectHttpApp | undefined = jsApp ?? (options.pythonApp ? { kind: "fetch", fetch: options.pythonApp } : undefined);
       if (!projectApp) return builtIn;
       front.log = app.log;
       front.refuse = apiKeyRefusal(options.apiKey);

@@ -4,8 +4,10 @@ import type { GraphSpec } from "../graphs/graph-spec.ts";
 import { GraphLoadError } from "../graphs/load-error.ts";
 import type { ModuleRef } from "../graphs/config-sections.ts";
 import type { HandlerCache } from "../custom-auth/handlers.ts";
+import type { FetchHandler } from "../http-app/load-app.ts";
 import { pythonAuthHandlers, type PythonAuthShape } from "./python-auth.ts";
 import { PythonGraph } from "./python-graph.ts";
+import { pythonHttpApp } from "./python-http-app.ts";
 import { PythonWorker, PythonWorkerError } from "./worker.ts";
 
 /**
@@ -22,14 +24,15 @@ export function pythonFor(root: string, env: NodeJS.ProcessEnv = process.env): s
  * Starts the worker for a project's Python graphs and loads them; a graph that fails to
  * import stops the start with its traceback, as a JS graph's error does. The worker
  * loads them again after each restart. A Python `auth.path` is loaded by the same
- * worker, and comes back as handlers the server's custom auth applies.
+ * worker, and comes back as handlers the server's custom auth applies; a Python
+ * `http.app` (ASGI) too, and comes back as a fetch handler.
  */
 export async function startPythonGraphs(
   root: string,
   specs: Record<string, GraphSpec>,
   log: (message: string) => void = (message) => process.stderr.write(`${message}\n`),
-  auth?: ModuleRef,
-): Promise<{ graphs: Map<string, PythonGraph>; worker: PythonWorker; auth?: HandlerCache }> {
+  { auth, app }: { auth?: ModuleRef; app?: ModuleRef } = {},
+): Promise<{ graphs: Map<string, PythonGraph>; worker: PythonWorker; auth?: HandlerCache; app?: FetchHandler }> {
   const wanted = Object.entries(specs).map(([graphId, spec]) => ({
     graph_id: graphId,
     ...(spec.module ? { module: spec.module } : { path: spec.path }),
@@ -46,6 +49,7 @@ export async function startPythonGraphs(
       await started.send("load", { graphs: wanted });
       // auth.path in Python: loaded again after each restart, as the graphs are.
       if (auth) authShape = (await started.send("load_auth", { path: auth.file, attr: auth.exportName })) as PythonAuthShape;
+      if (app) await started.send("load_app", { path: app.file, attr: app.exportName });
     },
   });
   try {
@@ -58,7 +62,12 @@ export async function startPythonGraphs(
     throw new GraphLoadError(`loading the Python graphs failed: ${(error as Error).message}`);
   }
   const graphs = new Map(Object.keys(specs).map((graphId) => [graphId, new PythonGraph(worker, graphId)]));
-  return { graphs, worker, ...(authShape ? { auth: pythonAuthHandlers(worker, authShape) } : {}) };
+  return {
+    graphs,
+    worker,
+    ...(authShape ? { auth: pythonAuthHandlers(worker, authShape) } : {}),
+    ...(app ? { app: pythonHttpApp(worker) } : {}),
+  };
 }
 
 /** The watchdog's limits from the environment (docs/python-protocol.md), refused when not numbers. */

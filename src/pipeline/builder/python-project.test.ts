@@ -44,12 +44,14 @@ describe("reading a Python project's build keys", () => {
     expect(namesPythonGraphs({ a: "./src/agent.ts:graph", b: "./src/b.mjs" })).toBe(false);
   });
 
-  it("plans an environment for a JS project whose auth.path is Python, and none for an all-JS one", () => {
+  it("plans an environment for a JS project whose auth.path or http.app is Python, and none for an all-JS one", () => {
     const root = tree({ "langgraph.json": "{}", "src/agent.ts": "", "auth.py": "" });
     const plan = (config: Record<string, unknown>) => planPython(config, join(root, "langgraph.json"), root, "langgraph.json", process.env);
     const graphs = { agent: "./src/agent.ts:graph" };
     expect(plan({ graphs, dependencies: ["."], auth: { path: "./auth.py:auth" } })?.config.local).toEqual([{ dir: root, shown: ".", kind: "code" }]);
     expect(plan({ graphs, auth: { path: "./src/auth.ts:auth" } })).toBeUndefined();
+    expect(plan({ graphs, dependencies: ["."], http: { app: "./src/app.py:app" } })?.config.local).toEqual([{ dir: root, shown: ".", kind: "code" }]);
+    expect(plan({ graphs, http: { app: "./src/app.ts:app" } })).toBeUndefined();
     expect(plan({ graphs })).toBeUndefined();
   });
 

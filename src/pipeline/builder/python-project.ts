@@ -51,15 +51,15 @@ export function namesPythonGraphs(graphs: unknown): boolean {
   });
 }
 
-/** Whether langgraph.json's `auth.path` names a Python file (a `langgraph_sdk.Auth`, run by the worker). */
-export function namesPythonAuth(auth: unknown): boolean {
-  const path = auth && typeof auth === "object" ? (auth as { path?: unknown }).path : undefined;
-  return typeof path === "string" && path.replace(/:[A-Za-z_$][\w$]*$/, "").endsWith(".py");
+/** Whether `section[key]` of langgraph.json names a Python file: `auth.path` (a `langgraph_sdk.Auth`) or `http.app` (an ASGI app), run by the worker. */
+function namesPythonModule(section: unknown, key: "path" | "app"): boolean {
+  const spec = section && typeof section === "object" ? (section as Record<string, unknown>)[key] : undefined;
+  return typeof spec === "string" && spec.replace(/:[A-Za-z_$][\w$]*$/, "").endsWith(".py");
 }
 
-/** Whether the project has Python code for the worker to run: a graph, or only its auth (a JS project may have that). */
+/** Whether the project has Python code for the worker to run: a graph, or only its auth or app (a JS project may have those). */
 export function needsPython(config: Record<string, unknown>): boolean {
-  return namesPythonGraphs(config.graphs) || namesPythonAuth(config.auth);
+  return namesPythonGraphs(config.graphs) || namesPythonModule(config.auth, "path") || namesPythonModule(config.http, "app");
 }
 
 const failed = (configPath: string, message: string) => new StepFailure("BUILD_FAILED", `Reading the project failed: ${configPath}: ${message}`);
