@@ -11,6 +11,6 @@ if (bundle) {
   process.setSourceMapsEnabled(true);
   await import(bundle);
 } else {
-  registerTypeScriptLoader();
+  await registerTypeScriptLoader();
   await import("../src/cli/index.ts");
 }

@@ -72,7 +72,8 @@ export function registerAgentCommand(program: CommandType): void {
         }
         const { startAgentServer } = await import("../agentserver/server.ts");
         const { apiKeyIdentity } = await import("../agentserver/api-key.ts");
-        const { rateLimitFlagsFrom, rateLimitOptionsFromFlags } = await import("../ratelimit/index.ts");
+        const { rateLimitFlagsFrom } = await import("../ratelimit/cli-options.ts");
+        const { rateLimitOptionsFromFlags } = await import("../ratelimit/setup.ts");
         const options = agentOptionsFromEnv({
           configPath: flags.config,
           port: flags.port,
@@ -101,7 +102,7 @@ export function registerAgentCommand(program: CommandType): void {
         }
         const { describeLoadFailure } = await import("../agentserver/graphs/load-error.ts");
         // After Slipway's own modules (loaded without it, fast), before the project's.
-        registerTypeScriptLoader();
+        await registerLoaderIfNeeded(flags.config);
         const server = await startAgentServer(options).catch((error: Error) => {
           // Configuration mistakes (langgraph.json, graphs that fail to load, storage) end here.
           if ((error as NodeJS.ErrnoException).code === "EADDRINUSE" && options.socketPath) {
@@ -153,6 +154,12 @@ export function registerAgentCommand(program: CommandType): void {
   );
 }
 
+/** tsx's loader, for a project that may load TypeScript only (decision 0053). */
+async function registerLoaderIfNeeded(configPath: string): Promise<void> {
+  const { configNeedsTypeScript } = await import("../agentserver/graphs/typescript-sources.ts");
+  if (configNeedsTypeScript(configPath)) await registerTypeScriptLoader();
+}
+
 /**
  * Whether `slipway agent` enforces rate limits: only when asked, with --rate-limit (the
  * built-in table) or --rate-limit-policy <file>; --no-rate-limit wins over both.
@@ -170,7 +177,7 @@ function agentRateLimitEnabled(flags: { rateLimit?: boolean; rateLimitPolicy?: s
 async function runCheck(configPath: string): Promise<never> {
   const { checkProject } = await import("../agentserver/check.ts");
   const { describeLoadFailure, GraphLoadError } = await import("../agentserver/graphs/load-error.ts");
-  registerTypeScriptLoader();
+  await registerLoaderIfNeeded(configPath);
   try {
     const graphs = await checkProject(configPath);
     console.log(JSON.stringify({ event: "check", ok: true, graphs }));

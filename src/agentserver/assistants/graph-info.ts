@@ -1,6 +1,5 @@
 import type { GraphLike } from "../graphs/registry.ts";
 import type { SchemaSet } from "./graph-schemas/extract.ts";
-import { channelListing, runtimeSchemas } from "./graph-schemas/runtime-schemas.ts";
 import type { JsonSchema } from "./graph-schemas/type-schema.ts";
 
 /**
@@ -80,6 +79,8 @@ export async function listSubgraphs(
 }
 
 async function schemaSet(graph: GraphLike, fromTypes: () => Promise<SchemaSet | undefined>): Promise<SchemaSet> {
+  // LangGraph's zod helpers (and so @langchain/langgraph) are loaded at the first schema asked for, not at start.
+  const { channelListing, runtimeSchemas } = await import("./graph-schemas/runtime-schemas.ts");
   const runtime = runtimeSchemas(graph);
   if (runtime) return runtime;
   const typed = await fromTypes();

@@ -1,4 +1,3 @@
-import { Command, Send } from "@langchain/langgraph";
 import type { GraphLike, GraphRegistry } from "../graphs/registry.ts";
 import { describeError, toWire, valuesToWire, type WireValues } from "../serialize.ts";
 import { MessagesModeTracker } from "../stream/messages-mode.ts";
@@ -57,7 +56,7 @@ export async function executeGraph(options: ExecuteOptions): Promise<ExecutionOu
   let graph: GraphLike | undefined;
   try {
     graph = await options.graphs.resolve(assistant.graph_id, config);
-    const input = options.resumeFromCheckpoint ? null : buildInput(kwargs.input, kwargs.command);
+    const input = options.resumeFromCheckpoint ? null : await buildInput(kwargs.input, kwargs.command);
     const streamConfig = {
       ...config,
       signal,
@@ -159,8 +158,10 @@ function buildConfig(run: RunRow, assistant: RunAssistant, langgraphVersion: str
   };
 }
 
-function buildInput(input: unknown, command: Record<string, unknown> | null): unknown {
+async function buildInput(input: unknown, command: Record<string, unknown> | null): Promise<unknown> {
   if (!command) return input ?? null;
+  // Loaded for the first run with a command: a process that runs none never loads it (decision 0053).
+  const { Command, Send } = await import("@langchain/langgraph");
   const goto = command.goto;
   const toSend = (g: unknown) =>
     g && typeof g === "object" && "node" in (g as object) ? new Send((g as { node: string }).node, (g as { input: unknown }).input) : g;

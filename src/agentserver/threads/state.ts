@@ -1,4 +1,3 @@
-import { Command } from "@langchain/langgraph";
 import { invalidField } from "../../http/errors.ts";
 import type { GraphLike, StateSnapshotLike } from "../graphs/registry.ts";
 import { describeError, toWire } from "../serialize.ts";
@@ -211,6 +210,9 @@ function isMissingSubgraph(error: unknown): boolean {
  * bulkUpdateState get one updateState per update.
  */
 export async function applySupersteps(graph: GraphLike, threadId: string, supersteps: SuperstepInput[]): Promise<void> {
+  // Loaded when first needed, as in runs/executor.ts (decision 0053).
+  const withCommand = supersteps.some((step) => step.updates.some((update) => update.command != null));
+  const Command = withCommand ? (await import("@langchain/langgraph")).Command : undefined;
   const steps = supersteps.map((step, i) => ({
     updates: step.updates.map((update, j) => {
       const loc = ["body", "supersteps", i, "updates", j];
@@ -218,7 +220,7 @@ export async function applySupersteps(graph: GraphLike, threadId: string, supers
       if (update.command != null && update.command.resume !== undefined)
         throw invalidField([...loc, "command", "resume"], "resume needs a run; use update or goto");
       const values =
-        update.command != null
+        Command && update.command != null
           ? new Command({ update: (update.command.update ?? undefined) as Record<string, unknown> | undefined, goto: update.command.goto ?? undefined })
           : update.values;
       return { values, asNode: update.as_node };

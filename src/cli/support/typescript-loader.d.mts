@@ -1,2 +1,2 @@
-/** Registers tsx's CommonJS and ES module hooks, once per process. */
-export function registerTypeScriptLoader(): void;
+/** Registers tsx's CommonJS and ES module hooks, once per process (tsx is imported then). */
+export function registerTypeScriptLoader(): Promise<void>;

@@ -5,15 +5,16 @@
 // TypeScript file in a project without "type": "module" is CommonJS, and with the ES
 // module hook alone Node fails it with "Cannot require() ES Module ... in a cycle", a
 // message that hides the graph's own errors too.
-import { register as registerCommonJs } from "tsx/cjs/api";
-import { register } from "tsx/esm/api";
+// tsx (and esbuild with it) is imported only here, when registered: a project without
+// TypeScript never loads it, nor starts the thread its ES module hooks run on (decision 0053).
 
 const REGISTERED = Symbol.for("slipway.typescript-loader");
 
-export function registerTypeScriptLoader() {
+export async function registerTypeScriptLoader() {
   const global = /** @type {Record<symbol, boolean>} */ (/** @type {unknown} */ (globalThis));
   if (global[REGISTERED]) return;
   global[REGISTERED] = true;
+  const [{ register: registerCommonJs }, { register }] = await Promise.all([import("tsx/cjs/api"), import("tsx/esm/api")]);
   registerCommonJs();
   register();
 }
