@@ -8,7 +8,7 @@
 //   node --expose-gc --import tsx bench/pglite-memory.ts --counts 1,5,20 --json
 //
 // --expose-gc lets it collect before each reading, so that garbage of the main thread is not
-// counted. The last line with --json is one object per N, for test/bench/pglite-memory.test.ts.
+// counted. With --json, the last line holds one object per N.
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
