@@ -75,13 +75,11 @@ describe("an embedded database's thread", () => {
 
   it("holds no copy of the template it was made from: the control plane unpacked it", async () => {
     const made = await open("made", inject("pgliteTemplate"));
-    const fromTemplate = (await made.threadMemory()).arrayBuffers;
+    const { arrayBuffers } = await made.threadMemory();
     await made.close();
-    const reopened = await open("made");
-    const without = (await reopened.threadMemory()).arrayBuffers;
-    await reopened.close();
-    // The tarball is 9 MB; PGlite's own loading kept it, and copies of it, on the thread.
-    expect(fromTemplate - without).toBeLessThan(2 * 1024 * 1024);
+    // What stays: PGlite's 6 MB file bundle, and until the thread collects, the 9 MB of
+    // pglite.wasm it compiled. PGlite's own loading of the 9 MB tarball left 35 MB and more.
+    expect(arrayBuffers).toBeLessThan(24 * 1024 * 1024);
   });
 
   it("unpacks the template again over an unpacking cut short (PG_VERSION comes last)", async () => {
