@@ -4,8 +4,8 @@
 // messages are { id, op, ... } requests and { id, rows | error } answers, plus
 // { notify: channel, payload } for SQL-level NOTIFY. Plain JavaScript on purpose: a
 // worker thread does not inherit the TypeScript loader of its parent.
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { writeFileSync } from "node:fs";
+import { getHeapSpaceStatistics } from "node:v8";
 import { parentPort, workerData } from "node:worker_threads";
 import { PGlite } from "@electric-sql/pglite";
 import { useNativeBytea } from "./pglite-bytea.mjs";
@@ -16,8 +16,8 @@ import { serveOnSocket } from "./pglite-sharing.mjs";
 import { runUpkeep } from "./pglite-upkeep.mjs";
 
 const port = /** @type {import("node:worker_threads").MessagePort} */ (parentPort);
-const { dataDir, schema, template, upkeepEveryMs, sharedBuffers } =
-  /** @type {{ dataDir: string; schema: string; template?: string; upkeepEveryMs?: number; sharedBuffers?: string }} */ (workerData);
+const { dataDir, schema, upkeepEveryMs, sharedBuffers } =
+  /** @type {{ dataDir: string; schema: string; upkeepEveryMs?: number; sharedBuffers?: string }} */ (workerData);
 
 /** @type {PGlite} */
 let pg;
@@ -50,12 +50,6 @@ async function subscribe(channel, deliver) {
 
 function publish(channel, payload) {
   for (const deliver of [...(channels.get(channel) ?? [])]) deliver(payload);
-}
-
-/** A fresh directory starts from the template tarball instead of running initdb. */
-function templateFor(dir) {
-  if (!template || existsSync(join(dir, "PG_VERSION")) || !existsSync(template)) return {};
-  return { loadDataDir: new Blob([readFileSync(template)]) };
 }
 
 /**
@@ -112,12 +106,13 @@ async function open() {
   // PGlite touches all of shared_buffers as it starts: PostgreSQL's 128 MB default is
   // resident for good, in every deployment's database (pglite.ts sets the size).
   const memory = sharedBuffers ? ["-c", `shared_buffers=${sharedBuffers}`] : [];
-  // On disk, commits reach the disk before they are answered (pglite-durable-fs.mjs).
+  // On disk, commits reach the disk before they are answered (pglite-durable-fs.mjs). A
+  // new directory was filled from the template before this thread started (pglite-template.ts).
   pg = inMemory
     ? new PGlite({ initDbStartParams: NEW_CLUSTER_INITDB, startParams: [...NEW_CLUSTER_START, ...memory] })
     : embeddedFsync()
-      ? new PGlite({ fs: new DurableNodeFS(dataDir), startParams: [...DURABLE_START, ...memory], ...templateFor(dataDir) })
-      : new PGlite(dataDir, { ...templateFor(dataDir), startParams: [...PGlite.defaultStartParams, ...memory] });
+      ? new PGlite({ fs: new DurableNodeFS(dataDir), startParams: [...DURABLE_START, ...memory] })
+      : new PGlite(dataDir, { startParams: [...PGlite.defaultStartParams, ...memory] });
   await pg.waitReady;
   useNativeBytea(pg);
   prepared = new PreparedStatements(pg);
@@ -210,6 +205,8 @@ async function handle(message) {
         plainError,
       });
       return undefined;
+    case "memory":
+      return [threadMemory()];
     case "compact":
       return compactNewCluster(pg);
     case "writeTemplate": {
@@ -228,6 +225,17 @@ async function handle(message) {
     default:
       throw new Error(`unknown operation ${message.op}`);
   }
+}
+
+/** What this thread holds, by kind (bench/pglite-memory.ts prints it). */
+function threadMemory() {
+  const spaces = Object.fromEntries(getHeapSpaceStatistics().map((space) => [space.space_name, space.physical_space_size]));
+  return {
+    wasmMemory: pg?.mod?.HEAPU8?.buffer.byteLength ?? 0,
+    heapNewSpace: spaces.new_space ?? 0,
+    heapOther: Object.values(spaces).reduce((sum, size) => sum + size, 0) - (spaces.new_space ?? 0),
+    arrayBuffers: process.memoryUsage().arrayBuffers,
+  };
 }
 
 function answer(message) {

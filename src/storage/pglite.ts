@@ -4,11 +4,23 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Worker } from "node:worker_threads";
 import { DataDirError, prepareDataDir } from "./data-dir.ts";
+import { CLUSTER_MARKER, unpackTemplate } from "./pglite-template.ts";
 import { assertSchemaName, type Database, type Queryable } from "./database.ts";
 import type { UpkeepStep } from "./pglite-upkeep.mjs";
 
 type Answer = { id: number; rows?: unknown[]; error?: Record<string, unknown> };
 type Reply = Answer | { answers: Answer[] } | { notify: string; payload: string } | { upkeep: UpkeepDone[] } | { warning: string };
+
+/**
+ * What an embedded database's thread holds (bench/pglite-memory.ts): the size of
+ * PostgreSQL's WebAssembly memory (reserved; the pages it touched are resident), the
+ * thread's JavaScript heap (young generation apart), and its ArrayBuffers outside the
+ * WebAssembly memory.
+ */
+export type ThreadMemory = { wasmMemory: number; heapNewSpace: number; heapOther: number; arrayBuffers: number };
+
+/** The embedded database, and what its thread holds. */
+export type PgliteDatabase = Database & { threadMemory(): Promise<ThreadMemory> };
 
 /** One statement of the embedded database's upkeep, with why it was due and how long it held the database. */
 export type UpkeepDone = UpkeepStep & { ms: number };
@@ -35,6 +47,13 @@ export function sharedBuffersSetting(env: NodeJS.ProcessEnv = process.env): stri
   }
   return value;
 }
+/**
+ * The young generation of each database thread's JavaScript heap. V8 sizes it for the
+ * whole process (16 MB here) and keeps it resident once used: per thread, that was more
+ * than anything of the database but its buffers. The thread's objects are short-lived
+ * rows and messages; 4 MB collects them as well (bench/pglite-memory.ts, decision 0052).
+ */
+const THREAD_YOUNG_GENERATION_MB = 4;
 /**
  * A pass that held the database longer than this is worth a warning: statements waited
  * for it. After one, only a pass twice as long as the longest warned of warns again, so a
@@ -63,27 +82,15 @@ export async function openPglite(
   dataDir: string,
   schema: string,
   options: { template?: string; shareOn?: string; upkeepEveryMs?: number; onUpkeep?: (done: UpkeepDone[]) => void } = {},
-): Promise<Database> {
+): Promise<PgliteDatabase> {
   assertSchemaName(schema);
   const inMemory = dataDir === "memory://" || dataDir === "";
   if (!inMemory) prepareDataDir(dataDir);
-  let template = options.template ?? process.env.SLIPWAY_PGLITE_TEMPLATE;
-  let madeTemplate: string | undefined;
-  if (!inMemory && !existsSync(join(dataDir, "PG_VERSION")) && !(template && existsSync(template))) {
-    // A new cluster is made small in memory, then unpacked here as from a template.
-    // initdb leaves its thread holding about twice the memory a started database needs
-    // (about 1 GB against 0.5 GB): it runs on a thread that then ends.
-    madeTemplate = template = join(tmpdir(), `slipway-new-cluster-${process.pid}-${randomUUID()}.tar`);
-    await writePgliteTemplate(template).catch((error: Error) => {
-      rmSync(madeTemplate!, { force: true });
-      throw new DataDirError(`cannot create the embedded database in ${dataDir}: ${error.message}`);
-    });
-  }
+  if (!inMemory && !existsSync(join(dataDir, CLUSTER_MARKER))) await unpackEmptyCluster(dataDir, options.template ?? process.env.SLIPWAY_PGLITE_TEMPLATE);
   const worker = new Worker(new URL("./pglite-thread.mjs", import.meta.url), {
-    workerData: { dataDir, schema, template, upkeepEveryMs: options.upkeepEveryMs ?? UPKEEP_EVERY_MS, sharedBuffers: sharedBuffersSetting() },
+    workerData: { dataDir, schema, upkeepEveryMs: options.upkeepEveryMs ?? UPKEEP_EVERY_MS, sharedBuffers: sharedBuffersSetting() },
+    resourceLimits: { maxYoungGenerationSizeMb: THREAD_YOUNG_GENERATION_MB },
   });
-  // Once open, the cluster no longer needs the tarball it was unpacked from.
-  const forgetMadeTemplate = () => madeTemplate && rmSync(madeTemplate, { force: true });
   const pending = new Map<number, { resolve: (rows: unknown[]) => void; reject: (error: Error) => void }>();
   const sqlListeners = new Map<string, Set<(payload: string) => void>>();
   const localListeners = new Map<string, Set<(payload: string) => void>>();
@@ -161,9 +168,7 @@ export async function openPglite(
 
   try {
     await call({ op: "open" });
-    forgetMadeTemplate();
   } catch (error) {
-    forgetMadeTemplate();
     await worker.terminate();
     throw new DataDirError(`cannot open the embedded database in ${inMemory ? "memory" : dataDir}: ${(error as Error).message}`);
   }
@@ -228,6 +233,10 @@ export async function openPglite(
     onReconnect() {
       // One in-process connection: nothing is ever missed.
     },
+    async threadMemory() {
+      const [memory] = await call({ op: "memory" });
+      return memory as ThreadMemory;
+    },
     async close() {
       if (closed) return;
       closed = true;
@@ -235,6 +244,24 @@ export async function openPglite(
       await worker.terminate();
     },
   };
+}
+
+/**
+ * Fills a new data directory with an empty cluster: the template's (see unpackTemplate),
+ * or, without one, a cluster made small in memory and unpacked the same way. initdb leaves
+ * its thread holding about twice the memory a started database needs (about 1 GB against
+ * 0.5 GB): it runs on a thread that then ends.
+ */
+async function unpackEmptyCluster(dataDir: string, template: string | undefined): Promise<void> {
+  const made = template && existsSync(template) ? undefined : join(tmpdir(), `slipway-new-cluster-${process.pid}-${randomUUID()}.tar`);
+  try {
+    if (made) await writePgliteTemplate(made);
+    await unpackTemplate(made ?? template!, dataDir);
+  } catch (error) {
+    throw new DataDirError(`cannot create the embedded database in ${dataDir}: ${(error as Error).message}`);
+  } finally {
+    if (made) rmSync(made, { force: true });
+  }
 }
 
 /**

@@ -1,4 +1,4 @@
-import { openPglite } from "./pglite.ts";
+import { openPglite, type ThreadMemory } from "./pglite.ts";
 
 /**
  * Serves one embedded database (PGlite, which admits a single process per data
@@ -17,6 +17,8 @@ import { openPglite } from "./pglite.ts";
 export interface SharedPgliteHost {
   socketPath: string;
   schema: string;
+  /** What the database's thread holds (bench/pglite-memory.ts). */
+  threadMemory(): Promise<ThreadMemory>;
   close(): Promise<void>;
 }
 
@@ -26,6 +28,7 @@ export async function startSharedPgliteHost(options: { dataDir: string; schema: 
   return {
     socketPath: options.socketPath,
     schema: options.schema,
+    threadMemory: () => db.threadMemory(),
     close() {
       closed ??= db.close();
       return closed;
