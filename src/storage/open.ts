@@ -1,16 +1,16 @@
 import type { Database, DatabaseOptions } from "./database.ts";
 import { migrate, type Component } from "./migrate.ts";
-import { openPglite } from "./pglite.ts";
-import { openPostgres } from "./postgres.ts";
-import { openSharedPglite } from "./shared-pglite-client.ts";
 
-/** Opens the configured store and brings `component`'s schema up to date. */
+/**
+ * Opens the configured store and brings `component`'s schema up to date. Each back end's
+ * modules are loaded when chosen: an embedded control plane never loads `pg` (decision 0054).
+ */
 export async function openDatabase(options: DatabaseOptions & { component: Component }): Promise<Database> {
   const db = options.storageSocket
-    ? await openSharedPglite(options.storageSocket)
+    ? await (await import("./shared-pglite-client.ts")).openSharedPglite(options.storageSocket)
     : options.databaseUrl
-      ? await openPostgres(options.databaseUrl, options.schema, options.poolSize)
-      : await openPglite(options.dataDir ?? ".slipway", options.schema);
+      ? await (await import("./postgres.ts")).openPostgres(options.databaseUrl, options.schema, options.poolSize)
+      : await (await import("./pglite.ts")).openPglite(options.dataDir ?? ".slipway", options.schema);
   try {
     await migrate(db, options.component);
   } catch (error) {
