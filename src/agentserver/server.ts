@@ -15,6 +15,9 @@ import { loadProjectAuth } from "./custom-auth/handlers.ts";
 import { registerCustomAuth } from "./custom-auth/register.ts";
 import { prepareProject, type PreparedProject } from "./graphs/project.ts";
 import { loadGraphs } from "./graphs/registry.ts";
+import { ConfigError } from "./graphs/langgraph-config.ts";
+import { resolveWebhookHeaders } from "./graphs/webhooks-config.ts";
+import type { WebhookPolicy } from "./runs/webhook.ts";
 import { bindLoopbackFetch } from "./http-app/loopback.ts";
 import { prepareProjectHttp } from "./http-app/project-http.ts";
 import { agentActivity, type AgentActivity } from "./meta/activity.ts";
@@ -91,6 +94,8 @@ export async function startAgentServer(options: AgentServerOptions): Promise<Run
 
 async function assemble(db: Database, project: PreparedProject, options: AgentServerOptions): Promise<RunningAgentServer> {
   const { config } = project;
+  // Before anything loads: a header naming a variable that is not set stops the start.
+  const webhookHeaders = webhookHeadersOf(config);
   const now = () => new Date();
   const newId = () => crypto.randomUUID();
   // http.app, http.mount_prefix, http.configurable_headers and ui of langgraph.json.
@@ -147,7 +152,12 @@ async function assemble(db: Database, project: PreparedProject, options: AgentSe
     broker.useRelay(relay);
   }
   const refreshThread = (threadId: string, outcome?: { runError?: unknown }) => refreshThreadSnapshot({ db, graphs }, threadId, outcome);
-  const webhookPolicy = { allowHosts: options.webhookAllowHosts ?? [], onlyAllowed: false };
+  const webhookPolicy: WebhookPolicy = {
+    allowHosts: options.webhookAllowHosts ?? [],
+    onlyAllowed: false,
+    rules: config.webhooks.url,
+    headers: webhookHeaders,
+  };
   const lifecycle = new RunLifecycle(log);
   subscribeRunParts(lifecycle, {
     db,
@@ -242,7 +252,7 @@ async function assemble(db: Database, project: PreparedProject, options: AgentSe
     });
   }
   projectHttp.registerHooks(app);
-  registerMetaRoutes(app, { version: SLIPWAY_VERSION, graphIds: graphs.ids(), storage: db.kind });
+  registerMetaRoutes(app, { version: SLIPWAY_VERSION, graphIds: graphs.ids(), storage: db.kind, db });
   registerMetricsRoute(app, {
     db,
     lifecycle,
@@ -353,4 +363,12 @@ function tcpOrigin(app: FastifyInstance, options: AgentServerOptions): string {
   const port = typeof address === "object" && address ? address.port : options.port;
   const host = options.host ?? AGENT_DEFAULTS.host;
   return `http://${host.includes(":") ? `[${host}]` : host}:${port}`;
+}
+
+function webhookHeadersOf(config: PreparedProject["config"]): Record<string, string> {
+  try {
+    return resolveWebhookHeaders(config.webhooks, { ...config.env, ...process.env });
+  } catch (error) {
+    throw new ConfigError(`${config.root}/langgraph.json: ${(error as Error).message}`);
+  }
 }

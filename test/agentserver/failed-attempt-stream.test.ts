@@ -1,8 +1,8 @@
 import { Client } from "@langchain/langgraph-sdk";
 import { afterEach, describe, expect, it } from "vitest";
-import { queueAnnouncement, runsChannel } from "../../src/agentserver/runs/announcements.ts";
 import { startAgentServer, type RunningAgentServer } from "../../src/agentserver/server.ts";
 import { freshBackend } from "../support/backends.ts";
+import { queueRawRun } from "../support/raw-run.ts";
 import { FIXTURE_CONFIG } from "../support/agent-server.ts";
 
 /**
@@ -62,31 +62,7 @@ describe("a stream joined where an attempt failed (two agent servers on one Post
     await first.db.query(`INSERT INTO assistants (assistant_id, graph_id, name) VALUES ($1, 'agent', 'fresh')`, [assistantId]);
     await first.db.query("ALTER TABLE assistants RENAME TO assistants_away");
     const runId = crypto.randomUUID();
-    const kwargs = {
-      input: { messages: [{ role: "human", content: "after a failure" }] },
-      command: null,
-      config: {},
-      context: {},
-      stream_mode: ["values"],
-      stream_subgraphs: false,
-      stream_resumable: false,
-      interrupt_before: null,
-      interrupt_after: null,
-      checkpoint_id: null,
-      checkpoint_ns: "",
-      durability: "async",
-      webhook: null,
-      on_disconnect: "continue",
-      temporary: false,
-      feedback_keys: null,
-    };
-    await first.db.query(`INSERT INTO runs (run_id, thread_id, assistant_id, kwargs) VALUES ($1, $2, $3, $4::jsonb)`, [
-      runId,
-      thread.thread_id,
-      assistantId,
-      JSON.stringify(kwargs),
-    ]);
-    await first.db.notify(runsChannel(first.db.schema), queueAnnouncement(runId, 0, thread.thread_id));
+    await queueRawRun(first.db, { runId, threadId: thread.thread_id, assistantId, content: "after a failure" });
 
     // The first attempt is claimed here and fails; the run stays leased to it.
     const attemptOf = () => recordOf(first, runId);

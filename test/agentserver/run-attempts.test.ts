@@ -2,6 +2,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { queueAnnouncement, runsChannel } from "../../src/agentserver/runs/announcements.ts";
 import { MAX_RUN_ATTEMPTS } from "../../src/agentserver/runs/attempt.ts";
 import { BACKENDS } from "../support/backends.ts";
+import { queueRawRun } from "../support/raw-run.ts";
 import { startTestAgentServer, type TestAgentServer } from "../support/agent-server.ts";
 
 /** A run that keeps being retried (its end never recorded) stops after MAX_RUN_ATTEMPTS. */
@@ -45,30 +46,7 @@ describe.each(BACKENDS)("run attempts on %s", (backend) => {
     // The database fails the read (a real error: the table is not there under its name).
     await server.db.query("ALTER TABLE assistants RENAME TO assistants_away");
     const runId = crypto.randomUUID();
-    await server.db.query(`INSERT INTO runs (run_id, thread_id, assistant_id, kwargs) VALUES ($1, $2, $3, $4::jsonb)`, [
-      runId,
-      thread.thread_id,
-      assistantId,
-      JSON.stringify({
-        input: { messages: [{ role: "human", content: "later" }] },
-        command: null,
-        config: {},
-        context: {},
-        stream_mode: ["values"],
-        stream_subgraphs: false,
-        stream_resumable: false,
-        interrupt_before: null,
-        interrupt_after: null,
-        checkpoint_id: null,
-        checkpoint_ns: "",
-        durability: "async",
-        webhook: null,
-        on_disconnect: "continue",
-        temporary: false,
-        feedback_keys: null,
-      }),
-    ]);
-    await server.db.notify(runsChannel(server.db.schema), queueAnnouncement(runId, 0, thread.thread_id));
+    await queueRawRun(server.db, { runId, threadId: thread.thread_id, assistantId, content: "later" });
     // Either its first attempt ended it, or the sweeper gave it a second one.
     const row = async () =>
       (

@@ -33,7 +33,8 @@ export async function ensureDockerd(): Promise<TestDockerd> {
         host,
         stop: async () => {
           daemon.kill("SIGTERM");
-          await Promise.race([exited, new Promise((resolve) => setTimeout(resolve, 20_000))]);
+          // unref: a daemon that exits at once leaves no timer holding the test run open.
+          await Promise.race([exited, new Promise((resolve) => setTimeout(resolve, 20_000).unref())]);
           if (daemon.exitCode === null) daemon.kill("SIGKILL");
         },
       };

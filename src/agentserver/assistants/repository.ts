@@ -1,6 +1,7 @@
 import type { Queryable } from "../../storage/database.ts";
 import type { SortField } from "./schemas.ts";
 import { jsonbText } from "../../storage/jsonb-text.ts";
+import { sqlParameters } from "../../storage/sql-parameters.ts";
 
 /**
  * The SQL of assistants (tables `assistants` and `assistant_versions`, 0001_core.sql).
@@ -35,16 +36,6 @@ export interface AssistantFilter {
 
 const COLUMNS = "assistant_id, graph_id, name, description, config, context, metadata, version, created_at, updated_at";
 const VERSION_COLUMNS = "assistant_id, graph_id, name, description, config, context, metadata, version, created_at";
-
-/** Placeholders for one statement: `add(value)` returns `$n`. */
-function parameters() {
-  const values: unknown[] = [];
-  const add = (value: unknown) => {
-    values.push(value);
-    return `$${values.length}`;
-  };
-  return { values, add };
-}
 
 const json = (value: unknown) => jsonbText(value ?? {});
 
@@ -114,7 +105,7 @@ export async function listVersions(
   id: string,
   options: { metadata?: Record<string, unknown>; limit: number; offset: number },
 ): Promise<VersionRow[]> {
-  const p = parameters();
+  const p = sqlParameters();
   const where = [`assistant_id = ${p.add(id)}`];
   if (options.metadata) where.push(`metadata::jsonb @> ${p.add(json(options.metadata))}::jsonb`);
   return q.query<VersionRow>(
@@ -148,7 +139,7 @@ export async function searchAssistants(
   filter: AssistantFilter,
   page: { sortBy: SortField; sortOrder: "asc" | "desc"; limit: number; offset: number },
 ): Promise<{ rows: AssistantRow[]; total: number }> {
-  const p = parameters();
+  const p = sqlParameters();
   const where = whereClause(filter, p.add);
   const direction = page.sortOrder === "asc" ? "ASC" : "DESC";
   const rows = await q.query<AssistantRow & { total: number }>(
@@ -163,7 +154,7 @@ export async function searchAssistants(
 }
 
 export async function countAssistants(q: Queryable, filter: AssistantFilter): Promise<number> {
-  const p = parameters();
+  const p = sqlParameters();
   const rows = await q.query<{ count: number }>(`SELECT count(*) AS count FROM assistants ${whereClause(filter, p.add)}`, p.values);
   return Number(rows[0]?.count ?? 0);
 }

@@ -15,6 +15,7 @@ import {
 } from "./config-sections.ts";
 import { resolveGraphSpec, type GraphSpec } from "./graph-spec.ts";
 import { readHttp, type HttpSection } from "./http-config.ts";
+import { readWebhooks, type WebhooksSection } from "./webhooks-config.ts";
 import { checkNodeVersion } from "../../config/node-version.ts";
 
 /** The parts of `langgraph.json` the agent server reads. */
@@ -33,6 +34,8 @@ export interface LanggraphConfig {
   ui?: UiSection;
   store: { index?: StoreIndexSection; ttl?: StoreTtlSection };
   checkpointer: { ttl?: CheckpointerTtlSection };
+  /** `webhooks`: the project's rules for run and cron webhooks, and headers sent with them. */
+  webhooks: WebhooksSection;
   /** The file as read, kept for /info and later features. */
   raw: Record<string, unknown>;
 }
@@ -71,6 +74,11 @@ export function readLanggraphConfig(configPath: string): LanggraphConfig {
     };
   }
   const env = readEnv(raw.env, root, file, warnings);
+  if (raw.encryption !== undefined && raw.encryption !== null) {
+    throw new ConfigError(
+      `${file}: encryption: custom encryption of stored data (encryption.path) is not supported yet; remove the key to deploy without it (Slipway keeps the data in the deployment's own database)`,
+    );
+  }
   try {
     return {
       root,
@@ -82,6 +90,7 @@ export function readLanggraphConfig(configPath: string): LanggraphConfig {
       ui: readUi(raw.ui, raw.ui_config, root),
       store: readStore(raw.store, root),
       checkpointer: readCheckpointer(raw.checkpointer),
+      webhooks: readWebhooks(raw.webhooks),
       raw,
     };
   } catch (error) {

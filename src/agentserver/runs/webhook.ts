@@ -1,5 +1,6 @@
 import { invalidField } from "../../http/errors.ts";
 import { blockedReason, canonicalIp, guardedFetch, isAllowedHost, type AddressGuardPolicy } from "../../net/address-guard.ts";
+import { domainAllowed, type WebhookUrlRules } from "../graphs/webhooks-config.ts";
 
 /**
  * Where run webhooks may go. By default only public http(s) addresses: the address guard
@@ -10,6 +11,10 @@ import { blockedReason, canonicalIp, guardedFetch, isAllowedHost, type AddressGu
 export interface WebhookPolicy extends AddressGuardPolicy {
   /** When set, only the allow-listed hosts are accepted at all. */
   onlyAllowed: boolean;
+  /** The project's own rules (langgraph.json `webhooks.url`), on top of the address guard's. */
+  rules?: WebhookUrlRules;
+  /** Sent with every call (langgraph.json `webhooks.headers`, resolved). */
+  headers?: Record<string, string>;
 }
 
 const ALLOW_SETTING = "--webhook-allow (or SLIPWAY_WEBHOOK_ALLOW_HOSTS)";
@@ -20,6 +25,17 @@ const ALLOW_SETTING = "--webhook-allow (or SLIPWAY_WEBHOOK_ALLOW_HOSTS)";
  */
 export function checkWebhookUrl(raw: string, policy: WebhookPolicy): URL {
   const refuse = (msg: string) => invalidField(["body", "webhook"], msg);
+  const rules = policy.rules;
+  if (rules?.maxUrlLength !== undefined && raw.length > rules.maxUrlLength) {
+    throw refuse(`is ${raw.length} characters long; the project allows ${rules.maxUrlLength} (webhooks.url.max_url_length)`);
+  }
+  if (raw.startsWith("/") && !raw.startsWith("//")) {
+    throw refuse(
+      rules?.disableLoopback
+        ? "relative URLs are turned off by the project (webhooks.url.disable_loopback)"
+        : "relative URLs (calls to this server's own routes) are not supported yet: give an absolute http(s) URL",
+    );
+  }
   let url: URL;
   try {
     url = new URL(raw);
@@ -27,8 +43,16 @@ export function checkWebhookUrl(raw: string, policy: WebhookPolicy): URL {
     throw refuse("must be an absolute http(s) URL");
   }
   if (url.protocol !== "http:" && url.protocol !== "https:") throw refuse("must use http or https");
+  if (rules?.requireHttps && url.protocol !== "https:") throw refuse("must use https (webhooks.url.require_https)");
   if (url.username || url.password) throw refuse("must not carry credentials");
   const host = url.hostname.replace(/^\[(.*)\]$/, "$1");
+  if (rules?.allowedDomains.length && !domainAllowed(host, rules.allowedDomains)) {
+    throw refuse(`host ${host} is not one of the project's webhooks.url.allowed_domains`);
+  }
+  const port = Number(url.port || (url.protocol === "https:" ? 443 : 80));
+  if (rules?.allowedPorts.length && !rules.allowedPorts.includes(port)) {
+    throw refuse(`port ${port} is not one of the project's webhooks.url.allowed_ports`);
+  }
   if (isAllowedHost(host, policy)) return url;
   if (policy.onlyAllowed) throw refuse(`host ${host} is not in the webhook allow-list (${ALLOW_SETTING})`);
   const reason = canonicalIp(host) ? blockedReason(host) : undefined;
@@ -49,7 +73,7 @@ export async function sendWebhook(url: string, body: unknown, policy: WebhookPol
     target,
     {
       method: "POST",
-      headers: { "content-type": "application/json", "user-agent": "slipway-webhook" },
+      headers: { "user-agent": "slipway-webhook", ...policy.headers, "content-type": "application/json" },
       body: JSON.stringify(body),
       timeoutMs: 10_000,
       maxBytes: 1024 * 1024,

@@ -2,6 +2,7 @@ import type { Queryable } from "../../storage/database.ts";
 import { compileFilter } from "./filter.ts";
 import { jsonbText } from "../../storage/jsonb-text.ts";
 import { splitNamespace } from "./namespace.ts";
+import { sqlParameters } from "../../storage/sql-parameters.ts";
 
 /**
  * The SQL of the store (table `store_items`, 0003_store.sql). Namespaces arrive
@@ -30,16 +31,6 @@ interface ItemRow {
 const ITEM_COLUMNS = "namespace_path, key, value, created_at, updated_at";
 const LIVE = (now: string) => `(expires_at IS NULL OR expires_at > ${now}::timestamptz)`;
 
-/** Placeholders for one statement: `add(value)` returns `$n`. */
-function parameters() {
-  const values: unknown[] = [];
-  const add = (value: unknown) => {
-    values.push(value);
-    return `$${values.length}`;
-  };
-  return { values, add };
-}
-
 /** The rows at `path` or below it; see the comment on the column for the range. */
 function underPrefix(path: string, add: (value: unknown) => string): string {
   const p = add(path);
@@ -59,7 +50,7 @@ function refreshing(now: string): string {
 }
 
 export async function getItem(db: Queryable, path: string, key: string, now: Date, refresh: boolean): Promise<StoredItem | null> {
-  const { values, add } = parameters();
+  const { values, add } = sqlParameters();
   const at = add(now);
   const sql = `WITH hits AS (
       SELECT ${ITEM_COLUMNS} FROM store_items
@@ -113,7 +104,7 @@ interface SearchQuery {
  */
 export async function searchItems(db: Queryable, query: SearchQuery, now: Date): Promise<StoredItem[]> {
   if (query.semantic) return searchBySimilarity(db, query, query.semantic, now);
-  const { values, add } = parameters();
+  const { values, add } = sqlParameters();
   const at = add(now);
   const where = [LIVE(at), ...compileFilter(query.filter, add), ...(query.conditions?.(add) ?? [])];
   if (query.prefix !== "") where.push(underPrefix(query.prefix, add));
@@ -132,7 +123,7 @@ export async function searchItems(db: Queryable, query: SearchQuery, now: Date):
  * embedded database can do; vectors of another dimension (the config changed) are skipped.
  */
 async function searchBySimilarity(db: Queryable, query: SearchQuery, semantic: NonNullable<SearchQuery["semantic"]>, now: Date): Promise<StoredItem[]> {
-  const { values, add } = parameters();
+  const { values, add } = sqlParameters();
   const at = add(now);
   const q = add(`{${semantic.vector.join(",")}}`);
   const similarity = similarityExpression(semantic.support, q, add(norm(semantic.vector)));
@@ -173,7 +164,7 @@ export interface NamespaceQuery {
  * through the primary key.
  */
 export async function listNamespaces(db: Queryable, query: NamespaceQuery, now: Date): Promise<string[][]> {
-  const { values, add } = parameters();
+  const { values, add } = sqlParameters();
   const inner = [LIVE(add(now)), ...(query.conditions?.(add) ?? [])];
   const outer: string[] = [];
   const prefix = query.prefix ?? [];

@@ -11,7 +11,8 @@ import type { ConfinedLaunch } from "../runtime/isolation.ts";
 import { installLayerKey, restoreInstallLayer, saveInstallLayer } from "./install-layer.ts";
 import { installAdvice, planInstall, resolveManager } from "./package-manager.ts";
 import { inspectProject } from "./project.ts";
-import { installPython, planPython, warnDockerfileLines } from "./python-build.ts";
+import { installPython, planPython } from "./python-build.ts";
+import { warnImageKeys } from "./image-keys.ts";
 import { pythonEnvGone, revisionPython } from "./python-link.ts";
 import * as repo from "./repository.ts";
 import { runCommand } from "./run-command.ts";
@@ -118,7 +119,7 @@ async function buildIn(deps: PipelineDeps, target: BuildTarget, sourceDir: strin
   await seedPackageCache(deps, cache);
   mkdirSync(cache, { recursive: true });
   const env = buildStepEnv(cache, deps.settings.buildEnv, withNodeBin(process.env.PATH));
-  warnDockerfileLines(project.config, log);
+  warnImageKeys(project.config, log);
   const python = planPython(project.config, project.configFile, sourceDir, recipe.configPath, { ...process.env, PATH: env.PATH });
   const confine = buildSandbox(deps, target.deploymentId, sourceDir, cache, python?.readOnly ?? []);
   if (python) mkdirSync(join(cache, "python-envs"), { recursive: true });

@@ -66,18 +66,6 @@ export async function installPython(install: PythonInstall): Promise<void> {
   }
 }
 
-/** `dockerfile_lines` add to the vendor's image; there is no image here. */
-export function warnDockerfileLines(config: Record<string, unknown>, log: LogWriter): void {
-  const lines = config.dockerfile_lines;
-  if (Array.isArray(lines) && lines.length) {
-    log.line(
-      "WARNING",
-      `dockerfile_lines is ignored: Slipway builds no container image, so its ${lines.length} line(s) do not run. ` +
-        "Install system packages on the machine that runs `slipway up`, or set source_config.build_command.",
-    );
-  }
-}
-
 function which(program: string, path: string | undefined): string | undefined {
   for (const dir of (path ?? "").split(delimiter)) {
     if (dir && existsSync(join(dir, program))) return join(dir, program);
