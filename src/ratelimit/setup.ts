@@ -4,6 +4,7 @@ import { parseTrustedProxies } from "./client-ip.ts";
 import { compilePolicy } from "./compile.ts";
 import { DEFAULT_RULES } from "./default-policy.ts";
 import type { CallerIdentity, RateLimitOptions } from "./plugin.ts";
+import { loadPolicyFile } from "./policy-file.ts";
 import { FailoverStore } from "./stores/failover.ts";
 import { MemoryStore } from "./stores/memory.ts";
 import { systemClock, type Clock, type RateLimitStore } from "./stores/store.ts";
@@ -26,8 +27,7 @@ export interface RateLimitDeps {
  */
 export async function rateLimitOptionsFromFlags(flags: RateLimitFlags, deps: RateLimitDeps): Promise<RateLimitOptions> {
   const clock = deps.clock ?? systemClock;
-  // The YAML parser is loaded only for a policy file.
-  const policy = flags.policyFile ? await (await import("./policy-file.ts")).loadPolicyFile(flags.policyFile) : DEFAULT_RULES;
+  const policy = flags.policyFile ? await loadPolicyFile(flags.policyFile) : DEFAULT_RULES;
   compilePolicy(policy, flags.region);
   parseTrustedProxies(flags.trustedProxies);
   const store = flags.enabled ? await createStore(flags, deps) : new MemoryStore();

@@ -1,6 +1,6 @@
 import { existsSync, readFileSync, realpathSync, statSync } from "node:fs";
-import { createRequire } from "node:module";
 import { dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
+import { parse as parseYaml } from "yaml";
 import { checkNodeVersion } from "../../config/node-version.ts";
 import { StepFailure } from "../failure.ts";
 import { isPythonGraphPath } from "./python-project.ts";
@@ -95,10 +95,7 @@ function workspaceGlobs(dir: string): string[] {
     // no package.json, or not JSON: no npm/yarn workspaces here
   }
   try {
-    const text = readFileSync(join(dir, "pnpm-workspace.yaml"), "utf8");
-    // The YAML parser is loaded for pnpm workspaces only, not by every control plane at start.
-    const { parse } = createRequire(import.meta.url)("yaml") as typeof import("yaml");
-    const pnpm = parse(text) as { packages?: unknown } | null;
+    const pnpm = parseYaml(readFileSync(join(dir, "pnpm-workspace.yaml"), "utf8")) as { packages?: unknown } | null;
     if (Array.isArray(pnpm?.packages)) globs.push(...pnpm.packages.filter((g): g is string => typeof g === "string"));
   } catch {
     // none
