@@ -162,7 +162,9 @@ export function reportMany(rows: ManyRow[], agentAtRest: Memory | undefined): st
     "",
     "RSS counts the pages processes share (the node binary's) once in each; PSS divides them among the processes sharing them, so the PSS total is what the machine spends.",
     "",
-    ...(agentAtRest === undefined ? [] : [`\`slipway agent\` at rest (example agent, embedded storage): ${mb(agentAtRest.rss)} RSS, ${mb(agentAtRest.pss)} PSS`, ""]),
+    ...(agentAtRest === undefined
+      ? []
+      : [`\`slipway agent\` at rest (example agent, embedded storage): ${mb(agentAtRest.rss)} RSS, ${mb(agentAtRest.pss)} PSS`, ""]),
     "Goals (issue 32): 20 deployments ≤ 3 GB in all (≤ 150 MB per deployment); control plane idle ≤ 200 MB; `slipway agent` at rest ≤ 250 MB.",
   ].join("\n");
 }
