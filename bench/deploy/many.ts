@@ -5,26 +5,35 @@ import { startControlPlane, type ControlPlaneProcess } from "../../test/support/
 import { api } from "../../test/pipeline/api.ts";
 import { listeningSockets } from "../../test/pipeline/agent-socket.ts";
 import { startOurs } from "../agent/targets.ts";
-import { deployFromGit, residentMb } from "./runtime-cost.ts";
+import { deployFromGit, pssKb, treeMemoryMb } from "./runtime-cost.ts";
 
 /**
  * `--many N`: the example agent deployed N times on one control plane, and what that
  * costs in memory (issue 32, goal 1): the control plane idle (before any deployment), then
  * with the N deployments at rest, each deployment's agent processes, and the total; then
  * the seed flow on every deployment at once (a thread, two runs enqueued on it, a join of
- * the second, its state), with the highest total seen while they ran.
+ * the second, its state), with the highest total seen while they ran. Each figure twice:
+ * RSS, and PSS, which divides shared pages (the node binary's) among the processes that
+ * share them: the sum of PSS is what the machine spends, the sum of RSS counts the
+ * binary once per process.
  */
+/** Megabytes, resident (RSS) and proportional (PSS). */
+export interface Memory {
+  rss: number;
+  pss: number;
+}
+
 export interface ManyRow {
   backend: "embedded" | "postgres";
   count: number;
-  controlPlaneIdleMb: number;
+  controlPlaneIdleMb: Memory;
   /** With every deployment deployed and idle. */
-  controlPlaneMb: number;
+  controlPlaneMb: Memory;
   /** Each deployment's agent processes and their children, at rest. */
-  agentMb: number[];
-  totalMb: number;
+  agentMb: Memory[];
+  totalMb: Memory;
   /** The highest total sampled while every deployment ran its seed flow. */
-  peakTotalMb: number;
+  peakTotalMb: Memory;
   flowsPassed: number;
   deploySeconds: number[];
 }
@@ -52,8 +61,8 @@ export async function measureMany(options: {
     );
     const pid = cp.child.pid!;
     await settle();
-    const controlPlaneIdleMb = rssMb(pid);
-    console.error(`${backend}: control plane idle ${controlPlaneIdleMb.toFixed(0)} MB`);
+    const controlPlaneIdleMb = processMb(pid);
+    console.error(`${backend}: control plane idle ${controlPlaneIdleMb.rss.toFixed(0)} MB RSS, ${controlPlaneIdleMb.pss.toFixed(0)} MB PSS`);
     const cpApi = api(cp);
     const deployed: { url: string; sockets: string[] }[] = [];
     const deploySeconds: number[] = [];
@@ -61,19 +70,25 @@ export async function measureMany(options: {
       const { seconds, deployment, revision } = await deployFromGit(cpApi, options.gitUrl, `many-${backend}-${i + 1}`);
       deploySeconds.push(seconds);
       deployed.push({ url: deployment.url, sockets: listeningSockets((await cpApi.logs(deployment.id, revision.id, "deploy")).join("\n")) });
-      console.error(`${backend}: deployment ${i + 1}/${count} in ${seconds.toFixed(1)} s, control plane ${rssMb(pid).toFixed(0)} MB`);
+      console.error(`${backend}: deployment ${i + 1}/${count} in ${seconds.toFixed(1)} s, control plane ${processMb(pid).rss.toFixed(0)} MB RSS`);
     }
     await settle();
-    const controlPlaneMb = rssMb(pid);
-    const agentMb = deployed.map((d) => residentMb(d.sockets));
-    const total = () => rssMb(pid) + deployed.reduce((sum, d) => sum + residentMb(d.sockets), 0);
-    const totalMb = controlPlaneMb + agentMb.reduce((a, b) => a + b, 0);
+    const controlPlaneMb = processMb(pid);
+    const agentMb = deployed.map((d) => treeMemoryMb(d.sockets));
+    const total = () => sum([processMb(pid), ...deployed.map((d) => treeMemoryMb(d.sockets))]);
+    const totalMb = sum([controlPlaneMb, ...agentMb]);
 
-    let peakTotalMb = totalMb;
-    const sampler = setInterval(() => (peakTotalMb = Math.max(peakTotalMb, total())), 250);
+    // Each measure's own peak (PSS is read less often: smaps_rollup walks every mapping).
+    const peakTotalMb = { ...totalMb };
+    const sample = () => {
+      const now = total();
+      peakTotalMb.rss = Math.max(peakTotalMb.rss, now.rss);
+      peakTotalMb.pss = Math.max(peakTotalMb.pss, now.pss);
+    };
+    const sampler = setInterval(sample, 500);
     const outcomes = await Promise.allSettled(deployed.map((d) => seedFlow(d.url, cp!.apiKey!)));
     clearInterval(sampler);
-    peakTotalMb = Math.max(peakTotalMb, total());
+    sample();
     for (const outcome of outcomes) if (outcome.status === "rejected") console.error(`${backend}: a seed flow failed: ${(outcome.reason as Error).message}`);
     return {
       backend,
@@ -105,18 +120,23 @@ async function seedFlow(url: string, apiKey: string): Promise<void> {
 }
 
 /** `slipway agent` on the example agent, embedded storage, restarted once (as a deployed server runs), at rest. */
-export async function agentAtRestMb(repoRoot: string): Promise<number> {
+export async function agentAtRestMb(repoRoot: string): Promise<Memory> {
   const target = await startOurs(repoRoot, "agent at rest", {}, "examples/agent/langgraph.json", true);
   try {
     await settle();
-    return rssMb(target.pid!);
+    return processMb(target.pid!);
   } finally {
     await target.stop();
   }
 }
 
-function rssMb(pid: number): number {
-  return Number(/^VmRSS:\s+(\d+)/m.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1] ?? 0) / 1024;
+function processMb(pid: number): Memory {
+  const rss = Number(/^VmRSS:\s+(\d+)/m.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1] ?? 0) / 1024;
+  return { rss, pss: pssKb(pid) / 1024 };
+}
+
+function sum(memories: Memory[]): Memory {
+  return { rss: memories.reduce((total, m) => total + m.rss, 0), pss: memories.reduce((total, m) => total + m.pss, 0) };
 }
 
 /** A few seconds for start-up work (migrations, first garbage collections) to end before memory is read. */
@@ -124,19 +144,27 @@ function settle(): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, 5_000));
 }
 
-export function reportMany(rows: ManyRow[], agentAtRest: number | undefined): string {
+export function reportMany(rows: ManyRow[], agentAtRest: Memory | undefined): string {
   const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] ?? 0;
   const mb = (n: number) => `${n.toFixed(0)} MB`;
+  const lines = (measure: keyof Memory) =>
+    rows.map((row) => {
+      const perDeployment = (row.totalMb[measure] - row.controlPlaneIdleMb[measure]) / row.count;
+      const agents = row.agentMb.map((m) => m[measure]);
+      const agentsText = `${mb(Math.min(...agents))} / ${mb(median(agents))} / ${mb(Math.max(...agents))}`;
+      return `| ${row.backend === "embedded" ? "embedded (default)" : "PostgreSQL"} | ${measure.toUpperCase()} | ${row.count} (${row.flowsPassed}) | ${mb(row.controlPlaneIdleMb[measure])} | ${mb(row.controlPlaneMb[measure])} | ${agentsText} | ${mb(perDeployment)} | ${mb(row.totalMb[measure])} | ${mb(row.peakTotalMb[measure])} | ${median(row.deploySeconds.slice(1)).toFixed(1)} s |`;
+    });
   return [
-    "| storage | deployments (seed flows passed) | control plane idle | control plane with them | each agent process (min / median / max) | per deployment | total at rest | total, peak during the seed flows | warm deploy, median |",
-    "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
-    ...rows.map((row) => {
-      const perDeployment = (row.totalMb - row.controlPlaneIdleMb) / row.count;
-      const agents = `${mb(Math.min(...row.agentMb))} / ${mb(median(row.agentMb))} / ${mb(Math.max(...row.agentMb))}`;
-      return `| ${row.backend === "embedded" ? "embedded (default)" : "PostgreSQL"} | ${row.count} (${row.flowsPassed}) | ${mb(row.controlPlaneIdleMb)} | ${mb(row.controlPlaneMb)} | ${agents} | ${mb(perDeployment)} | ${mb(row.totalMb)} | ${mb(row.peakTotalMb)} | ${median(row.deploySeconds.slice(1)).toFixed(1)} s |`;
-    }),
+    "| storage | measure | deployments (seed flows passed) | control plane idle | control plane with them | each agent process (min / median / max) | per deployment | total at rest | total, peak during the seed flows | warm deploy, median |",
+    "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ...lines("rss"),
+    ...lines("pss"),
     "",
-    ...(agentAtRest === undefined ? [] : [`\`slipway agent\` at rest (example agent, embedded storage): ${mb(agentAtRest)}`, ""]),
+    "RSS counts the pages processes share (the node binary's) once in each; PSS divides them among the processes sharing them, so the PSS total is what the machine spends.",
+    "",
+    ...(agentAtRest === undefined
+      ? []
+      : [`\`slipway agent\` at rest (example agent, embedded storage): ${mb(agentAtRest.rss)} RSS, ${mb(agentAtRest.pss)} PSS`, ""]),
     "Goals (issue 32): 20 deployments ≤ 3 GB in all (≤ 150 MB per deployment); control plane idle ≤ 200 MB; `slipway agent` at rest ≤ 250 MB.",
   ].join("\n");
 }

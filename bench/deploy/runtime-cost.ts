@@ -79,6 +79,15 @@ export async function deployFromGit(cpApi: Api, gitUrl: string, name: string) {
 
 /** The resident memory of the processes started with one of these sockets on their command line, and their children. */
 export function residentMb(sockets: string[]): number {
+  return treeMemoryMb(sockets).rss;
+}
+
+/**
+ * Resident (RSS) and proportional (PSS) memory of those processes. RSS counts the pages a
+ * process shares (the node binary's, above all) in full in each; PSS divides them among
+ * the processes sharing them, so PSS summed over processes is what the machine spends.
+ */
+export function treeMemoryMb(sockets: string[]): { rss: number; pss: number } {
   const processes = readdirSync("/proc")
     .filter((entry) => /^\d+$/.test(entry))
     .map((pid) => {
@@ -102,5 +111,15 @@ export function residentMb(sockets: string[]): number {
     grew = false;
     for (const entry of processes) if (entry.parent && counted.has(entry.parent) && !counted.has(entry.pid)) grew = counted.add(entry.pid) !== undefined;
   }
-  return processes.filter((entry) => counted.has(entry.pid)).reduce((sum, entry) => sum + entry.rssKb, 0) / 1024;
+  const tree = processes.filter((entry) => counted.has(entry.pid));
+  return { rss: tree.reduce((sum, entry) => sum + entry.rssKb, 0) / 1024, pss: tree.reduce((sum, entry) => sum + pssKb(entry.pid), 0) / 1024 };
+}
+
+/** A process's proportional set size (/proc/<pid>/smaps_rollup), in kB; 0 once it is gone. */
+export function pssKb(pid: number | string): number {
+  try {
+    return Number(/^Pss:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/smaps_rollup`, "utf8"))?.[1] ?? 0);
+  } catch {
+    return 0;
+  }
 }

@@ -3,6 +3,7 @@ import { Command, type Command as CommandType } from "commander";
 import { BUILD_ENV_PASSED } from "../config/build-env.ts";
 import { resolveControlPlaneConfig } from "../config/controlplane.ts";
 import { addRateLimitFlags } from "../ratelimit/cli-options.ts";
+import { tuneControlPlaneV8 } from "./support/control-plane-v8.ts";
 
 /**
  * `slipway up`: serve the control plane (controlplane/server.ts starts it; this file reads
@@ -84,9 +85,11 @@ interface UpFlags extends Record<string, unknown> {
 }
 
 async function serve(flags: UpFlags): Promise<void> {
+  // Before any module or database of the control plane is loaded (decision 0054).
+  tuneControlPlaneV8();
   const { startControlPlane } = await import("../controlplane/server.ts");
   const { pipelineSettingsFromEnv } = await import("../config/pipeline.ts");
-  const { rateLimitFlagsFrom } = await import("../ratelimit/index.ts");
+  const { rateLimitFlagsFrom } = await import("../ratelimit/cli-options.ts");
 
   const config = resolveControlPlaneConfig(flags);
   const pipeline = pipelineSettingsFromEnv(process.env, { buildEnv: flags.buildEnv, sleepAfter: flags.sleepAfter });

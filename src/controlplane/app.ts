@@ -3,7 +3,7 @@ import type { FastifyInstance, FastifyRequest, FastifyServerFactory } from "fast
 import type { DeploymentRouter } from "../router/deployment-router.ts";
 import type { PathAlias } from "../http/canonical-url.ts";
 import { createHttpServer } from "../http/server.ts";
-import { registerRateLimit, type RateLimitOptions } from "../ratelimit/index.ts";
+import { registerRateLimit, type RateLimitOptions } from "../ratelimit/plugin.ts";
 import type { ControlPlaneDeps, RegisterRoutes } from "./context.ts";
 import { apiHostDocument, installOpenApiExtras } from "./openapi.ts";
 import { routeModules } from "./routes.ts";

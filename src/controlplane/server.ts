@@ -1,5 +1,4 @@
 import { randomUUID } from "node:crypto";
-import { createBearerVerifier } from "../auth/bearer.ts";
 import { loadSecretsKey, lockDataDir, type ControlPlaneConfig } from "../config/controlplane.ts";
 import type { PipelineSettings } from "../config/pipeline.ts";
 import { closeServer } from "../http/close-server.ts";
@@ -8,7 +7,8 @@ import { startPipeline } from "../pipeline/index.ts";
 import { connectDocker, type DockerChoice } from "../pipeline/runtime/docker/connect.ts";
 import { Isolation } from "../pipeline/runtime/isolation.ts";
 import { unsandboxedTenantsRefusal } from "../pipeline/runtime/tenant-guard.ts";
-import { rateLimitOptionsFromFlags, type RateLimitFlags } from "../ratelimit/index.ts";
+import type { RateLimitFlags } from "../ratelimit/cli-options.ts";
+import { rateLimitOptionsFromFlags } from "../ratelimit/setup.ts";
 import { createDeploymentRouter } from "../router/deployment-router.ts";
 import type { Database } from "../storage/database.ts";
 import { openDatabase } from "../storage/open.ts";
@@ -83,7 +83,9 @@ export async function startControlPlane(options: ControlPlaneOptions): Promise<R
     const created = await services.tenancy.ensureDefaultTenant();
     if (created) announceBootstrap(news, created);
 
-    const authenticator = createAuthenticator({ db, bearer: config.bearer ? createBearerVerifier(config.bearer) : undefined });
+    // JWT verification (jose) is loaded only when bearer tokens are configured (decision 0054).
+    const bearer = config.bearer ? (await import("../auth/bearer.ts")).createBearerVerifier(config.bearer) : undefined;
+    const authenticator = createAuthenticator({ db, bearer });
     const rateLimit = await rateLimitOptionsFromFlags(options.rateLimit, {
       resolveIdentity: (request) => resolveRateLimitIdentity(authenticator, request),
       log: { warn: (object, message) => news.warn(JSON.stringify({ level: "warn", msg: message, ...object })) },

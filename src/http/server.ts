@@ -8,7 +8,7 @@ import { canonicalUrl, type PathAlias } from "./canonical-url.ts";
 import { installErrorHandler, type NotFoundHint, type ValidationStyle } from "./error-handler.ts";
 import { installInputGuard } from "./input-guard.ts";
 import { installJsonBodyParser } from "./json-body.ts";
-import { installValidator } from "./validator.ts";
+import { installValidator, noDefaultValidator } from "./validator.ts";
 import { lazySerializers } from "./serializer.ts";
 
 /**
@@ -57,7 +57,7 @@ export async function createHttpServer(options: HttpServerOptions): Promise<Http
     logger: { level: options.logLevel ?? process.env.SLIPWAY_LOG_LEVEL ?? "warn" },
     bodyLimit: options.bodyLimit ?? 10 * 1024 * 1024,
     rewriteUrl: (request) => canonicalUrl(request.url ?? "/", aliases),
-    schemaController: { compilersFactory: { buildSerializer: lazySerializers() } },
+    schemaController: { compilersFactory: { buildSerializer: lazySerializers(), buildValidator: noDefaultValidator } },
     ...(options.serverFactory ? { serverFactory: options.serverFactory } : {}),
   });
   installErrorHandler(app, options.validationStyle, options.notFoundHint);

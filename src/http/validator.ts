@@ -1,6 +1,6 @@
-import { Ajv, type ErrorObject, type ValidateFunction } from "ajv";
-import formatsModule from "ajv-formats";
-import type { FastifyInstance } from "fastify";
+import { createRequire } from "node:module";
+import type { Ajv, ErrorObject, ValidateFunction } from "ajv";
+import type { FastifyInstance, FastifyServerOptions } from "fastify";
 import { isStorableDateTime } from "./date-time.ts";
 
 /**
@@ -21,9 +21,13 @@ const FASTAPI_PART: Record<string, string> = { params: "path", querystring: "que
 const UUID = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/;
 
 type FormatsPlugin = (ajv: Ajv) => Ajv;
-const addFormats: FormatsPlugin = (formatsModule as unknown as { default?: FormatsPlugin }).default ?? (formatsModule as unknown as FormatsPlugin);
+const require = createRequire(import.meta.url);
 
+/** Ajv and its formats are loaded by the first request validated, not by every process at start (decision 0054). */
 function makeAjv(coerce: boolean): Ajv {
+  const { Ajv } = require("ajv") as typeof import("ajv");
+  const formatsModule = require("ajv-formats") as { default?: FormatsPlugin } & FormatsPlugin;
+  const addFormats: FormatsPlugin = formatsModule.default ?? formatsModule;
   const ajv = new Ajv({
     coerceTypes: coerce ? "array" : false,
     useDefaults: true,
@@ -37,29 +41,41 @@ function makeAjv(coerce: boolean): Ajv {
   return ajv;
 }
 
-export function installValidator(app: FastifyInstance): void {
-  const strict = makeAjv(false);
-  const lenient = makeAjv(true);
-  let sharedAdded = false;
+/**
+ * Given to Fastify as its validator factory so that it does not load its own Ajv compiler
+ * when constructed; installValidator replaces it before any route is added.
+ */
+export const noDefaultValidator: NonNullable<NonNullable<FastifyServerOptions["schemaController"]>["compilersFactory"]>["buildValidator"] = () => () => {
+  throw new Error("installValidator sets the validator compiler");
+};
 
-  app.setValidatorCompiler(({ schema, httpPart }) => {
-    if (!sharedAdded) {
+export function installValidator(app: FastifyInstance): void {
+  let instances: { strict: Ajv; lenient: Ajv } | undefined;
+  const ajvs = () => {
+    if (!instances) {
+      instances = { strict: makeAjv(false), lenient: makeAjv(true) };
       // Schemas registered with app.addSchema (referenced by $ref) must be known to our instances.
       for (const shared of Object.values(app.getSchemas())) {
         const id = (shared as { $id?: string }).$id;
-        if (id && !strict.getSchema(id)) strict.addSchema(shared as object);
-        if (id && !lenient.getSchema(id)) lenient.addSchema(shared as object);
+        if (id && !instances.strict.getSchema(id)) instances.strict.addSchema(shared as object);
+        if (id && !instances.lenient.getSchema(id)) instances.lenient.addSchema(shared as object);
       }
-      sharedAdded = true;
     }
-    const ajv = httpPart === "body" ? strict : lenient;
+    return instances;
+  };
+
+  app.setValidatorCompiler(({ schema, httpPart }) => {
     const id = (schema as { $id?: string }).$id;
     // Compiled at the first request that needs it: compiling every route's schemas at
     // start took over a second of each agent process's start, most for routes never called.
     let compiled: ValidateFunction | undefined;
     const part = FASTAPI_PART[httpPart ?? "body"] ?? httpPart ?? "body";
     return (data: unknown) => {
-      const validate = (compiled ??= (id && ajv.getSchema(id)) || ajv.compile(schema as object));
+      compiled ??= (() => {
+        const ajv = httpPart === "body" ? ajvs().strict : ajvs().lenient;
+        return (id && ajv.getSchema(id)) || ajv.compile(schema as object);
+      })();
+      const validate = compiled;
       if (validate(data)) return true;
       const issues = collapseUnions((validate.errors ?? []) as ErrorObject[]);
       const error = Object.assign(new Error(issues.map((i) => `${i.instancePath || part} ${i.message}`).join("; ")), {

@@ -4,7 +4,8 @@ import { migrate, type Component } from "./migrate.ts";
 /**
  * Opens the configured store and brings `component`'s schema up to date. Each back end's
  * client is loaded when chosen: an agent process on the control plane's socket never
- * loads `pg` nor PGlite (decision 0053).
+ * loads `pg` nor PGlite (decision 0053), an embedded control plane never loads `pg`
+ * (decision 0054).
  */
 export async function openDatabase(options: DatabaseOptions & { component: Component }): Promise<Database> {
   const db = options.storageSocket

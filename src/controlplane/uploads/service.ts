@@ -4,7 +4,7 @@ import { dirname, join } from "node:path";
 import type { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { SlipwayError, badRequest, conflict, invalidField } from "../../http/errors.ts";
-import { checkTarball, TarballRefused } from "../../tarball/tarball.ts";
+import { TarballRefused } from "../../tarball/tar-walk.ts";
 import type { ControlPlaneDeps } from "../context.ts";
 import { deploymentNotFound } from "../deployments/not-found.ts";
 import { findDeployment } from "../deployments/repository.ts";
@@ -109,7 +109,8 @@ export class UploadService {
         createWriteStream(partial),
       );
       if (size === 0) throw invalidField(["body"], "The upload is empty: PUT a .tar.gz of the project directory.", "missing");
-      await checkTarball(partial);
+      // node-tar is loaded at the first upload, not by every idle control plane (decision 0054).
+      await (await import("../../tarball/tarball.ts")).checkTarball(partial);
     } catch (error) {
       rmSync(partial, { force: true });
       if (tooLarge) throw new SlipwayError("payload_too_large", `The upload is larger than ${MAX_UPLOAD_BYTES / 1024 / 1024} MB.`);

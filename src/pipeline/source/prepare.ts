@@ -2,7 +2,7 @@ import type { PipelineDeps } from "../context.ts";
 import { StepFailure } from "../failure.ts";
 import type { LogWriter } from "../log-writer.ts";
 import { fetchCommit, resolveCommit, type GitSource } from "./git.ts";
-import { TarballRefused, unpackTarball } from "../../tarball/tarball.ts";
+import { TarballRefused } from "../../tarball/tar-walk.ts";
 
 /** Where a revision's source comes from, as its snapshot says. */
 export type RevisionSource =
@@ -35,7 +35,8 @@ export async function fetchSource(deps: SourceDeps, source: RevisionSource, sour
     const upload = await uploadedFile(deps, source);
     context.log.info(`Unpacking the uploaded source ${source.objectPath} (${upload.sizeBytes} bytes, sha256 ${upload.sha256.slice(0, 12)}).`);
     try {
-      await unpackTarball(upload.file, dir);
+      // node-tar is loaded by the first upload unpacked, not by every control plane at start.
+      await (await import("../../tarball/tarball.ts")).unpackTarball(upload.file, dir);
     } catch (error) {
       if (error instanceof TarballRefused) throw new StepFailure("CREATE_FAILED", `Unpacking the uploaded source failed: ${error.message}.`);
       throw error;
