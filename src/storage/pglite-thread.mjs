@@ -16,8 +16,9 @@ import { serveOnSocket } from "./pglite-sharing.mjs";
 import { runUpkeep } from "./pglite-upkeep.mjs";
 
 const port = /** @type {import("node:worker_threads").MessagePort} */ (parentPort);
-const { dataDir, schema, upkeepEveryMs, sharedBuffers } =
-  /** @type {{ dataDir: string; schema: string; upkeepEveryMs?: number; sharedBuffers?: string }} */ (workerData);
+const { dataDir, schema, upkeepEveryMs, sharedBuffers } = /** @type {{ dataDir: string; schema: string; upkeepEveryMs?: number; sharedBuffers?: string }} */ (
+  workerData
+);
 
 /** @type {PGlite} */
 let pg;
