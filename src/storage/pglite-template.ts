@@ -1,5 +1,3 @@
-import { extract } from "tar";
-
 /** The file PGlite (and PostgreSQL) look for to tell a cluster from an empty directory. */
 export const CLUSTER_MARKER = "PG_VERSION";
 
@@ -15,6 +13,8 @@ const inCluster = (path: string) => path.replace(/^\/+/, "");
  * open instead of a cluster with files missing.
  */
 export async function unpackTemplate(template: string, dataDir: string): Promise<void> {
+  // Loaded here: a control plane restarted on its data directory unpacks nothing (decision 0054).
+  const { extract } = await import("tar");
   const options = { file: template, cwd: dataDir, preserveOwner: false };
   await extract({ ...options, filter: (path) => inCluster(path) !== CLUSTER_MARKER });
   await extract({ ...options, filter: (path) => inCluster(path) === CLUSTER_MARKER });

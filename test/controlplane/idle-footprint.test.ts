@@ -12,12 +12,15 @@ import { startControlPlane, type ControlPlaneProcess } from "../support/control-
  */
 const PRELOAD = fileURLToPath(new URL("../support/loaded-modules.mjs", import.meta.url));
 
-/** Packages an idle embedded control plane has no use for, and what loads them when needed. */
+/**
+ * Packages an idle embedded control plane has no use for, and what loads them when needed.
+ * Not `tar`: a fresh data directory's control database is unpacked from the template with it
+ * (decision 0052), so this control plane, started on a fresh one, has loaded it.
+ */
 const NOT_AT_REST: Record<string, string> = {
   ioredis: "a Redis URL for the rate limits",
   pg: "a PostgreSQL URL",
   jose: "bearer tokens (JWT) configured",
-  tar: "an upload checked or unpacked",
   ajv: "the first request validated or response serialized",
   "@fastify/ajv-compiler": "never: Slipway validates with its own Ajv instances",
 };
