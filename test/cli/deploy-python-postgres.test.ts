@@ -47,10 +47,7 @@ describe("slipway deploy of a Python project, on PostgreSQL", () => {
     mkdirSync(join(project, "__pycache__"));
     copyFileSync(fixture("python-agent/echo.py"), join(project, "echo.py"));
     copyFileSync(fixture("python-deploy/pip.conf"), join(project, "pip.conf"));
-    writeFileSync(
-      join(project, "langgraph.json"),
-      JSON.stringify({ dependencies: ["."], graphs: { echo: "./echo.py:graph" }, pip_config_file: "pip.conf" }),
-    );
+    writeFileSync(join(project, "langgraph.json"), JSON.stringify({ dependencies: ["."], graphs: { echo: "./echo.py:graph" }, pip_config_file: "pip.conf" }));
     writeFileSync(join(project, ".venv", "bin", "python"), "a local environment, made again by the build");
     writeFileSync(join(project, "__pycache__", "x.pyc"), "bytecode");
     writeFileSync(join(project, ".gitignore"), "notes.txt\n");
