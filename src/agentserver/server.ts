@@ -365,9 +365,10 @@ function tcpOrigin(app: FastifyInstance, options: AgentServerOptions): string {
   return `http://${host.includes(":") ? `[${host}]` : host}:${port}`;
 }
 
+/** The `webhooks.headers` values, from the environment prepareProject filled with langgraph.json's `env`. */
 function webhookHeadersOf(config: PreparedProject["config"]): Record<string, string> {
   try {
-    return resolveWebhookHeaders(config.webhooks, { ...config.env, ...process.env });
+    return resolveWebhookHeaders(config.webhooks, process.env);
   } catch (error) {
     throw new ConfigError(`${config.root}/langgraph.json: ${(error as Error).message}`);
   }

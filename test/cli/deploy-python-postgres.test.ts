@@ -1,5 +1,5 @@
 import { execFile, execFileSync } from "node:child_process";
-import { copyFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -8,7 +8,7 @@ import { Client } from "@langchain/langgraph-sdk";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import type { ControlPlaneProcess } from "../support/control-plane-process.ts";
-import { ensurePythonWheelhouse } from "../support/python-env.ts";
+import { seedPythonWheels } from "../support/python-env.ts";
 import { startPipelineControlPlane } from "../pipeline/control-plane.ts";
 
 /**
@@ -27,11 +27,7 @@ describe("slipway deploy of a Python project, on PostgreSQL", () => {
 
   beforeAll(async () => {
     // Builds install offline from the wheels the Python suites share (see deploy-python.test.ts).
-    const wheels = ensurePythonWheelhouse();
-    if (!existsSync(join(PACKAGE_CACHE, "python-wheels"))) {
-      mkdirSync(PACKAGE_CACHE, { recursive: true });
-      cpSync(wheels, join(PACKAGE_CACHE, "python-wheels"), { recursive: true });
-    }
+    seedPythonWheels(PACKAGE_CACHE);
     root = mkdtempSync(join(tmpdir(), "slipway-deploy-python-pg-"));
     cp = await startPipelineControlPlane(root, { backend: "postgres", env: { PIP_FIND_LINKS: undefined } });
   }, 120_000);

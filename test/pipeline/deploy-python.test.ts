@@ -1,5 +1,5 @@
 import { execFile } from "node:child_process";
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { cpSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -8,7 +8,7 @@ import { Client } from "@langchain/langgraph-sdk";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import type { ControlPlaneProcess } from "../support/control-plane-process.ts";
 import { startGitDaemon, TestRepository, type GitServer } from "../support/git-server.ts";
-import { ensurePythonWheelhouse } from "../support/python-env.ts";
+import { seedPythonWheels } from "../support/python-env.ts";
 import { api, type Api } from "./api.ts";
 import { startPipelineControlPlane } from "./control-plane.ts";
 import { sampleFiles, writeSampleProject } from "./sample-project.ts";
@@ -105,11 +105,7 @@ describe("a Python project deployed from git", () => {
     ]).then(([js, py]) => ({ js, py })));
 
   beforeAll(async () => {
-    const wheels = ensurePythonWheelhouse();
-    if (!existsSync(join(PACKAGE_CACHE, "python-wheels"))) {
-      mkdirSync(PACKAGE_CACHE, { recursive: true });
-      cpSync(wheels, join(PACKAGE_CACHE, "python-wheels"), { recursive: true });
-    }
+    seedPythonWheels(PACKAGE_CACHE);
     root = mkdtempSync(join(tmpdir(), "slipway-deploy-python-"));
     repo = new TestRepository(join(root, "repos"), "mixed");
     writeSampleProject(repo.work, "v1");

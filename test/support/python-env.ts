@@ -1,6 +1,6 @@
 import { execFileSync } from "node:child_process";
 import { createHash } from "node:crypto";
-import { existsSync, mkdirSync, renameSync, rmSync } from "node:fs";
+import { cpSync, existsSync, mkdirSync, renameSync, rmSync } from "node:fs";
 import { homedir } from "node:os";
 import { dirname, join } from "node:path";
 
@@ -65,3 +65,11 @@ export function ensurePythonWheelhouse(): string {
 }
 
 const WHEELHOUSE_EXTRAS = ["setuptools>=70", "wheel"];
+
+/** Puts the shared wheels in a package cache's python-wheels folder, where builds install offline from. */
+export function seedPythonWheels(packageCache: string): void {
+  const wheels = ensurePythonWheelhouse();
+  if (existsSync(join(packageCache, "python-wheels"))) return;
+  mkdirSync(packageCache, { recursive: true });
+  cpSync(wheels, join(packageCache, "python-wheels"), { recursive: true });
+}
