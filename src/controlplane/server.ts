@@ -91,7 +91,13 @@ export async function startControlPlane(options: ControlPlaneOptions): Promise<R
       log: { warn: (object, message) => news.warn(JSON.stringify({ level: "warn", msg: message, ...object })) },
     });
     // Deployments are served on this port too, by the router in front of the control plane's routes.
-    const router = createDeploymentRouter({ db, authenticator, target: (id) => pipeline?.runtime.target(id), wake: (id) => pipeline?.wake(id) ?? false });
+    const router = createDeploymentRouter({
+      db,
+      authenticator,
+      target: (id) => pipeline?.runtime.target(id),
+      wake: (id) => pipeline?.wake(id) ?? false,
+      unserved: (id) => pipeline?.unserved(id),
+    });
     deps.onDeploymentsDeleted = (ids) => router.forget(ids);
     const app = await buildControlPlaneApp({ deps, services, authenticator, rateLimit, router });
     const urlOf = (port: number) => `http://${config.host.includes(":") ? `[${config.host}]` : config.host}:${port}`;

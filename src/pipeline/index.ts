@@ -3,7 +3,7 @@ import { BuildPruner } from "./builder/prune.ts";
 import { removeStaleSources } from "./builder/stale-sources.ts";
 import { Deleter } from "./deleter.ts";
 import { JobRunner } from "./jobs/runner.ts";
-import { restoreDeployments } from "./restore.ts";
+import { restoreDeployments, UnservedRevisions } from "./restore.ts";
 import { DockerRuntime } from "./runtime/docker/docker-runtime.ts";
 import { DeploymentStorage } from "./runtime/deployment-storage.ts";
 import { Isolation } from "./runtime/isolation.ts";
@@ -19,6 +19,8 @@ interface Pipeline {
   runner: JobRunner;
   /** Starts a sleeping deployment (the router holds a request for it); false when it does not sleep. */
   wake(deploymentId: string): boolean;
+  /** Why a deployment with an active revision cannot be served (its build is gone), if so. */
+  unserved(deploymentId: string): string | undefined;
   stop(): Promise<void>;
 }
 
@@ -32,11 +34,13 @@ export async function startPipeline(given: PipelineDeps): Promise<Pipeline> {
   const storage = new DeploymentStorage(deps, isolation);
   const runtime = deps.docker ? new DockerRuntime(deps, storage, deps.docker) : new LocalRuntime(deps, storage, isolation);
   // Sleeping needs an agent that can say what keeps it awake: local processes only (docs/decisions/0039).
-  const sleeper = deps.docker ? undefined : new DeploymentSleeper(deps, runtime);
+  const unserved = new UnservedRevisions();
+  runtime.onPromote((group) => unserved.clear(group.deploymentId));
+  const sleeper = deps.docker ? undefined : new DeploymentSleeper(deps, runtime, unserved);
   const deleter = new Deleter(deps, runtime, storage, sleeper);
   const runner = new JobRunner(deps, runtime);
   removeStaleSources(deps.dataDir);
-  await restoreDeployments(deps, runtime);
+  await restoreDeployments(deps, runtime, unserved);
   // Old builds go once the revision that replaced them has served a while (docs/decisions/0051).
   const pruner = new BuildPruner(deps);
   runtime.onPromote((group) => pruner.schedule(group.deploymentId));
@@ -52,6 +56,7 @@ export async function startPipeline(given: PipelineDeps): Promise<Pipeline> {
     runtime,
     runner,
     wake: (deploymentId) => sleeper?.wake(deploymentId) ?? false,
+    unserved: (deploymentId) => unserved.why(deploymentId),
     stop() {
       stopped ??= (async () => {
         clearInterval(sweep);

@@ -38,6 +38,8 @@ export interface RouterDeps {
   wake?(deploymentId: string): boolean;
   /** How long a request waits for a sleeping deployment to wake before 503 (default 60 s). */
   wakeHoldMs?: number;
+  /** Why a deployment's active revision cannot be served at all (its build is gone): answered at once. */
+  unserved?(deploymentId: string): string | undefined;
 }
 
 const PATH = /^\/deployments\/([0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})(\/.*)?$/;
@@ -159,6 +161,11 @@ export function createDeploymentRouter(deps: RouterDeps): DeploymentRouter {
         if (!group && !waking && deps.wake?.(id)) {
           waking = true;
           deadline = Date.now() + (deps.wakeHoldMs ?? 60_000);
+        }
+        const cannot = group ? undefined : deps.unserved?.(id);
+        if (cannot) {
+          unavailable(cannot);
+          return undefined;
         }
         if (!group && !waking && !row.active_revision_id) {
           const latest = row.latest_revision_id ? ` Its latest revision ${row.latest_revision_id} is ${row.latest_status}.` : "";

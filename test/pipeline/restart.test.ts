@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Client } from "@langchain/langgraph-sdk";
@@ -99,6 +99,16 @@ describe.each(BACKENDS)("a control plane killed and restarted, on %s", (backend)
       const after = api({ ...cp, apiKey: first.apiKey, workspaceId: first.workspaceId });
       expect((await after.call("GET", `/v2/deployments/${deployment.id}`)).body).toMatchObject({ status: "READY", active_revision_id: revision.id });
       expect((await after.logs(deployment.id, revision.id, "deploy")).join("\n")).toMatch(/The control plane restarted: starting this revision again/);
+
+      // Its build removed while the control plane was down: the URL says so at once, instead of "is starting".
+      await cp.kill("SIGKILL");
+      for (const entry of readdirSync(join(root, "cp", "builds"))) rmSync(join(root, "cp", "builds", entry), { recursive: true, force: true });
+      cp = await start();
+      const refused = await fetch(`${deployment.url}/threads/${thread.thread_id}`, { headers: { "x-api-key": first.apiKey ?? "" } });
+      expect(refused.status).toBe(503);
+      expect(((await refused.json()) as { detail: string }).detail).toBe(
+        `The build of deployment ${deployment.id}'s active revision ${revision.id} is gone, so it cannot be served: deploy a new revision.`,
+      );
     },
     SLOW,
   );

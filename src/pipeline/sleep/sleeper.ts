@@ -1,5 +1,5 @@
 import type { PipelineDeps } from "../context.ts";
-import { serveAgain } from "../restore.ts";
+import { serveAgain, type UnservedRevisions } from "../restore.ts";
 import { activeRevisionOf } from "../runtime/repository.ts";
 import type { RevisionGroup } from "../runtime/revision-group.ts";
 import type { DeploymentRuntime } from "../runtime/runtime.ts";
@@ -43,6 +43,7 @@ export class DeploymentSleeper {
   constructor(
     private readonly deps: PipelineDeps,
     private readonly runtime: DeploymentRuntime,
+    private readonly unserved: UnservedRevisions,
   ) {
     runtime.onPromote((group) => this.promoted(group));
   }
@@ -185,7 +186,7 @@ export class DeploymentSleeper {
     if (!this.runtime.target(deploymentId)) {
       const served = await activeRevisionOf(this.deps.db, deploymentId);
       if (!served) return;
-      await serveAgain(this.deps, this.runtime, served, `Waking (${why}): starting this revision again.`);
+      await serveAgain(this.deps, this.runtime, served, `Waking (${why}): starting this revision again.`, this.unserved);
     }
     await markAwake(this.deps.db, deploymentId);
   }
