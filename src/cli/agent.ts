@@ -100,6 +100,11 @@ export function registerAgentCommand(program: CommandType): void {
           console.error(`slipway agent: ${(error as Error).message}`);
           process.exit(1);
         }
+        // Its own embedded database runs in this process: the same V8 settings as `slipway up`'s (decision 0054).
+        if (!options.databaseUrl && !options.storageSocket) {
+          const { tuneControlPlaneV8 } = await import("./support/control-plane-v8.ts");
+          tuneControlPlaneV8();
+        }
         const { describeLoadFailure } = await import("../agentserver/graphs/load-error.ts");
         // After Slipway's own modules (loaded without it, fast), before the project's.
         await registerLoaderIfNeeded(flags.config);

@@ -92,6 +92,21 @@ describe("packProject", () => {
     }
   });
 
+  it("leaves out .slipway, where `slipway agent` keeps its local database and compiled modules", async () => {
+    const dir = project({
+      "langgraph.json": '{"graphs": {"agent": "./agent.mjs:graph"}}',
+      "agent.mjs": "export const graph = null;",
+      ".slipway/agent/PG_VERSION": "17",
+      "sub/.slipway/compiled/manifest.json": "{}",
+    });
+    const packed = await packProject(dir);
+    try {
+      expect(await unpacked(packed.file)).toEqual(["agent.mjs", "langgraph.json"]);
+    } finally {
+      packed.remove();
+    }
+  });
+
   it("warns above the warning size and refuses above the limit, naming the largest files", async () => {
     // Random bytes do not compress: the archive is about as large as the file.
     const dir = project({ "langgraph.json": "{}", "data/big.bin": randomBytes(300 * 1024) });
