@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
-import { runSlipway } from "../support/agent-process.ts";
+import { runSlipway, spawnAgent } from "../support/agent-process.ts";
 
 /**
  * `slipway agent --data-dir` that cannot be used: a clear error, at once. It used to
@@ -69,4 +69,23 @@ describe("slipway agent with a --data-dir it cannot use", () => {
     expect(run.stderr).toContain(`slipway agent: cannot create the embedded database directory ${dir}: ENOENT`);
     expect(run.ms).toBeLessThan(FAST_MS);
   });
+
+  it("a directory another live process serves: refused, naming it; taken over once that process is killed", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "slipway-locked-"));
+    cleanup.push(dir);
+    const first = await spawnAgent(["--config", CONFIG, "--data-dir", dir]);
+    try {
+      const second = await start(dir);
+      expect(second.code).toBe(1);
+      expect(second.stderr).toContain(`slipway agent: the embedded database directory ${dir} is in use by process ${first.child.pid}`);
+    } finally {
+      await first.kill("SIGKILL");
+    }
+    const again = await spawnAgent(["--config", CONFIG, "--data-dir", dir]);
+    try {
+      expect((await fetch(`${again.url}/ok`)).status).toBe(200);
+    } finally {
+      await again.kill();
+    }
+  }, 120_000);
 });
