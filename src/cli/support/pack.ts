@@ -15,7 +15,7 @@ import { CliFailure } from "./exit.ts";
 const WARN_BYTES = 50 * 1024 * 1024;
 const MAX_BYTES = 200 * 1024 * 1024;
 
-const NEVER = new Set([".git", "node_modules", ".venv", "__pycache__"]);
+const NEVER = new Set([".git", "node_modules", ".venv", "__pycache__", ".slipway-compiled"]);
 
 interface ProjectListing {
   /** Folders and files, relative with `/`, each folder before what it holds. */

@@ -61,7 +61,12 @@ async function compileSafely(config: LanggraphConfig) {
     const outcome = await compileProject(config);
     if (!outcome.ok) {
       try {
-        writeManifest(config.root, { key: compileKey(config.root, outcome.files), files: outcome.files.map((f) => relative(config.root, f)), modules: {}, fallback: outcome.reason });
+        writeManifest(config.root, {
+          key: compileKey(config.root, outcome.files),
+          files: outcome.files.map((f) => relative(config.root, f)),
+          modules: {},
+          fallback: outcome.reason,
+        });
       } catch {
         // Read-only: compiled again (and failing again) at the next start.
       }
