@@ -1,4 +1,5 @@
-import { existsSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { spawnSync } from "node:child_process";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -14,6 +15,7 @@ import { freshBackend } from "../support/backends.ts";
  * import.meta.url, a tsconfig `paths` alias, a .tsx file, and whether tsx's hooks are in
  * the process (`require.extensions[".ts"]` is tsx's CommonJS hook, registered with its ES one).
  */
+const BIN = fileURLToPath(new URL("../../bin/slipway.js", import.meta.url));
 const REPO_MODULES = fileURLToPath(new URL("../../node_modules", import.meta.url));
 const made: string[] = [];
 afterAll(() => {
@@ -118,6 +120,30 @@ describe("a TypeScript project's agent process", () => {
       expect(commonjs.agent.output()).toMatch(/TypeScript not compiled \(src\/one\.ts is a CommonJS module\): loading it through tsx/);
     } finally {
       await commonjs.agent.kill();
+    }
+  }, 120_000);
+
+  it("--check: a compiled form that fails where tsx passes is recorded, and starts use tsx", async () => {
+    const dir = project();
+    // An import of a computed relative path resolves from the compiled output, not the source.
+    writeFileSync(join(dir, "src/extra.ts"), "export const extra = 1;\n");
+    const one = readFileSync(join(dir, "src/one.ts"), "utf8");
+    const two = readFileSync(join(dir, "src/two.ts"), "utf8");
+    writeFileSync(join(dir, "src/two.ts"), two.replace('"@lib/counter"', '"./lib/counter.ts"'));
+    writeFileSync(join(dir, "src/one.ts"), `const name = "./extra.ts";\nawait import(name);\n${one}`);
+    const check = spawnSync(process.execPath, [BIN, "agent", "--check", "--config", join(dir, "langgraph.json")], {
+      encoding: "utf8",
+      env: { ...process.env, SLIPWAY_CHECK_SCHEMAS: "0" },
+    });
+    expect(check.status, check.stderr + check.stdout).toBe(0);
+    expect(check.stderr).toMatch(/TypeScript not compiled \(its compiled form failed the check: .*extra\.ts/);
+    const manifest = JSON.parse(readFileSync(join(dir, ".slipway-compiled", "manifest.json"), "utf8")) as { fallback?: string };
+    expect(manifest.fallback).toMatch(/compiled form failed the check/);
+    const served = await serve(dir, { TSX_TSCONFIG_PATH: join(dir, "tsconfig.json") });
+    try {
+      expect(await served.ask("one")).toMatchObject({ count: 1, tsHook: "function", marker: true });
+    } finally {
+      await served.agent.kill();
     }
   }, 120_000);
 });

@@ -29,7 +29,9 @@ export async function compileProject(config: LanggraphConfig): Promise<CompileOu
   try {
     ({ metafile } = await build({ ...baseOptions(root, entries), outdir: join(root, COMPILED_DIR, "probe"), write: false, metafile: true }));
   } catch (error) {
-    return { ok: false, reason: firstError(error), files: named };
+    // The file at fault joins the key: the next start tries again once it is edited.
+    const at = (error as { errors?: { location?: { file: string } | null }[] }).errors?.[0]?.location?.file;
+    return { ok: false, reason: firstError(error), files: at ? [...named, resolve(root, at)] : named };
   }
   const inputs = Object.keys(metafile.inputs).map((path) => resolve(root, path));
   const files = [...new Set([...named, ...inputs, ...configFiles(root, inputs)])];
