@@ -159,10 +159,22 @@ export function registerAgentCommand(program: CommandType): void {
   );
 }
 
-/** tsx's loader, for a project that may load TypeScript only (decision 0053). */
-async function registerLoaderIfNeeded(configPath: string): Promise<void> {
-  const { configNeedsTypeScript } = await import("../agentserver/graphs/typescript-sources.ts");
-  if (configNeedsTypeScript(configPath)) await registerTypeScriptLoader();
+/**
+ * A project's TypeScript runs compiled (decision 0056); tsx's loader only when it cannot
+ * be (said on stderr, a warning of the build log) or SLIPWAY_TYPESCRIPT=loader asks for it.
+ */
+async function registerLoaderIfNeeded(configPath: string): Promise<"javascript" | "compiled" | "loader"> {
+  const { chooseTypeScriptMode } = await import("../agentserver/graphs/compile/typescript-mode.ts");
+  const mode = await chooseTypeScriptMode(configPath);
+  if (mode.kind === "loader") {
+    if (mode.reason) warnTypeScript(`TypeScript not compiled (${mode.reason}): loading it through tsx`);
+    await registerTypeScriptLoader();
+  }
+  return mode.kind;
+}
+
+function warnTypeScript(message: string): void {
+  process.stderr.write(`${JSON.stringify({ level: "warn", msg: message })}\n`);
 }
 
 /**
@@ -175,6 +187,25 @@ function agentRateLimitEnabled(flags: { rateLimit?: boolean; rateLimitPolicy?: s
 }
 
 /**
+ * The check of a compiled project that fails is done again through tsx: when that
+ * passes, the compiled form is at fault, and the project's starts use tsx (recorded).
+ */
+async function checkCompiledOrLoader(configPath: string, mode: string, check: (configPath: string) => Promise<string[]>): Promise<string[]> {
+  try {
+    return await check(configPath);
+  } catch (error) {
+    if (mode !== "compiled") throw error;
+    const reason = `its compiled form failed the check: ${(error as Error).message ?? String(error)}`;
+    const { recordFallback } = await import("../agentserver/graphs/compile/typescript-mode.ts");
+    const { dirname, resolve } = await import("node:path");
+    recordFallback(dirname(resolve(configPath)), reason);
+    warnTypeScript(`TypeScript not compiled (${reason}): loading it through tsx`);
+    await registerTypeScriptLoader();
+    return check(configPath);
+  }
+}
+
+/**
  * `slipway agent --check`: the revision pipeline runs it at build time, so that a
  * broken project fails its build with its own error. The verdict is one JSON line on
  * stdout; the cause, for a human, goes to stderr.
@@ -182,9 +213,9 @@ function agentRateLimitEnabled(flags: { rateLimit?: boolean; rateLimitPolicy?: s
 async function runCheck(configPath: string): Promise<never> {
   const { checkProject } = await import("../agentserver/check.ts");
   const { describeLoadFailure, GraphLoadError } = await import("../agentserver/graphs/load-error.ts");
-  await registerLoaderIfNeeded(configPath);
+  const mode = await registerLoaderIfNeeded(configPath);
   try {
-    const graphs = await checkProject(configPath);
+    const graphs = await checkCompiledOrLoader(configPath, mode, checkProject);
     console.log(JSON.stringify({ event: "check", ok: true, graphs }));
     process.exit(0);
   } catch (error) {

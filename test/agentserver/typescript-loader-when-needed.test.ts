@@ -61,9 +61,9 @@ describe("which projects need TypeScript", () => {
 });
 
 describe("an agent process", () => {
-  const answer = async (dir: string) => {
+  const answer = async (dir: string, env: Record<string, string> = {}) => {
     const { databaseUrl, schema } = freshBackend("postgres", "tsx");
-    const agent = await spawnAgent(["--config", join(dir, "langgraph.json"), "--database-url", databaseUrl!, "--database-schema", schema]);
+    const agent = await spawnAgent(["--config", join(dir, "langgraph.json"), "--database-url", databaseUrl!, "--database-schema", schema], env);
     try {
       const values = await new Client({ apiUrl: agent.url }).runs.wait(null, "agent", { input: { messages: [{ role: "human", content: "hi" }] } });
       return (values as { messages: Array<{ content: unknown }> }).messages.at(-1)?.content;
@@ -72,8 +72,9 @@ describe("an agent process", () => {
     }
   };
 
-  it("of a JavaScript project serves it without tsx's loader; with a TypeScript file beside it, with the loader", async () => {
+  it("of a JavaScript project serves it without tsx's loader; with a TypeScript file beside it, compiled (decision 0056) or with the loader when asked", async () => {
     expect(await answer(project())).toBe("no tsx loader");
-    expect(await answer(project({ "src/unused.ts": "export const unused = 1;" }))).toBe("tsx loader registered");
+    expect(await answer(project({ "src/unused.ts": "export const unused = 1;" }))).toBe("no tsx loader");
+    expect(await answer(project({ "src/unused.ts": "export const unused = 1;" }), { SLIPWAY_TYPESCRIPT: "loader" })).toBe("tsx loader registered");
   }, 120_000);
 });

@@ -105,6 +105,9 @@ describe.each(BACKENDS)("a deployment from an uploaded directory, on %s", (backe
       // min_scale 2: two processes of the revision, on the deployment's one database.
       const listening = listeningSockets((await cpApi.logs(deploymentId, firstRevision.id, "deploy")).join("\n"));
       expect(new Set(listening).size).toBe(2);
+      // The build's check compiled the TypeScript, and the processes loaded it so (decision 0056).
+      for (const kind of ["build", "deploy"] as const)
+        expect((await cpApi.logs(deploymentId, firstRevision.id, kind)).join("\n")).not.toContain("TypeScript not compiled");
       for (const process of listening) expect((await callSocket(process, "/ok")).status).toBe(200);
       const thread = await client.threads.create();
       await client.runs.wait(thread.thread_id, "agent", { input: { messages: [{ role: "human", content: "kept" }] } });

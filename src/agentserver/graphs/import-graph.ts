@@ -1,4 +1,4 @@
-import { pathToFileURL } from "node:url";
+import { moduleUrl } from "./compile/compiled-modules.ts";
 import { GraphLoadError } from "./load-error.ts";
 
 /**
@@ -9,7 +9,7 @@ import { GraphLoadError } from "./load-error.ts";
 export async function importGraphExport(graphId: string, file: string, exportName: string): Promise<unknown> {
   let namespace: Record<string, unknown>;
   try {
-    namespace = await import(pathToFileURL(file).href);
+    namespace = await import(moduleUrl(file));
   } catch (error) {
     throw new GraphLoadError(`graph "${graphId}": importing ${file} failed: ${messageOf(error)}`, { graphId, file, cause: error });
   }

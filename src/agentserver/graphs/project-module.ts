@@ -1,4 +1,4 @@
-import { pathToFileURL } from "node:url";
+import { moduleUrl } from "./compile/compiled-modules.ts";
 import type { ModuleRef } from "./config-sections.ts";
 import { GraphLoadError } from "./load-error.ts";
 
@@ -10,7 +10,7 @@ import { GraphLoadError } from "./load-error.ts";
 export async function importProjectExport(ref: ModuleRef): Promise<unknown> {
   let namespace: Record<string, unknown>;
   try {
-    namespace = await import(pathToFileURL(ref.file).href);
+    namespace = await import(moduleUrl(ref.file));
   } catch (error) {
     throw new GraphLoadError(`${ref.key}: importing ${ref.file} failed: ${messageOf(error)}`, { file: ref.file, cause: error });
   }

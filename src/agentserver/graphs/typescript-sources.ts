@@ -38,6 +38,11 @@ export function projectNeedsTypeScript(config: LanggraphConfig): boolean {
 }
 
 function namedModules(config: LanggraphConfig): string[] {
+  return [...serverModules(config), ...Object.values(config.ui?.components ?? {})];
+}
+
+/** The modules the config names that the server imports (graphs, auth.path, http.app, store.index.embed); ui is bundled for the browser. */
+export function serverModules(config: LanggraphConfig): string[] {
   const files = Object.values(config.graphs)
     .filter((graph) => graph.language === "js")
     .map((graph) => graph.path);
@@ -45,11 +50,10 @@ function namedModules(config: LanggraphConfig): string[] {
   if (config.http.app) files.push(config.http.app.file);
   const embed = config.store.index?.embed;
   if (embed && "module" in embed) files.push(embed.module.file);
-  files.push(...Object.values(config.ui?.components ?? {}));
-  return files;
+  return [...new Set(files)];
 }
 
-function outside(root: string, file: string): boolean {
+export function outside(root: string, file: string): boolean {
   const path = relative(root, file);
   return path.startsWith("..") || isAbsolute(path);
 }

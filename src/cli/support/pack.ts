@@ -9,14 +9,14 @@ import { CliFailure } from "./exit.ts";
  * Packs a project directory into the .tar.gz an upload takes: what git would commit
  * (each .gitignore honoured, at any depth), never node_modules, .git, a Python virtual
  * environment (.venv) or bytecode (__pycache__), which the build makes again, nor .slipway
- * (`slipway agent`'s local data and compiled TypeScript); regular files and
+ * (`slipway agent`'s local data) or .slipway-compiled (TypeScript compiled by a start); regular files and
  * folders only. Symbolic links are left out and named (the server refuses an archive with
  * one); so are sockets and other special files.
  */
 const WARN_BYTES = 50 * 1024 * 1024;
 const MAX_BYTES = 200 * 1024 * 1024;
 
-const NEVER = new Set([".git", "node_modules", ".venv", "__pycache__", ".slipway"]);
+const NEVER = new Set([".git", "node_modules", ".venv", "__pycache__", ".slipway", ".slipway-compiled"]);
 
 interface ProjectListing {
   /** Folders and files, relative with `/`, each folder before what it holds. */
