@@ -92,12 +92,12 @@ describe("packProject", () => {
     }
   });
 
-  it("leaves out .slipway, where `slipway agent` keeps its local database and compiled modules", async () => {
+  it("leaves out .slipway, where `slipway agent` keeps its local database", async () => {
     const dir = project({
       "langgraph.json": '{"graphs": {"agent": "./agent.mjs:graph"}}',
       "agent.mjs": "export const graph = null;",
       ".slipway/agent/PG_VERSION": "17",
-      "sub/.slipway/compiled/manifest.json": "{}",
+      "sub/.slipway/graph-schemas.json": "{}",
     });
     const packed = await packProject(dir);
     try {
