@@ -1,8 +1,8 @@
 #!/usr/bin/env node
 // Slipway's own code runs from a prebuilt bundle of its sources when there is a current
 // one (bin/bundle.js), else from the TypeScript sources through tsx's loader. Users'
-// graphs written in TypeScript always load through tsx, which the graph loader registers
-// (src/cli/support/typescript-loader.mjs), registered by `slipway agent`.
+// TypeScript is compiled once and loaded as JavaScript (decision 0056); tsx's loader
+// (src/cli/support/typescript-loader.mjs) is `slipway agent`'s fallback for it.
 import { freshBundle } from "./bundle.js";
 import { registerTypeScriptLoader } from "../src/cli/support/typescript-loader.mjs";
 
