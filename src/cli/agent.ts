@@ -188,20 +188,25 @@ function agentRateLimitEnabled(flags: { rateLimit?: boolean; rateLimitPolicy?: s
 
 /**
  * The check of a compiled project that fails is done again through tsx: when that
- * passes, the compiled form is at fault, and the project's starts use tsx (recorded).
+ * passes, the compiled form is at fault, and the project's starts use tsx (recorded and
+ * warned of); when it fails too, its error is the project's own.
  */
 async function checkCompiledOrLoader(configPath: string, mode: string, check: (configPath: string) => Promise<string[]>): Promise<string[]> {
   try {
     return await check(configPath);
   } catch (error) {
     if (mode !== "compiled") throw error;
+    const { forgetCompiledModules } = await import("../agentserver/graphs/compile/compiled-modules.ts");
+    forgetCompiledModules();
+    await registerTypeScriptLoader();
+    // Through tsx too it fails: the project is at fault, and its error is said once, by the caller.
+    const graphs = await check(configPath);
     const reason = `its compiled form failed the check: ${(error as Error).message ?? String(error)}`;
     const { recordFallback } = await import("../agentserver/graphs/compile/typescript-mode.ts");
     const { dirname, resolve } = await import("node:path");
     recordFallback(dirname(resolve(configPath)), reason);
     warnTypeScript(`TypeScript not compiled (${reason}): loading it through tsx`);
-    await registerTypeScriptLoader();
-    return check(configPath);
+    return graphs;
   }
 }
 
