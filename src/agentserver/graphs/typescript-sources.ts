@@ -1,23 +1,12 @@
 import { readdirSync, statSync } from "node:fs";
 import { join, relative, isAbsolute } from "node:path";
-import { readLanggraphConfig, type LanggraphConfig } from "./langgraph-config.ts";
+import type { LanggraphConfig } from "./langgraph-config.ts";
 
 /** TypeScript that Node cannot load by itself; declaration files are never loaded. */
 const TYPESCRIPT = /\.(c|m)?tsx?$/;
 const DECLARATION = /\.d\.(c|m)?tsx?$/;
 /** A tree larger than this is not read through: the loader is registered, as before. */
 const MAX_ENTRIES = 20_000;
-
-/** projectNeedsTypeScript of the langgraph.json at `configPath`; true when it cannot be read (the start then says why). */
-export function configNeedsTypeScript(configPath: string): boolean {
-  let config: LanggraphConfig;
-  try {
-    config = readLanggraphConfig(configPath);
-  } catch {
-    return true;
-  }
-  return projectNeedsTypeScript(config);
-}
 
 /**
  * Whether a project may load TypeScript, so that `slipway agent` needs tsx's loader. Its

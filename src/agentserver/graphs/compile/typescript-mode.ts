@@ -2,7 +2,7 @@ import { join, relative } from "node:path";
 import { readLanggraphConfig, type LanggraphConfig } from "../langgraph-config.ts";
 import { projectNeedsTypeScript, serverModules } from "../typescript-sources.ts";
 import { compileKey, currentManifest, writeManifest, type CompiledManifest } from "./compiled-manifest.ts";
-import { forgetCompiledModules, useCompiledModules } from "./compiled-modules.ts";
+import { useCompiledModules } from "./compiled-modules.ts";
 
 /**
  * How this process loads the project's modules: as they are (plain JavaScript), from
@@ -38,9 +38,8 @@ export async function chooseTypeScriptMode(configPath: string): Promise<TypeScri
   return { kind: "compiled", root: config.root };
 }
 
-/** The compiled form failed the check: later starts use tsx, and say why. */
+/** The compiled form failed the check (the caller already loads the sources): later starts use tsx, and say why. */
 export function recordFallback(root: string, reason: string): void {
-  forgetCompiledModules();
   const manifest = currentManifest(root);
   if (!manifest) return;
   try {
