@@ -4,13 +4,12 @@
 // messages are { id, op, ... } requests and { id, rows | error } answers, plus
 // { notify: channel, payload } for SQL-level NOTIFY. Plain JavaScript on purpose: a
 // worker thread does not inherit the TypeScript loader of its parent.
-import { writeFileSync } from "node:fs";
 import { getHeapSpaceStatistics } from "node:v8";
 import { parentPort, workerData } from "node:worker_threads";
 import { PGlite } from "@electric-sql/pglite";
 import { useNativeBytea } from "./pglite-bytea.mjs";
 import { DURABLE_START, DurableNodeFS, embeddedFsync } from "./pglite-durable-fs.mjs";
-import { compactNewCluster, NEW_CLUSTER_INITDB, NEW_CLUSTER_START } from "./pglite-compact.mjs";
+import { NEW_CLUSTER_INITDB, NEW_CLUSTER_START } from "./pglite-compact.mjs";
 import { PreparedStatements } from "./pglite-prepared.mjs";
 import { serveOnSocket } from "./pglite-sharing.mjs";
 import { runUpkeep } from "./pglite-upkeep.mjs";
@@ -208,13 +207,6 @@ async function handle(message) {
       return undefined;
     case "memory":
       return [threadMemory()];
-    case "compact":
-      return compactNewCluster(pg);
-    case "writeTemplate": {
-      const dump = await pg.dumpDataDir("none");
-      writeFileSync(message.path, Buffer.from(await dump.arrayBuffer()));
-      return undefined;
-    }
     case "close":
       clearInterval(upkeepTimer);
       // The socket first: it rolls back what other processes left open, which a pass

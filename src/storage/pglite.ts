@@ -3,10 +3,15 @@ import { randomUUID } from "node:crypto";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Worker } from "node:worker_threads";
+import { execFile } from "node:child_process";
+import { fileURLToPath } from "node:url";
+import { promisify } from "node:util";
 import { DataDirError, prepareDataDir } from "./data-dir.ts";
 import { CLUSTER_MARKER, unpackTemplate } from "./pglite-template.ts";
 import { assertSchemaName, type Database, type Queryable } from "./database.ts";
 import type { UpkeepStep } from "./pglite-upkeep.mjs";
+
+const runFile = promisify(execFile);
 
 type Answer = { id: number; rows?: unknown[]; error?: Record<string, unknown> };
 type Reply = Answer | { answers: Answer[] } | { notify: string; payload: string } | { upkeep: UpkeepDone[] } | { warning: string };
@@ -248,9 +253,7 @@ export async function openPglite(
 
 /**
  * Fills a new data directory with an empty cluster: the template's (see unpackTemplate),
- * or, without one, a cluster made small in memory and unpacked the same way. initdb leaves
- * its thread holding about twice the memory a started database needs (about 1 GB against
- * 0.5 GB): it runs on a thread that then ends.
+ * or, without one, a cluster made small by a process of its own and unpacked the same way.
  */
 async function unpackEmptyCluster(dataDir: string, template: string | undefined): Promise<void> {
   const made = template && existsSync(template) ? undefined : join(tmpdir(), `slipway-new-cluster-${process.pid}-${randomUUID()}.tar`);
@@ -266,28 +269,18 @@ async function unpackEmptyCluster(dataDir: string, template: string | undefined)
 
 /**
  * Writes a fresh, empty cluster as a tarball usable as a template (SLIPWAY_PGLITE_TEMPLATE),
- * on a thread of its own: initdb's seconds of WebAssembly do not stall the caller. The
- * cluster is compacted first (pglite-compact.mjs): about 10 MB on disk instead of 39.
+ * compacted first (pglite-compact.mjs: about 10 MB on disk instead of 39). initdb runs in a
+ * short-lived process (pglite-template-writer.mjs): its seconds of WebAssembly do not
+ * stall the caller, and the memory it leaves behind (about 60 MB that a thread of this
+ * process kept after it ended) goes with that process.
  */
 export async function writePgliteTemplate(path: string): Promise<void> {
-  await onThreadOfItsOwn({ dataDir: "memory://", schema: "public" }, [{ op: "open" }, { op: "compact" }, { op: "writeTemplate", path }, { op: "close" }]);
-}
-
-/** Runs `steps` on a database thread that then ends, and with it the WebAssembly memory it used. */
-async function onThreadOfItsOwn(workerData: Record<string, unknown>, steps: Array<Record<string, unknown>>): Promise<void> {
-  const worker = new Worker(new URL("./pglite-thread.mjs", import.meta.url), { workerData });
+  const writer = fileURLToPath(new URL("./pglite-template-writer.mjs", import.meta.url));
   try {
-    await new Promise<void>((resolve, reject) => {
-      let step = 0;
-      worker.on("message", (reply: { id: number; error?: { message?: string } }) => {
-        if (reply.error) return reject(new Error(String(reply.error.message)));
-        if (++step === steps.length) return resolve();
-        worker.postMessage({ ...steps[step], id: step });
-      });
-      worker.once("error", reject);
-      worker.postMessage({ ...steps[0], id: 0 });
-    });
-  } finally {
-    await worker.terminate();
+    await runFile(process.execPath, [writer, path], { maxBuffer: 1024 * 1024 });
+  } catch (error) {
+    const { stderr, message } = error as { stderr?: string; message: string };
+    const said = stderr?.trim().split("\n").slice(-3).join(" ") || message;
+    throw new Error(`writing an empty embedded cluster failed: ${said}`);
   }
 }
