@@ -9,6 +9,7 @@
  *  3. The router's cost: the same @langchain/langgraph-sdk workload against the
  *     deployment's URL and against one of its agent processes directly, interleaved
  *     rounds, throughput and p50 latency side by side.
+ *  4. A sleeping deployment's first request, three times: sent → answered (issue #32).
  *
  *   --rounds 4 --seconds 4 --concurrency 10   the router comparison's shape
  *   --json <file>                             also write the figures as JSON
@@ -39,6 +40,7 @@ import { api } from "../test/pipeline/api.ts";
 import { compareRouter, type RouterComparison } from "./deploy/router-cost.ts";
 import { deployFromGit, measureRuntime, type RuntimeRow } from "./deploy/runtime-cost.ts";
 import { switchUnderLoad } from "./deploy/switch.ts";
+import { measureWakes } from "./deploy/wake.ts";
 import { agentAtRestMb, measureMany, reportMany, type ManyRow } from "./deploy/many.ts";
 import { postgresForBench } from "./agent/targets.ts";
 
@@ -72,6 +74,8 @@ async function main(): Promise<Figures> {
       // A cache of its own, empty: the first deploy is cold.
       SLIPWAY_PACKAGE_CACHE: join(root, "package-cache"),
       SLIPWAY_DATABASE_URL: undefined,
+      // A "minute" of the sleep rules lasts a second: the wake rounds need not wait minutes.
+      SLIPWAY_SLEEP_MINUTE_MS: "1000",
     });
     const cpApi = api(cp);
     const deploy = async (name: string) => {
@@ -94,7 +98,9 @@ async function main(): Promise<Figures> {
 
     const deployLog = (await cpApi.logs(warm.deployment.id, switched.revisionId, "deploy")).join("\n");
     const router = await compareRouter(routerOptions(cp, warm.deployment, deployLog));
-    return { cold: cold.seconds, warm: warm.seconds, switched, router };
+    const wakes = await measureWakes(cpApi, warm.deployment, cp.apiKey!, 3);
+    console.error(`wakes: ${wakes.map((s) => s.toFixed(2)).join(", ")} s from the request to its answer`);
+    return { cold: cold.seconds, warm: warm.seconds, spawnToReady: await spawnToReady(cp, warm.deployment.id, warm.revision.id), switched, wakes, router };
   } finally {
     await cp?.kill("SIGTERM");
     await git.stop();
@@ -114,25 +120,46 @@ function routerOptions(controlPlane: ControlPlaneProcess, deployment: { id: stri
   };
 }
 
+/** A revision's build or deploy log, each line with when it was written (ms since the epoch). */
+async function logEntries(target: ControlPlaneProcess, deploymentId: string, revisionId: string, type: string) {
+  const response = await fetch(`${target.url}/v2/deployments/${deploymentId}/revisions/${revisionId}/logs?type=${type}&limit=1000`, {
+    headers: { "x-api-key": target.apiKey!, "x-tenant-id": target.workspaceId! },
+  });
+  const page = (await response.json()) as { logs: { timestamp: string; message: string }[] };
+  return page.logs.map((entry) => ({ at: Date.parse(entry.timestamp), type, message: entry.message }));
+}
+
 /** Where a deploy's time went: its build and deploy log lines, in seconds after the POST (stderr). */
 async function printTimeline(target: ControlPlaneProcess, deploymentId: string, revisionId: string, postedAt: number) {
-  const lines: { at: number; type: string; message: string }[] = [];
-  for (const type of ["build", "deploy"]) {
-    const response = await fetch(`${target.url}/v2/deployments/${deploymentId}/revisions/${revisionId}/logs?type=${type}&limit=1000`, {
-      headers: { "x-api-key": target.apiKey!, "x-tenant-id": target.workspaceId! },
-    });
-    const page = (await response.json()) as { logs: { timestamp: string; message: string }[] };
-    for (const entry of page.logs) lines.push({ at: Date.parse(entry.timestamp) - postedAt, type, message: entry.message });
-  }
+  const lines = [...(await logEntries(target, deploymentId, revisionId, "build")), ...(await logEntries(target, deploymentId, revisionId, "deploy"))];
   lines.sort((a, b) => a.at - b.at);
-  for (const line of lines) console.error(`  +${(line.at / 1000).toFixed(1)} s [${line.type}] ${line.message.slice(0, 160)}`);
+  for (const line of lines) console.error(`  +${((line.at - postedAt) / 1000).toFixed(1)} s [${line.type}] ${line.message.slice(0, 160)}`);
+}
+
+/**
+ * Seconds from an agent process's spawn ("started (pid") to its revision's DEPLOYED, whose
+ * readiness poll reads /ok every 100 ms: goal 3's spawn → /ok, within a poll.
+ */
+async function spawnToReady(target: ControlPlaneProcess, deploymentId: string, revisionId: string): Promise<number | undefined> {
+  const entries = await logEntries(target, deploymentId, revisionId, "deploy");
+  const at = (pattern: RegExp) => entries.find((entry) => pattern.test(entry.message))?.at ?? Number.NaN;
+  const seconds = (at(/Status: DEPLOYED/) - at(/\] started \(pid/)) / 1000;
+  return Number.isFinite(seconds) ? seconds : undefined;
 }
 
 interface Figures {
   cold?: number;
   warm?: number;
+  spawnToReady?: number;
+  wakes?: number[];
   switched?: { requests: number; failed: number; seconds: number };
   router: RouterComparison;
+}
+
+function median(values: number[] | undefined): string {
+  if (!values?.length) return "?";
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)].toFixed(1);
 }
 
 function report(figures: Figures) {
@@ -148,7 +175,10 @@ function report(figures: Figures) {
           "|---|---:|---|",
           `| POST → DEPLOYED, cold package cache | ${figures.cold.toFixed(1)} s | |`,
           `| POST → DEPLOYED, warm package cache | ${figures.warm.toFixed(1)} s | under 15 s |`,
+          `| the warm deploy's agent process, spawn → answering /ok (polled every 100 ms) | ${figures.spawnToReady?.toFixed(1) ?? "?"} s | 1.5 s |`,
           `| failed requests during a switch | ${switched.failed} of ${switched.requests} | 0 |`,
+          `| the switch: a redeploy (PATCH → DEPLOYED, polled every 0.5 s) under the 4 callers' load | ${switched.seconds.toFixed(1)} s | 8 s |`,
+          `| a sleeping deployment's first request, sent → answered (${figures.wakes?.length ?? 0} wakes: median, max) | ${median(figures.wakes)} s, ${Math.max(...(figures.wakes ?? [Number.NaN])).toFixed(1)} s | 2 s |`,
           "",
         ]
       : []),

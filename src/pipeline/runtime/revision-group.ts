@@ -65,12 +65,16 @@ export class RevisionGroup {
   }
 
   /**
-   * Waits until every process answers /ok (polled every second). After `timeoutMs`, a
-   * DEPLOY_FAILED naming the timeout and what the processes printed last.
+   * Waits until every process answers /ok. After `timeoutMs`, a DEPLOY_FAILED naming the
+   * timeout and what the processes printed last. Polled every 100 ms for the first 10 s,
+   * then every second: an agent process answers about a second after it is spawned, and a
+   * poll of a second alone added up to a second to every deploy and every wake.
    */
   async ready(timeoutMs: number, signal: AbortSignal): Promise<void> {
-    const deadline = Date.now() + timeoutMs;
+    const started = Date.now();
+    const deadline = started + timeoutMs;
     for (;;) {
+      const pause = Date.now() - started < 10_000 ? 100 : 1_000;
       if (signal.aborted) throw signal.reason;
       const answers = await Promise.all(this.processes.map((p) => p.healthy()));
       if (answers.every(Boolean)) return;
@@ -83,7 +87,7 @@ export class RevisionGroup {
             (tail.length ? `\nLast lines of its output:\n${tail.map((l) => `  ${l}`).join("\n")}` : " It printed nothing."),
         );
       }
-      await new Promise((resolve) => setTimeout(resolve, Math.min(1_000, Math.max(50, deadline - Date.now()))));
+      await new Promise((resolve) => setTimeout(resolve, Math.min(pause, Math.max(50, deadline - Date.now()))));
     }
   }
 
