@@ -106,8 +106,26 @@ export async function measureMany(options: {
   }
 }
 
-/** The seed flow: a thread, two runs enqueued on it, a join of the second, the thread's state (4 messages). */
+/** How long one seed flow may take before it counts as failed: a stuck deployment must not hold the bench forever. */
+const SEED_FLOW_LIMIT_MS = 300_000;
+
+/**
+ * The seed flow: a thread, two runs enqueued on it, a join of the second, the thread's
+ * state (4 messages); failed if it takes more than SEED_FLOW_LIMIT_MS.
+ */
 async function seedFlow(url: string, apiKey: string): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer within ${SEED_FLOW_LIMIT_MS / 1000} s`)), SEED_FLOW_LIMIT_MS);
+  });
+  try {
+    await Promise.race([seedFlowSteps(url, apiKey), late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+async function seedFlowSteps(url: string, apiKey: string): Promise<void> {
   const client = new Client({ apiUrl: url, apiKey });
   const thread = await client.threads.create();
   const say = (content: string) => ({ input: { messages: [{ role: "human", content }] }, multitaskStrategy: "enqueue" as const });
