@@ -2,7 +2,6 @@ import { existsSync, rmSync } from "node:fs";
 import { randomUUID } from "node:crypto";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { Worker } from "node:worker_threads";
 import { execFile } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
@@ -10,6 +9,7 @@ import { DataDirError, prepareDataDir } from "./data-dir.ts";
 import { CLUSTER_MARKER, unpackTemplate } from "./pglite-template.ts";
 import { assertSchemaName, type Database, type Queryable } from "./database.ts";
 import type { UpkeepStep } from "./pglite-upkeep.mjs";
+import { databasesPerThread, placeDatabase, type ThreadReply } from "./pglite-threads.ts";
 
 const runFile = promisify(execFile);
 
@@ -53,13 +53,6 @@ export function sharedBuffersSetting(env: NodeJS.ProcessEnv = process.env): stri
   return value;
 }
 /**
- * The young generation of each database thread's JavaScript heap. V8 sizes it for the
- * whole process (16 MB here) and keeps it resident once used: per thread, that was more
- * than anything of the database but its buffers. The thread's objects are short-lived
- * rows and messages; 4 MB collects them as well (bench/pglite-memory.ts, decision 0052).
- */
-const THREAD_YOUNG_GENERATION_MB = 4;
-/**
  * A pass that held the database longer than this is worth a warning: statements waited
  * for it. After one, only a pass twice as long as the longest warned of warns again, so a
  * busy server says it a few times, not every minute.
@@ -67,7 +60,7 @@ const THREAD_YOUNG_GENERATION_MB = 4;
 const UPKEEP_NOTABLE_MS = 1_000;
 
 /**
- * Embedded PostgreSQL (PGlite) on a thread of its own (pglite-thread.mjs), so that
+ * Embedded PostgreSQL (PGlite) on a database thread (pglite-thread.mjs), so that
  * the database's CPU time runs beside the server's event loop instead of inside it.
  * PGlite runs one connection and serialises statements itself: while a transaction
  * is open, other statements wait for it, as on the calling thread before.
@@ -79,6 +72,9 @@ const UPKEEP_NOTABLE_MS = 1_000;
  * With `shareOn`, the thread also serves the database to other processes on that local
  * socket (pglite-sharing.mjs; see shared-pglite-host.ts).
  *
+ * With `shareThread`, the database may share its thread with others opened so (a
+ * deployment's, decision 0057: pglite-threads.ts); otherwise it has a thread of its own.
+ *
  * Every `upkeepEveryMs` (0: never) the thread vacuums and analyzes the tables that
  * autovacuum's rules say are due, as a PostgreSQL server would in the background
  * (pglite-upkeep.mjs, decision 0026); `onUpkeep` hears what each pass did.
@@ -86,16 +82,15 @@ const UPKEEP_NOTABLE_MS = 1_000;
 export async function openPglite(
   dataDir: string,
   schema: string,
-  options: { template?: string; shareOn?: string; upkeepEveryMs?: number; onUpkeep?: (done: UpkeepDone[]) => void } = {},
+  options: { template?: string; shareOn?: string; shareThread?: boolean; upkeepEveryMs?: number; onUpkeep?: (done: UpkeepDone[]) => void } = {},
 ): Promise<PgliteDatabase> {
   assertSchemaName(schema);
   const inMemory = dataDir === "memory://" || dataDir === "";
   if (!inMemory) prepareDataDir(dataDir);
   if (!inMemory && !existsSync(join(dataDir, CLUSTER_MARKER))) await unpackEmptyCluster(dataDir, options.template ?? process.env.SLIPWAY_PGLITE_TEMPLATE);
-  const worker = new Worker(new URL("./pglite-thread.mjs", import.meta.url), {
-    workerData: { dataDir, schema, upkeepEveryMs: options.upkeepEveryMs ?? UPKEEP_EVERY_MS, sharedBuffers: sharedBuffersSetting() },
-    resourceLimits: { maxYoungGenerationSizeMb: THREAD_YOUNG_GENERATION_MB },
-  });
+  const config = { dataDir, schema, upkeepEveryMs: options.upkeepEveryMs ?? UPKEEP_EVERY_MS, sharedBuffers: sharedBuffersSetting() };
+  // Read at every open, so a wrong setting stops `slipway up` as its own database opens.
+  const perThread = databasesPerThread();
   const pending = new Map<number, { resolve: (rows: unknown[]) => void; reject: (error: Error) => void }>();
   const sqlListeners = new Map<string, Set<(payload: string) => void>>();
   const localListeners = new Map<string, Set<(payload: string) => void>>();
@@ -109,7 +104,7 @@ export async function openPglite(
     if (answer.error) waiter.reject(Object.assign(new Error(String(answer.error.message)), answer.error));
     else waiter.resolve(answer.rows ?? []);
   };
-  worker.on("message", (reply: Reply) => {
+  const hear = (reply: Reply) => {
     if ("notify" in reply) {
       for (const listener of [...(sqlListeners.get(reply.notify) ?? [])]) listener(reply.payload);
     } else if ("answers" in reply) {
@@ -121,7 +116,7 @@ export async function openPglite(
     } else {
       settle(reply);
     }
-  });
+  };
   let upkeepWarnedMs = UPKEEP_NOTABLE_MS / 2;
   const heardUpkeep = (done: UpkeepDone[]) => {
     options.onUpkeep?.(done);
@@ -137,8 +132,7 @@ export async function openPglite(
     for (const waiter of pending.values()) waiter.reject(error);
     pending.clear();
   };
-  worker.on("error", fail);
-  worker.on("exit", (code) => fail(new Error(`the embedded database thread stopped (exit code ${code})`)));
+  const { thread, db } = placeDatabase({ hear: (reply: ThreadReply) => hear(reply as unknown as Reply), ended: fail }, options.shareThread ? perThread : 1);
 
   // Requests made before the next microtask (one callback's worth) travel in one message.
   let outbox: Array<Record<string, unknown>> = [];
@@ -146,13 +140,13 @@ export async function openPglite(
     const batch = outbox;
     outbox = [];
     try {
-      worker.postMessage(batch.length === 1 ? batch[0] : { batch });
+      thread.post(batch.length === 1 ? batch[0] : { batch });
     } catch {
       // A request that cannot cross to the thread (a function among its parameters)
       // fails alone, as it did when each went on its own: the others still go.
       for (const one of batch) {
         try {
-          worker.postMessage(one);
+          thread.post(one);
         } catch (error) {
           pending.get(one.id as number)?.reject(error as Error);
           pending.delete(one.id as number);
@@ -166,15 +160,16 @@ export async function openPglite(
     return new Promise((resolve, reject) => {
       pending.set(id, { resolve, reject });
       if (outbox.length === 0) queueMicrotask(flush);
-      outbox.push({ ...message, id });
+      outbox.push({ ...message, id, db });
     });
   };
   const query = <Row>(sql: string, params?: readonly unknown[], txId?: number) => call({ op: "query", sql, params: params ?? [], txId }) as Promise<Row[]>;
 
   try {
-    await call({ op: "open" });
+    await call({ op: "open", config });
   } catch (error) {
-    await worker.terminate();
+    await call({ op: "close" }).catch(() => undefined);
+    await thread.leave(db);
     throw new DataDirError(`cannot open the embedded database in ${inMemory ? "memory" : dataDir}: ${(error as Error).message}`);
   }
   if (options.shareOn) {
@@ -182,7 +177,7 @@ export async function openPglite(
       await call({ op: "serve", socketPath: options.shareOn });
     } catch (error) {
       await call({ op: "close" }).catch(() => undefined);
-      await worker.terminate();
+      await thread.leave(db);
       throw error;
     }
   }
@@ -246,7 +241,9 @@ export async function openPglite(
       if (closed) return;
       closed = true;
       if (!exited) await call({ op: "close" }).catch(() => undefined);
-      await worker.terminate();
+      await thread.leave(db);
+      // What was sent after the close is no longer heard: it fails, as on a stopped thread.
+      fail(new Error("the embedded database is closed"));
     },
   };
 }

@@ -23,7 +23,8 @@ export interface SharedPgliteHost {
 }
 
 export async function startSharedPgliteHost(options: { dataDir: string; schema: string; socketPath: string; template?: string }): Promise<SharedPgliteHost> {
-  const db = await openPglite(options.dataDir, options.schema, { template: options.template, shareOn: options.socketPath });
+  // A deployment's database shares its thread with a few others' (decision 0057).
+  const db = await openPglite(options.dataDir, options.schema, { template: options.template, shareOn: options.socketPath, shareThread: true });
   let closed: Promise<void> | undefined;
   return {
     socketPath: options.socketPath,

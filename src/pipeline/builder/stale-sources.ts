@@ -16,12 +16,21 @@ export function removeFetchedSource(directory: string | undefined): void {
 
 /**
  * Removes the fetched sources a control plane that stopped mid-build left behind. Run at
- * start, before any job: a resumed job fetches its source again.
+ * start, before any job: a resumed job fetches its source again. A step of the killed
+ * control plane may outlive it and still be writing into one (ENOTEMPTY while it is
+ * removed): that one is tried a few times, then left to the next start, rather than
+ * stopping this one. Returns the names removed.
  */
 export function removeStaleSources(dataDir: string): string[] {
   const builds = join(dataDir, "builds");
   if (!existsSync(builds)) return [];
   const stale = readdirSync(builds).filter((name) => name.startsWith(SOURCE_PREFIX));
-  for (const name of stale) rmSync(join(builds, name), { recursive: true, force: true });
-  return stale;
+  return stale.filter((name) => {
+    try {
+      rmSync(join(builds, name), { recursive: true, force: true, maxRetries: 5, retryDelay: 200 });
+      return true;
+    } catch {
+      return false;
+    }
+  });
 }
