@@ -81,4 +81,10 @@ describe("modules loaded at every start of `slipway agent`", () => {
   it("not Slipway's own @langchain/langgraph: a project brings its own, and ours is needed only for a command or a schema", () => {
     expect([...packages].filter((name) => name === "@langchain/langgraph" || name.startsWith("@langchain/langgraph/"))).toEqual([]);
   });
+
+  it("not Slipway's @langchain/langgraph-checkpoint, @langchain/core, langsmith nor zod: the saver and the store load them at first use", () => {
+    const heavy = (name: string) =>
+      ["@langchain/langgraph-checkpoint", "@langchain/core", "langsmith", "zod"].some((p) => name === p || name.startsWith(`${p}/`));
+    expect([...packages].filter(heavy)).toEqual([]);
+  });
 });

@@ -1,17 +1,15 @@
 import type { RunnableConfig } from "@langchain/core/runnables";
-import {
-  type ChannelVersions,
-  type Checkpoint,
-  type CheckpointMetadata,
-  type CheckpointPendingWrite,
-  type CheckpointTuple,
-  EXCLUDED_METADATA_KEYS,
-  type PendingWrite,
-  type SerializerProtocol,
-  TASKS,
-  WRITES_IDX_MAP,
-  maxChannelVersion,
+import type {
+  ChannelVersions,
+  Checkpoint,
+  CheckpointMetadata,
+  CheckpointPendingWrite,
+  CheckpointTuple,
+  PendingWrite,
+  SerializerProtocol,
 } from "@langchain/langgraph-checkpoint";
+import { loadCheckpointPackage } from "./checkpoint-package.ts";
+import { EXCLUDED_METADATA_KEYS, WRITES_IDX_MAP } from "./format.ts";
 import { withoutNul } from "../../storage/jsonb-text.ts";
 
 /**
@@ -184,6 +182,7 @@ async function migratePendingSends(
   nextVersion: (current: number | string | undefined) => number | string,
 ): Promise<void> {
   const sends = await Promise.all(types.map((type, i) => serde.loadsTyped(type, values[i])));
+  const { TASKS, maxChannelVersion } = await loadCheckpointPackage();
   checkpoint.channel_values[TASKS] = sends;
   const versions = Object.values(checkpoint.channel_versions);
   checkpoint.channel_versions[TASKS] = versions.length > 0 ? maxChannelVersion(...versions) : nextVersion(undefined);

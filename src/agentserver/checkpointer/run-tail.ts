@@ -1,12 +1,6 @@
 import type { RunnableConfig } from "@langchain/core/runnables";
-import {
-  WRITES_IDX_MAP,
-  type Checkpoint,
-  type CheckpointMetadata,
-  type CheckpointPendingWrite,
-  type CheckpointTuple,
-  type PendingWrite,
-} from "@langchain/langgraph-checkpoint";
+import type { Checkpoint, CheckpointMetadata, CheckpointPendingWrite, CheckpointTuple, PendingWrite } from "@langchain/langgraph-checkpoint";
+import { WRITES_IDX_MAP } from "./format.ts";
 import type { SaveOp } from "./batch.ts";
 import { configOf, type BlobColumns, type TupleRow, type WriteColumns } from "./codec.ts";
 

@@ -1,16 +1,16 @@
 import type { RunnableConfig } from "@langchain/core/runnables";
-import {
+import type {
   BaseCheckpointSaver,
-  type ChannelVersions,
-  type Checkpoint,
-  type CheckpointListOptions,
-  type CheckpointMetadata,
-  type CheckpointTuple,
-  type PendingWrite,
-  type SerializerProtocol,
-  JsonPlusSerializer,
-  getCheckpointId,
+  ChannelVersions,
+  Checkpoint,
+  CheckpointListOptions,
+  CheckpointMetadata,
+  CheckpointTuple,
+  PendingWrite,
+  SerializerProtocol,
 } from "@langchain/langgraph-checkpoint";
+import { jsonPlusAtFirstUse, loadCheckpointPackage } from "./checkpoint-package.ts";
+import { getCheckpointId } from "./format.ts";
 import type { Database, Queryable } from "../../storage/database.ts";
 import { jsonbText } from "../../storage/jsonb-text.ts";
 import { type TupleRow, checkpointJson, decodeTuple, dumpBlobs, dumpWrites, metadataJson, runIdOf, withConfigMetadata } from "./codec.ts";
@@ -57,6 +57,12 @@ const LIST_PAGE_SIZE = 100;
  * the saver only relies on the data LangGraph passes to its methods, never on the
  * caller's classes.
  *
+ * It implements `BaseCheckpointSaver` rather than extending it: the base class's module
+ * brings all of `@langchain/core`, which is imported at the first checkpoint instead of at
+ * every start (checkpoint-package.ts). LangGraph only calls the saver's methods (it has
+ * no `instanceof` check); the base class's own methods are borrowed from its prototype at
+ * first use, and format.test.ts checks that none is missing.
+ *
  * @example
  * ```ts
  * const db = await openDatabase({ dataDir: ".slipway", schema: "agent", component: "agent" });
@@ -65,7 +71,8 @@ const LIST_PAGE_SIZE = 100;
  * await graph.invoke(input, { configurable: { thread_id }, metadata: { run_id } });
  * ```
  */
-export class SlipwaySaver extends BaseCheckpointSaver {
+export class SlipwaySaver implements BaseCheckpointSaver<number> {
+  serde: SerializerProtocol;
   // TS-private rather than #private: a Proxy around the saver (instrumentation) keeps working.
   private readonly db: Pick<Database, "query" | "transaction">;
   private readonly inheritConfigMetadata: boolean;
@@ -76,7 +83,7 @@ export class SlipwaySaver extends BaseCheckpointSaver {
 
   constructor(db: Pick<Database, "query" | "transaction">, options: SlipwaySaverOptions = {}) {
     // Python graphs' values (decision 0036) pass through whichever serializer is given.
-    super(withForeignBlobs(options.serde ?? new JsonPlusSerializer()));
+    this.serde = withForeignBlobs(options.serde ?? jsonPlusAtFirstUse());
     this.db = db;
     this.inheritConfigMetadata = options.inheritConfigMetadata ?? true;
     const server = (db as Partial<Database>).kind === "postgres";
@@ -93,6 +100,23 @@ export class SlipwaySaver extends BaseCheckpointSaver {
       { query: <Row>(sql: string, params?: readonly unknown[]) => tx.query<Row>(sql, params), transaction: (work) => work(tx) },
       { serde: this.serde, inheritConfigMetadata: this.inheritConfigMetadata, maxBatchesInFlight: 1 },
     );
+  }
+
+  /** As BaseCheckpointSaver's: `JSON.stringify` of a config holding the saver does not walk the database client. */
+  toJSON(): string {
+    return `[${this.constructor.name}]`;
+  }
+
+  async get(config: RunnableConfig): Promise<Checkpoint | undefined> {
+    const { BaseCheckpointSaver } = await loadCheckpointPackage();
+    return BaseCheckpointSaver.prototype.get.call(this, config);
+  }
+
+  async getDeltaChannelHistory(
+    options: Parameters<BaseCheckpointSaver["getDeltaChannelHistory"]>[0],
+  ): ReturnType<BaseCheckpointSaver["getDeltaChannelHistory"]> {
+    const { BaseCheckpointSaver } = await loadCheckpointPackage();
+    return BaseCheckpointSaver.prototype.getDeltaChannelHistory.call(this, options);
   }
 
   async getTuple(config: RunnableConfig): Promise<CheckpointTuple | undefined> {
@@ -254,7 +278,7 @@ export class SlipwaySaver extends BaseCheckpointSaver {
    * Unique channel versions (see versions.ts). LangGraph accepts string versions;
    * the signature stays the base class's so the saver fits `compile({ checkpointer })`.
    */
-  override getNextVersion(current: number | undefined): number {
+  getNextVersion(current: number | undefined): number {
     return nextChannelVersion(current as number | string | undefined) as unknown as number;
   }
 

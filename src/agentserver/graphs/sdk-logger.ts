@@ -1,4 +1,4 @@
-import { AsyncLocalStorageProviderSingleton } from "@langchain/core/singletons";
+import type { AsyncLocalStorage } from "node:async_hooks";
 import pino, { type Logger as Pino } from "pino";
 
 /**
@@ -85,11 +85,26 @@ function entry(message: unknown, meta: unknown[]): [Record<string, unknown>, str
   return [fields, text];
 }
 
+/**
+ * Where every copy of `@langchain/core` keeps the running config: the async local storage
+ * it registers on globalThis, and the key of the config in its store. Read as
+ * `AsyncLocalStorageProviderSingleton.getRunnableConfig()` of `@langchain/core/singletons`
+ * does, without importing that module (and with it langsmith and half of
+ * `@langchain/core`) into every agent process at start (decision 0053).
+ */
+const TRACING_ALS_KEY = Symbol.for("ls:tracing_async_local_storage");
+const LC_CHILD_KEY = Symbol.for("lc:child_config");
+
+type RunnableConfigLike = { configurable?: Record<string, unknown>; metadata?: Record<string, unknown> };
+
+function runnableConfig(): RunnableConfigLike | undefined {
+  const storage = (globalThis as Record<symbol, unknown>)[TRACING_ALS_KEY] as AsyncLocalStorage<{ extra?: Record<symbol, unknown> }> | undefined;
+  return storage?.getStore()?.extra?.[LC_CHILD_KEY] as RunnableConfigLike | undefined;
+}
+
 /** The ids of the run the calling code belongs to, when it runs inside a graph. */
 function runFields(): Record<string, unknown> {
-  const config = AsyncLocalStorageProviderSingleton.getRunnableConfig() as
-    | { configurable?: Record<string, unknown>; metadata?: Record<string, unknown> }
-    | undefined;
+  const config = runnableConfig();
   if (!config) return {};
   const fields: Record<string, unknown> = {};
   for (const key of ["run_id", "thread_id", "graph_id", "assistant_id"]) {

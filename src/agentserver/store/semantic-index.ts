@@ -1,4 +1,4 @@
-import { getTextAtPath } from "@langchain/langgraph-checkpoint";
+import { loadedCheckpointPackage } from "../checkpointer/checkpoint-package.ts";
 import { invalidField } from "../../http/errors.ts";
 import type { EmbeddingsLike } from "./embeddings.ts";
 import type { FieldVector, VectorSupport } from "./repository.ts";
@@ -20,8 +20,10 @@ interface TextToEmbed {
 /**
  * The texts of a value to embed, one per field path; a path that matches several values
  * ("tags[*]") yields `tags[*].0`, `tags[*].1`, ... as LangGraph's own stores name them.
+ * Called by the store's `batch`, once the checkpoint package is loaded.
  */
 export function textsOf(value: Record<string, unknown>, paths: string[]): TextToEmbed[] {
+  const { getTextAtPath } = loadedCheckpointPackage();
   const out: TextToEmbed[] = [];
   for (const path of paths) {
     const texts = getTextAtPath(value, path);

@@ -1,16 +1,16 @@
-import {
+import type {
   BaseStore,
-  InvalidNamespaceError,
-  type GetOperation,
-  type Item,
-  type ListNamespacesOperation,
-  type MatchCondition,
-  type Operation,
-  type OperationResults,
-  type PutOperation,
-  type SearchItem,
-  type SearchOperation,
+  GetOperation,
+  Item,
+  ListNamespacesOperation,
+  MatchCondition,
+  Operation,
+  OperationResults,
+  PutOperation,
+  SearchItem,
+  SearchOperation,
 } from "@langchain/langgraph-checkpoint";
+import { loadCheckpointPackage, loadedCheckpointPackage } from "../checkpointer/checkpoint-package.ts";
 import type { Database, Queryable } from "../../storage/database.ts";
 import { invalidField } from "../../http/errors.ts";
 import { storeFilterConditions, type StoreAuthFilter } from "./auth-conditions.ts";
@@ -64,7 +64,7 @@ type Prepared = Map<Operation, sql.FieldVector[] | number[]>;
  * await store.put(["users", "u1"], "prefs", { theme: "dark" }, undefined, { ttl: 60 });
  * await store.search(["users"], { filter: { theme: "dark" } });
  */
-export class SlipwayStore extends BaseStore {
+export class SlipwayStore implements BaseStore {
   readonly #db: Database;
   readonly #now: () => Date;
   readonly #ttl: StoreTtlOptions;
@@ -73,7 +73,6 @@ export class SlipwayStore extends BaseStore {
   #sweeper: ReturnType<typeof setInterval> | undefined;
 
   constructor(db: Database, options: SlipwayStoreOptions = {}) {
-    super();
     this.#db = db;
     this.#now = options.now ?? (() => new Date());
     this.#ttl = options.ttl ?? {};
@@ -83,6 +82,8 @@ export class SlipwayStore extends BaseStore {
   }
 
   async batch<Op extends Operation[]>(operations: Op): Promise<OperationResults<Op>> {
+    // Its errors and path reader (checkNamespace, textsOf) come from the package, loaded at first use.
+    await loadCheckpointPackage();
     const prepared = await this.#prepare(operations);
     // A lone operation of one statement needs no BEGIN/COMMIT round trips; a put with vectors is three.
     const single = operations.length === 1 && !(this.#index && isPut(operations[0]!));
@@ -128,26 +129,21 @@ export class SlipwayStore extends BaseStore {
   }
 
   /** As upstream, plus `refreshTtl` (default: the store's `refreshOnRead`). */
-  override async get(namespace: string[], key: string, options: { refreshTtl?: boolean } = {}): Promise<Item | null> {
+  async get(namespace: string[], key: string, options: { refreshTtl?: boolean } = {}): Promise<Item | null> {
     const op: StoreGetOperation = { namespace, key, refreshTtl: options.refreshTtl };
     return (await this.batch([op]))[0];
   }
 
   /** As upstream, plus `ttl` in minutes (`null`: never expires; unset: the default ttl). */
-  override async put(
-    namespace: string[],
-    key: string,
-    value: Record<string, unknown>,
-    index?: false | string[],
-    options: { ttl?: number | null } = {},
-  ): Promise<void> {
+  async put(namespace: string[], key: string, value: Record<string, unknown>, index?: false | string[], options: { ttl?: number | null } = {}): Promise<void> {
+    await loadCheckpointPackage();
     checkNamespace(namespace, { write: true });
     const op: StorePutOperation = { namespace, key, value, index, ttl: options.ttl };
     await this.batch([op]);
   }
 
   /** As upstream, plus `refreshTtl` for the items returned. */
-  override async search(
+  async search(
     namespacePrefix: string[],
     options: {
       filter?: Record<string, unknown>;
@@ -165,13 +161,13 @@ export class SlipwayStore extends BaseStore {
   }
 
   /** As upstream, without upstream's refusal of ":" in labels (the vendor's server accepts it). */
-  override async delete(namespace: string[], key: string): Promise<void> {
+  async delete(namespace: string[], key: string): Promise<void> {
     const op: StorePutOperation = { namespace, key, value: null };
     await this.batch([op]);
   }
 
   /** As upstream; "*" in `prefix` or `suffix` matches any one label. */
-  override async listNamespaces(
+  async listNamespaces(
     options: { prefix?: string[]; suffix?: string[]; maxDepth?: number; limit?: number; offset?: number; authFilter?: StoreAuthFilter } = {},
   ): Promise<string[][]> {
     const { prefix, suffix, maxDepth, limit = 100, offset = 0, authFilter } = options;
@@ -187,7 +183,7 @@ export class SlipwayStore extends BaseStore {
     return sql.deleteExpired(this.#db, this.#now());
   }
 
-  override start(): void {
+  start(): void {
     const minutes = this.#ttl.sweepIntervalMinutes ?? 5;
     if (this.#sweeper || minutes <= 0) return;
     this.#sweeper = setInterval(
@@ -197,7 +193,7 @@ export class SlipwayStore extends BaseStore {
     this.#sweeper.unref();
   }
 
-  override stop(): void {
+  stop(): void {
     clearInterval(this.#sweeper);
     this.#sweeper = undefined;
   }
@@ -278,7 +274,7 @@ function isPut(op: Operation): boolean {
 
 function checkNamespace(namespace: unknown, options: { allowEmpty?: boolean; write?: boolean }): void {
   const problem = namespaceProblem(namespace, options);
-  if (problem) throw new InvalidNamespaceError(`Invalid namespace ${JSON.stringify(namespace)}: ${problem}`);
+  if (problem) throw new (loadedCheckpointPackage().InvalidNamespaceError)(`Invalid namespace ${JSON.stringify(namespace)}: ${problem}`);
 }
 
 function checkKey(key: unknown): void {
