@@ -1,12 +1,13 @@
-import { cpSync, mkdirSync, mkdtempSync, readdirSync, symlinkSync, writeFileSync } from "node:fs";
+import { cpSync, mkdirSync, mkdtempSync, readdirSync, realpathSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
+import { fileURLToPath, pathToFileURL } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Client } from "@langchain/langgraph-sdk";
 import { CompiledStateGraph } from "@langchain/langgraph";
 import { startAgentServer, type RunningAgentServer } from "../../src/agentserver/server.ts";
 import { readLanggraphConfig } from "../../src/agentserver/graphs/langgraph-config.ts";
+import { checkpointPackageSource } from "../../src/agentserver/checkpointer/checkpoint-package.ts";
 import { freshBackend } from "../support/backends.ts";
 
 const REPO = fileURLToPath(new URL("../../", import.meta.url));
@@ -74,5 +75,10 @@ describe("graphs built with another copy of @langchain/langgraph", () => {
     expect((await client.threads.get(asked.thread_id)).status).toBe("interrupted");
     const resumed = (await client.runs.wait(asked.thread_id, "approval", { command: { resume: "ok" } })) as { messages: Array<{ content: string }> };
     expect(resumed.messages.at(-1)!.content).toBe("answer: ok");
+  });
+
+  it("checkpoints with the project's copy of @langchain/langgraph-checkpoint, so the process holds one @langchain/core", () => {
+    const theirs = realpathSync(join(root, "node_modules/@langchain/langgraph-checkpoint/dist/index.js"));
+    expect(checkpointPackageSource()).toBe(pathToFileURL(theirs).href);
   });
 });

@@ -2,6 +2,7 @@ import type { GraphSpec } from "./graph-spec.ts";
 import { ownCopy } from "./graph-copy.ts";
 import { importGraphExport } from "./import-graph.ts";
 import { langgraphVersionFor } from "./langgraph-version.ts";
+import { preferProjectCopy } from "../checkpointer/checkpoint-package.ts";
 import type { LanggraphConfig } from "./langgraph-config.ts";
 import { startPythonGraphs } from "../python/load.ts";
 import { GraphLoadError } from "./load-error.ts";
@@ -202,6 +203,8 @@ export async function loadGraphs(config: LanggraphConfig, attachments: GraphAtta
     for (const [graphId, spec] of Object.entries(config.graphs)) {
       if (spec.language === "python") continue;
       await loadJsGraph(registry, graphId, spec);
+      // Slipway's checkpointer takes its base classes from the copy this graph loaded.
+      preferProjectCopy(spec.path);
     }
   } catch (error) {
     await registry.close();
