@@ -28,10 +28,21 @@ export async function freshBundle() {
   }
 }
 
-/** A hash of every source file the CLI may load (tests left out) and of package.json. */
+/**
+ * Packages compiled into the bundle instead of imported from node_modules: ES modules of
+ * many small files that every start loads (typebox's 200, uuid's 21). One parse of the
+ * parts used costs less than a module load per file (decision 0053).
+ */
+const BUNDLED_PACKAGES = ["@sinclair/typebox", "uuid"];
+
+/**
+ * A hash of every source file the CLI may load (tests left out), of package.json, of this
+ * builder and of the bundled packages' manifests (their version is in the bundle).
+ */
 function sourcesKey() {
   const hash = createHash("sha256");
-  const files = [join(ROOT, "package.json"), ...listSources(SOURCES)].sort();
+  const manifests = BUNDLED_PACKAGES.map((name) => join(ROOT, "node_modules", name, "package.json"));
+  const files = [join(ROOT, "package.json"), fileURLToPath(import.meta.url), ...manifests, ...listSources(SOURCES)].sort();
   for (const file of files) hash.update(relative(ROOT, file)).update("\0").update(readFileSync(file)).update("\0");
   return hash.digest("hex");
 }
@@ -62,12 +73,11 @@ async function build(dir) {
       format: "esm",
       platform: "node",
       target: "node20",
-      packages: "external",
       keepNames: true,
       sourcemap: "linked",
       sourceRoot: "",
       logLevel: "silent",
-      plugins: [keepModuleUrls(dir)],
+      plugins: [externalPackages, keepModuleUrls(dir)],
     });
     writeFileSync(join(temporary, "package.json"), '{"type":"module"}\n');
     try {
@@ -94,6 +104,18 @@ function removeOldBuilds(current) {
     }
   }
 }
+
+/** Every package but BUNDLED_PACKAGES stays an import of node_modules (esbuild's `packages: "external"`, but for those). */
+const externalPackages = {
+  name: "external-packages",
+  setup(build) {
+    build.onResolve({ filter: /^[^./]/ }, (args) => {
+      if (args.kind === "entry-point") return undefined;
+      const bundled = BUNDLED_PACKAGES.some((name) => args.path === name || args.path.startsWith(`${name}/`));
+      return bundled ? undefined : { path: args.path, external: true };
+    });
+  },
+};
 
 /**
  * Modules find files beside them through `import.meta.url` (worker threads, migrations,
