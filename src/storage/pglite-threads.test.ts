@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, describe, expect, inject, it } from "vitest";
 import { openPglite, type PgliteDatabase } from "./pglite.ts";
-import { databasesPerThread, sharedThreadSizes } from "./pglite-threads.ts";
+import { databasesPerThread, sharedThreadSizes, sharedThreadsNow } from "./pglite-threads.ts";
 
 /**
  * Deployments' embedded databases share threads, a few to each (decision 0057): each
@@ -59,6 +59,24 @@ describe("deployment databases on shared threads", () => {
 
     await Promise.all(opened.splice(0).map((db) => db.close()));
     expect(sharedThreadSizes()).toEqual([]);
+  });
+
+  it("fails every database of a thread that dies, clearly, and opens the next on a new thread", async () => {
+    process.env.SLIPWAY_PGLITE_DATABASES_PER_THREAD = "2";
+    const [a, b] = await Promise.all([open("dies-a"), open("dies-b")]);
+    await a.query("CREATE TABLE kept (n int)");
+    const [thread] = sharedThreadsNow();
+    // A statement in flight when the thread goes fails too, not only those after.
+    const inFlight = b.query("SELECT count(*) FROM generate_series(1, 2000000)");
+    await thread.stop();
+    for (const db of [a, b]) await expect(db.query("SELECT 1")).rejects.toThrow(/the embedded database thread stopped/);
+    await expect(inFlight).rejects.toThrow(/the embedded database thread stopped/);
+    expect(sharedThreadSizes()).toEqual([]);
+    // Closing them is quiet; the data is on disk and opens again on a new thread.
+    await Promise.all(opened.splice(0).map((db) => db.close()));
+    const again = await open("dies-a");
+    expect(await again.query("SELECT to_regclass('kept')::text AS found")).toEqual([{ found: "kept" }]);
+    expect(sharedThreadSizes()).toEqual([1]);
   });
 
   it("gives a database opened without shareThread (the control plane's own) a thread of its own", async () => {

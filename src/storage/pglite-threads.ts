@@ -69,6 +69,11 @@ export class DatabaseThread {
     await this.worker.terminate();
   }
 
+  /** Ends the thread now, whatever it runs: every database on it fails (tests stand in for a crash with it). */
+  async stop(): Promise<void> {
+    await this.worker.terminate();
+  }
+
   /** The thread failed or stopped: every database on it fails with that error. */
   private end(error: Error): void {
     this.gone ??= error;
@@ -99,6 +104,11 @@ export function placeDatabase(member: ThreadMember, limit: number): { thread: Da
     if (limit > 1) sharedThreads.add(thread);
   }
   return { thread, db: thread.join(member) };
+}
+
+/** The shared threads now (tests). */
+export function sharedThreadsNow(): readonly DatabaseThread[] {
+  return [...sharedThreads];
 }
 
 /** How many databases each shared thread hosts now (tests and the memory bench read it). */
