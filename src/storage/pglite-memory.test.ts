@@ -8,7 +8,7 @@ import { unpackTemplate } from "./pglite-template.ts";
 /**
  * Issue 32's memory goals: PGlite makes its whole buffer cache resident as it starts, so
  * PostgreSQL's 128 MB default cost that much per agent process, and in the control plane
- * once per deployment. Embedded databases start with 16 MB unless told otherwise.
+ * once per deployment. Embedded databases start with 8 MB unless told otherwise.
  */
 describe("the embedded database's buffer cache", () => {
   const parent = mkdtempSync(join(tmpdir(), "slipway-memory-"));
@@ -28,10 +28,10 @@ describe("the embedded database's buffer cache", () => {
     }
   };
 
-  it("is 16 MB by default, on a database made from the template and on one opened again", async () => {
+  it("is 8 MB by default, on a database made from the template and on one opened again", async () => {
     delete process.env.SLIPWAY_PGLITE_SHARED_BUFFERS;
-    expect(await sharedBuffers("default")).toBe("16MB");
-    expect(await sharedBuffers("default")).toBe("16MB");
+    expect(await sharedBuffers("default")).toBe("8MB");
+    expect(await sharedBuffers("default")).toBe("8MB");
   });
 
   it("takes SLIPWAY_PGLITE_SHARED_BUFFERS", async () => {
@@ -46,7 +46,7 @@ describe("the embedded database's buffer cache", () => {
       );
     }
     expect(sharedBuffersSetting({ SLIPWAY_PGLITE_SHARED_BUFFERS: "128kB" })).toBe("128kB");
-    expect(sharedBuffersSetting({})).toBe("16MB");
+    expect(sharedBuffersSetting({})).toBe("8MB");
   });
 });
 

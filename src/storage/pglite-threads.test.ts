@@ -99,6 +99,6 @@ describe("deployment databases on shared threads", () => {
       );
     }
     expect(databasesPerThread({ SLIPWAY_PGLITE_DATABASES_PER_THREAD: "8" })).toBe(8);
-    expect(databasesPerThread({})).toBe(4);
+    expect(databasesPerThread({})).toBe(8);
   });
 });

@@ -18,7 +18,7 @@ export interface ThreadMember {
 const THREAD_YOUNG_GENERATION_MB = 4;
 
 /** How many deployment databases share a thread unless SLIPWAY_PGLITE_DATABASES_PER_THREAD says (decision 0057). */
-const DEFAULT_DATABASES_PER_THREAD = 4;
+const DEFAULT_DATABASES_PER_THREAD = 8;
 
 /** SLIPWAY_PGLITE_DATABASES_PER_THREAD: a whole number from 1 (a thread each) to 64; anything else is refused by name. */
 export function databasesPerThread(env: NodeJS.ProcessEnv = process.env): number {
