@@ -75,13 +75,16 @@ export async function measureMany(options: {
     await settle();
     const controlPlaneMb = processMb(pid);
     const agentMb = deployed.map((d) => treeMemoryMb(d.sockets));
-    const total = () => sum([processMb(pid), ...deployed.map((d) => treeMemoryMb(d.sockets))]);
     const totalMb = sum([controlPlaneMb, ...agentMb]);
 
-    // Each measure's own peak (PSS is read less often: smaps_rollup walks every mapping).
+    // Each measure's own peak (PSS is read less often: smaps_rollup walks every mapping),
+    // and the control plane's and the agents' parts of the highest RSS total (stderr).
     const peakTotalMb = { ...totalMb };
+    let peakSplit = { controlPlane: controlPlaneMb.rss, agents: totalMb.rss - controlPlaneMb.rss };
     const sample = () => {
-      const now = total();
+      const controlPlaneNow = processMb(pid);
+      const now = sum([controlPlaneNow, ...deployed.map((d) => treeMemoryMb(d.sockets))]);
+      if (now.rss > peakTotalMb.rss) peakSplit = { controlPlane: controlPlaneNow.rss, agents: now.rss - controlPlaneNow.rss };
       peakTotalMb.rss = Math.max(peakTotalMb.rss, now.rss);
       peakTotalMb.pss = Math.max(peakTotalMb.pss, now.pss);
     };
@@ -90,6 +93,9 @@ export async function measureMany(options: {
     clearInterval(sampler);
     sample();
     for (const outcome of outcomes) if (outcome.status === "rejected") console.error(`${backend}: a seed flow failed: ${(outcome.reason as Error).message}`);
+    console.error(
+      `${backend}: peak RSS ${peakTotalMb.rss.toFixed(0)} MB = control plane ${peakSplit.controlPlane.toFixed(0)} + agents ${peakSplit.agents.toFixed(0)} (at rest ${controlPlaneMb.rss.toFixed(0)} + ${(totalMb.rss - controlPlaneMb.rss).toFixed(0)})`,
+    );
     return {
       backend,
       count,
