@@ -8,10 +8,19 @@ import { PGlite } from "@electric-sql/pglite";
 import { useNativeBytea } from "./pglite-bytea.mjs";
 import { DURABLE_START, DurableNodeFS, embeddedFsync } from "./pglite-durable-fs.mjs";
 import { NEW_CLUSTER_INITDB, NEW_CLUSTER_START } from "./pglite-compact.mjs";
+import { sharedPackageFiles } from "./pglite-package-files.mjs";
 import { PreparedStatements } from "./pglite-prepared.mjs";
 import { serveOnSocket } from "./pglite-sharing.mjs";
 import { runUpkeep } from "./pglite-upkeep.mjs";
 import { messageOf, plainError } from "./pglite-errors.mjs";
+
+/**
+ * PGlite runs one backend, yet PostgreSQL sizes its shared lock, predicate-lock and process
+ * tables for max_connections (100 by default) and fills them as it starts: about 4 MB of
+ * every database's memory for backends that never exist (decision 0059). Five is the
+ * smallest count above the three superuser_reserved_connections.
+ */
+const ONE_BACKEND = ["-c", "max_connections=5"];
 
 /** A billion transaction IDs: half way to the point where PostgreSQL refuses writes. */
 const WRAPAROUND_WARNING_AGE = 1_000_000_000;
@@ -67,14 +76,15 @@ export class HostedDatabase {
     // A cluster in memory is new: made by initdb here, in 1 MB WAL segments (pglite-compact.mjs).
     // PGlite touches all of shared_buffers as it starts: PostgreSQL's 128 MB default is
     // resident for good, in every deployment's database (pglite.ts sets the size).
-    const memory = sharedBuffers ? ["-c", `shared_buffers=${sharedBuffers}`] : [];
+    const memory = [...(sharedBuffers ? ["-c", `shared_buffers=${sharedBuffers}`] : []), ...ONE_BACKEND];
     // On disk, commits reach the disk before they are answered (pglite-durable-fs.mjs). A
     // new directory was filled from the template before it was opened (pglite-template.ts).
+    const fsBundle = sharedPackageFiles();
     this.pg = inMemory
-      ? new PGlite({ initDbStartParams: NEW_CLUSTER_INITDB, startParams: [...NEW_CLUSTER_START, ...memory] })
+      ? new PGlite({ fsBundle, initDbStartParams: NEW_CLUSTER_INITDB, startParams: [...NEW_CLUSTER_START, ...memory] })
       : embeddedFsync()
-        ? new PGlite({ fs: new DurableNodeFS(dataDir), startParams: [...DURABLE_START, ...memory] })
-        : new PGlite(dataDir, { startParams: [...PGlite.defaultStartParams, ...memory] });
+        ? new PGlite({ fsBundle, fs: new DurableNodeFS(dataDir), startParams: [...DURABLE_START, ...memory] })
+        : new PGlite(dataDir, { fsBundle, startParams: [...PGlite.defaultStartParams, ...memory] });
     await this.pg.waitReady;
     useNativeBytea(this.pg);
     this.prepared = new PreparedStatements(this.pg);

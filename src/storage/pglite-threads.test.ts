@@ -79,6 +79,32 @@ describe("deployment databases on shared threads", () => {
     expect(sharedThreadSizes()).toEqual([1]);
   });
 
+  it("shares PGlite's read-only package files between a thread's databases; one that rewrites a file changes only its own", async () => {
+    process.env.SLIPWAY_PGLITE_DATABASES_PER_THREAD = "2";
+    const a = await open("package-a");
+    const alone = (await a.threadMemory()).arrayBuffers;
+    const b = await open("package-b");
+    expect(sharedThreadSizes()).toEqual([2]);
+    // The package is 6 MB: a second database holding a copy of its own would add that much.
+    expect((await b.threadMemory()).arrayBuffers - alone).toBeLessThan(4 * 1024 * 1024);
+
+    const zone = "/pglite/share/postgresql/timezone/UTC";
+    const header = async (db: PgliteDatabase) => {
+      const [{ bytes }] = await db.query<{ bytes: Uint8Array }>(`SELECT pg_read_binary_file('${zone}', 0, 4) AS bytes`);
+      return Buffer.from(bytes).toString("latin1");
+    };
+    expect(await header(b)).toBe("TZif");
+    // A superuser statement can write there (COPY TO truncates the file and writes anew):
+    // the neighbour's file system still reads the package's bytes.
+    await a.query(`COPY (SELECT 'garbage') TO '${zone}'`);
+    expect(await header(a)).toBe("garb");
+    expect(await header(b)).toBe("TZif");
+    expect(await b.query("SELECT set_config('timezone', 'UTC', false) AS zone")).toEqual([{ zone: "UTC" }]);
+
+    // One backend: the shared tables are sized for five connections, not PostgreSQL's 100.
+    expect(await b.query("SHOW max_connections")).toEqual([{ max_connections: "5" }]);
+  });
+
   it("gives a database opened without shareThread (the control plane's own) a thread of its own", async () => {
     process.env.SLIPWAY_PGLITE_DATABASES_PER_THREAD = "4";
     await open("shared");
