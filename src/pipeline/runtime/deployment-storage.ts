@@ -31,6 +31,11 @@ export interface StorageAttachment {
 
 export class DeploymentStorage {
   private readonly hosts = new Map<string, Promise<SharedPgliteHost>>();
+  /**
+   * Closes under way: a database's next opening waits for its last close (a wake during a
+   * sleep's release, say), so two PGlite instances never hold one directory at once.
+   */
+  private readonly closing = new Map<string, Promise<void>>();
   private template: Promise<string> | undefined;
 
   constructor(
@@ -55,8 +60,18 @@ export class DeploymentStorage {
    */
   async release(deploymentId: string): Promise<void> {
     const host = this.hosts.get(deploymentId);
+    if (!host) return this.closing.get(deploymentId);
     this.hosts.delete(deploymentId);
-    await (await host?.catch(() => undefined))?.close();
+    const closed = host.then(
+      (open) => open.close(),
+      () => undefined,
+    );
+    const settled = closed.catch(() => undefined);
+    this.closing.set(deploymentId, settled);
+    void settled.then(() => {
+      if (this.closing.get(deploymentId) === settled) this.closing.delete(deploymentId);
+    });
+    await closed;
   }
 
   /**
@@ -74,15 +89,15 @@ export class DeploymentStorage {
       await dropDeploymentRole(this.deps, deploymentId);
       return;
     }
-    await this.release(deploymentId);
+    // An attach that came during the release opened the database again: close that too.
+    while (this.hosts.has(deploymentId) || this.closing.has(deploymentId)) await this.release(deploymentId);
     rmSync(this.directory(deploymentId), { recursive: true, force: true });
     rmSync(dirname(storageSocketPath(this.deps.dataDir, deploymentId)), { recursive: true, force: true });
   }
 
   async close(): Promise<void> {
-    const hosts = [...this.hosts.values()];
-    this.hosts.clear();
-    for (const host of hosts) await (await host.catch(() => undefined))?.close();
+    for (const deploymentId of [...this.hosts.keys()]) await this.release(deploymentId).catch(() => undefined);
+    await Promise.all(this.closing.values());
   }
 
   private host(deploymentId: string): Promise<SharedPgliteHost> {
@@ -93,15 +108,18 @@ export class DeploymentStorage {
       const socketPath = storageSocketPath(this.deps.dataDir, deploymentId);
       // The socket's directory and the socket itself belong to the deployment's uid (mode 0700, 0600).
       if (process.platform !== "win32") this.isolation.ownDirectory(deploymentId, dirname(socketPath));
-      host = this.emptyCluster()
+      host = (this.closing.get(deploymentId) ?? Promise.resolve())
+        .then(() => this.emptyCluster())
         .then((template) => startSharedPgliteHost({ dataDir: join(dir, "db"), schema: "slipway_agent", socketPath, template }))
         .then((started) => {
           const uid = this.isolation.uidOf(deploymentId);
           if (uid !== undefined) chownSync(socketPath, uid, uid);
           return started;
         });
-      host.catch(() => this.hosts.delete(deploymentId));
-      this.hosts.set(deploymentId, host);
+      const opening = host;
+      // A failed opening is forgotten (the next attach tries again), unless another replaced it.
+      opening.catch(() => this.hosts.get(deploymentId) === opening && this.hosts.delete(deploymentId));
+      this.hosts.set(deploymentId, opening);
     }
     return host;
   }
