@@ -118,12 +118,12 @@ async function withTenancy(flags: StorageFlags, work: (tenancy: TenancyService) 
   let release: () => void = () => {};
   try {
     const { randomUUID } = await import("node:crypto");
-    const { resolveStorageConfig, lockDataDir } = await import("../config/controlplane.ts");
+    const { controlDatabaseOptions, resolveStorageConfig, lockDataDir } = await import("../config/controlplane.ts");
     const { openDatabase } = await import("../storage/open.ts");
     const { TenancyService } = await import("../controlplane/tenancy/service.ts");
     const config = resolveStorageConfig(flags);
     if (!config.databaseUrl) release = lockDataDir(config.dataDir);
-    db = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.pgliteDir, schema: config.schema, component: "control" });
+    db = await openDatabase(controlDatabaseOptions(config));
     await work(new TenancyService({ db, now: () => new Date(), newId: () => randomUUID() }));
   } catch (error) {
     console.error(`slipway admin: ${(error as Error).message}`);

@@ -188,3 +188,17 @@ export function lockDataDir(dataDir: string): () => void {
     }
   };
 }
+
+/**
+ * How the control database opens (storage/open.ts's options): a new embedded one starts
+ * from the data directory's empty cluster, which its deployments' databases reuse.
+ */
+export function controlDatabaseOptions(config: StorageConfig) {
+  return {
+    databaseUrl: config.databaseUrl,
+    dataDir: config.pgliteDir,
+    pgliteTemplate: async () => (await import("../storage/pglite.ts")).dataDirTemplate(config.dataDir),
+    schema: config.schema,
+    component: "control" as const,
+  };
+}

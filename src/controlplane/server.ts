@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { loadSecretsKey, lockDataDir, type ControlPlaneConfig } from "../config/controlplane.ts";
+import { controlDatabaseOptions, loadSecretsKey, lockDataDir, type ControlPlaneConfig } from "../config/controlplane.ts";
 import type { PipelineSettings } from "../config/pipeline.ts";
 import { closeServer } from "../http/close-server.ts";
 import { assertPortFree } from "../http/port-check.ts";
@@ -62,7 +62,7 @@ export async function startControlPlane(options: ControlPlaneOptions): Promise<R
     const isolation = Isolation.probe();
     const docker = options.docker ? await connectDocker(options.docker) : undefined;
     announceIsolation(news, isolation, docker?.version);
-    db = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.pgliteDir, schema: config.schema, component: "control" });
+    db = await openDatabase(controlDatabaseOptions(config));
     const deps: ControlPlaneDeps = {
       db,
       secretsKey: secrets.key,

@@ -41,6 +41,8 @@ export interface DatabaseOptions {
   databaseUrl?: string;
   /** Directory for embedded PGlite; `memory://` keeps it in memory (tests). */
   dataDir?: string;
+  /** Where a new embedded database's empty cluster comes from (pglite.ts's dataDirTemplate), asked only when one is made. */
+  pgliteTemplate?: () => Promise<string>;
   /** Schema name for this component's tables. */
   schema: string;
   /** Socket of a shared embedded database (see shared-pglite-host.ts) instead of either. */

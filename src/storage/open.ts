@@ -12,7 +12,7 @@ export async function openDatabase(options: DatabaseOptions & { component: Compo
     ? await (await import("./shared-pglite-client.ts")).openSharedPglite(options.storageSocket)
     : options.databaseUrl
       ? await (await import("./postgres.ts")).openPostgres(options.databaseUrl, options.schema, options.poolSize)
-      : await (await import("./pglite.ts")).openPglite(options.dataDir ?? ".slipway", options.schema);
+      : await (await import("./pglite.ts")).openPglite(options.dataDir ?? ".slipway", options.schema, { template: options.pgliteTemplate });
   try {
     await migrate(db, options.component);
   } catch (error) {

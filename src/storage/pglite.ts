@@ -1,4 +1,4 @@
-import { existsSync, rmSync } from "node:fs";
+import { existsSync, mkdirSync, renameSync, rmSync } from "node:fs";
 import { randomUUID } from "node:crypto";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -84,12 +84,21 @@ const UPKEEP_NOTABLE_MS = 1_000;
 export async function openPglite(
   dataDir: string,
   schema: string,
-  options: { template?: string; shareOn?: string; shareThread?: boolean; upkeepEveryMs?: number; onUpkeep?: (done: UpkeepDone[]) => void } = {},
+  options: {
+    template?: string | (() => Promise<string>);
+    shareOn?: string;
+    shareThread?: boolean;
+    upkeepEveryMs?: number;
+    onUpkeep?: (done: UpkeepDone[]) => void;
+  } = {},
 ): Promise<PgliteDatabase> {
   assertSchemaName(schema);
   const inMemory = dataDir === "memory://" || dataDir === "";
   if (!inMemory) prepareDataDir(dataDir);
-  if (!inMemory && !existsSync(join(dataDir, CLUSTER_MARKER))) await unpackEmptyCluster(dataDir, options.template ?? process.env.SLIPWAY_PGLITE_TEMPLATE);
+  if (!inMemory && !existsSync(join(dataDir, CLUSTER_MARKER))) {
+    const template = typeof options.template === "function" ? await options.template() : options.template;
+    await unpackEmptyCluster(dataDir, template ?? process.env.SLIPWAY_PGLITE_TEMPLATE);
+  }
   const config = { dataDir, schema, upkeepEveryMs: options.upkeepEveryMs ?? UPKEEP_EVERY_MS, sharedBuffers: sharedBuffersSetting() };
   // Read at every open, so a wrong setting stops `slipway up` as its own database opens.
   const perThread = databasesPerThread();
@@ -264,6 +273,47 @@ async function unpackEmptyCluster(dataDir: string, template: string | undefined)
   } finally {
     if (made) rmSync(made, { force: true });
   }
+}
+
+const dataDirTemplates = new Map<string, Promise<string>>();
+
+/**
+ * The empty cluster of a data directory (`<dataDir>/cache/pglite-cluster-2.tar`), written
+ * once and unpacked into every new embedded database there, the control plane's own and
+ * each deployment's, instead of running initdb (seconds of WebAssembly) for each.
+ * SLIPWAY_PGLITE_TEMPLATE, when it names a file, serves instead.
+ */
+export function dataDirTemplate(dataDir: string): Promise<string> {
+  const given = process.env.SLIPWAY_PGLITE_TEMPLATE;
+  if (given && existsSync(given)) return Promise.resolve(given);
+  let template = dataDirTemplates.get(dataDir);
+  if (!template) {
+    template = (async () => {
+      // "-2": clusters compacted as decision 0046 says; the first template (39 MB) goes.
+      rmSync(join(dataDir, "cache", "pglite-cluster.tar"), { force: true });
+      const file = join(dataDir, "cache", "pglite-cluster-2.tar");
+      if (existsSync(file)) return file;
+      mkdirSync(join(dataDir, "cache"), { recursive: true });
+      const partial = `${file}.${process.pid}.${randomUUID()}.partial`;
+      try {
+        await writePgliteTemplate(partial);
+        renameSync(partial, file);
+      } finally {
+        rmSync(partial, { force: true });
+      }
+      return file;
+    })();
+    const writing = template;
+    dataDirTemplates.set(dataDir, writing);
+    writing.catch(() => dataDirTemplates.get(dataDir) === writing && dataDirTemplates.delete(dataDir));
+  }
+  const known = template;
+  // Someone removed the file since (a cleaned cache): it is written again.
+  return known.then((file) => {
+    if (existsSync(file)) return file;
+    if (dataDirTemplates.get(dataDir) === known) dataDirTemplates.delete(dataDir);
+    return dataDirTemplate(dataDir);
+  });
 }
 
 /**

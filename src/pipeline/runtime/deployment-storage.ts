@@ -1,8 +1,8 @@
 import { createHash } from "node:crypto";
-import { chownSync, existsSync, mkdirSync, renameSync, rmSync } from "node:fs";
+import { chownSync, mkdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
-import { writePgliteTemplate } from "../../storage/pglite.ts";
+import { dataDirTemplate } from "../../storage/pglite.ts";
 import { startSharedPgliteHost, type SharedPgliteHost } from "../../storage/shared-pglite-host.ts";
 import type { PipelineDeps } from "../context.ts";
 import { deploymentRoleUrl, dropDeploymentRole, retireStaleLogins } from "./deployment-role.ts";
@@ -36,7 +36,6 @@ export class DeploymentStorage {
    * sleep's release, say), so two PGlite instances never hold one directory at once.
    */
   private readonly closing = new Map<string, Promise<void>>();
-  private template: Promise<string> | undefined;
 
   constructor(
     private readonly deps: PipelineDeps,
@@ -109,7 +108,7 @@ export class DeploymentStorage {
       // The socket's directory and the socket itself belong to the deployment's uid (mode 0700, 0600).
       if (process.platform !== "win32") this.isolation.ownDirectory(deploymentId, dirname(socketPath));
       host = (this.closing.get(deploymentId) ?? Promise.resolve())
-        .then(() => this.emptyCluster())
+        .then(() => dataDirTemplate(this.deps.dataDir))
         .then((template) => startSharedPgliteHost({ dataDir: join(dir, "db"), schema: "slipway_agent", socketPath, template }))
         .then((started) => {
           const uid = this.isolation.uidOf(deploymentId);
@@ -122,28 +121,6 @@ export class DeploymentStorage {
       this.hosts.set(deploymentId, opening);
     }
     return host;
-  }
-
-  /**
-   * A new database starts from an empty cluster written once per data directory, instead
-   * of running initdb (seconds of WebAssembly) for every deployment.
-   */
-  private emptyCluster(): Promise<string> {
-    const given = process.env.SLIPWAY_PGLITE_TEMPLATE;
-    if (given && existsSync(given)) return Promise.resolve(given);
-    this.template ??= (async () => {
-      // "-2": clusters compacted as decision 0046 says; the first template (39 MB) goes.
-      rmSync(join(this.deps.dataDir, "cache", "pglite-cluster.tar"), { force: true });
-      const file = join(this.deps.dataDir, "cache", "pglite-cluster-2.tar");
-      if (existsSync(file)) return file;
-      mkdirSync(join(this.deps.dataDir, "cache"), { recursive: true });
-      const partial = `${file}.${process.pid}.partial`;
-      await writePgliteTemplate(partial);
-      renameSync(partial, file);
-      return file;
-    })();
-    this.template.catch(() => (this.template = undefined));
-    return this.template;
   }
 
   private directory(deploymentId: string): string {
