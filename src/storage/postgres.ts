@@ -23,6 +23,8 @@ const types = {
 export async function openPostgres(url: string, schema: string, poolSize = 20): Promise<Database> {
   assertSchemaName(schema);
   const bootstrap = new pg.Client({ connectionString: url });
+  // A cut connection fails the statement awaited below; unheard, its "error" would end the process.
+  bootstrap.on("error", () => undefined);
   await bootstrap.connect();
   try {
     // A deployment's role owns its schema but may not create schemas: ask first (CREATE
@@ -95,6 +97,15 @@ export async function openPostgres(url: string, schema: string, poolSize = 20): 
     },
     async transaction<T>(work: (tx: Queryable) => Promise<T>): Promise<T> {
       const client = await pool.connect();
+      // The pool stops listening for a lent client's "error": a connection cut between the
+      // transaction's statements (the server restarted, an operator ended the backend) would
+      // then end the process. Heard here, the next statement fails instead, and the client
+      // is destroyed rather than given back.
+      let lost: Error | undefined;
+      const onLost = (error: Error) => {
+        lost = error;
+      };
+      client.on("error", onLost);
       try {
         await client.query("BEGIN");
         // Unnamed inside a transaction: a prepared statement failing there (0A000 below)
@@ -109,7 +120,8 @@ export async function openPostgres(url: string, schema: string, poolSize = 20): 
         await client.query("ROLLBACK").catch(() => undefined);
         throw error;
       } finally {
-        client.release();
+        client.off("error", onLost);
+        client.release(lost);
       }
     },
     async listen(channel, onPayload) {
